@@ -1,0 +1,46 @@
+"""Check (or update) the published numbers in DECISIONS.md against the result records.
+
+    python docs/check_decisions.py [--results data/results] [--update]
+
+A number is published as `0.900<!--@dr001.hit1_chunks-->`; the record
+`data/results/*.json` named `dr001` must hold the same value under
+`hit1_chunks`, formatted the same way. Exit 1 lists every difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hierret.report import check_markdown, load_results, update_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
+    ap.add_argument("--file", type=Path, default=ROOT / "DECISIONS.md")
+    ap.add_argument("--update", action="store_true", help="rewrite the numbers from the records")
+    args = ap.parse_args(argv)
+    results = load_results(args.results)
+    text = args.file.read_text(encoding="utf-8")
+    if args.update:
+        args.file.write_text(update_markdown(text, results), encoding="utf-8")
+        print(f"updated {args.file}")
+        return 0
+    problems = check_markdown(text, results)
+    for p in problems:
+        print(f"{args.file.name}: {p}", file=sys.stderr)
+    if problems:
+        print("Published numbers differ from what the notebooks produced. If the new run is "
+              "right, run `nox -s reproduce -- --update-decisions` and review the diff.",
+              file=sys.stderr)
+        return 1
+    print(f"{args.file.name}: every published number matches {args.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

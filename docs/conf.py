@@ -1,0 +1,53 @@
+"""Sphinx configuration: the hierret "method and evaluation" site.
+
+The nox sessions copy this folder into build/<site>/src, execute the notebooks
+into src/notebooks with papermill, and build with warnings as errors. myst-nb
+renders the executed notebooks as they are (no re-execution).
+"""
+
+from __future__ import annotations
+
+import hierret
+
+project = "hierret"
+author = "hierret developers"
+copyright = "2026, hierret developers"
+release = version = hierret.__version__
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.viewcode",
+    "sphinx.ext.mathjax",
+]
+
+exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
+                    "check_decisions.py", "notebooks/results"]
+suppress_warnings = ["myst.header"]
+
+# Notebooks arrive executed by papermill: render their outputs, never re-run them.
+nb_execution_mode = "off"
+nb_render_markdown_format = "gfm"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+numfig = True
+
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+autodoc_default_options = {"members": True, "show-inheritance": False}
+autosummary_generate = False
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+napoleon_use_rtype = False
+
+html_theme = "sphinx_book_theme"
+html_title = "hierret: method and evaluation"
+html_theme_options = {
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+    "use_download_button": True,
+}
+html_static_path: list[str] = []

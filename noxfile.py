@@ -1,0 +1,134 @@
+"""Sessions: tests, reproduce, docs, lint.
+
+    nox -s tests        unit tests, doctests, the notebooks on smoke parameters
+                        (nbval), and the site built from smoke runs with -W
+    nox -s reproduce    every notebook on its reference parameters (papermill),
+                        the result records, the DECISIONS.md check, the site
+    nox -s docs         rebuild the site from the last `reproduce` run
+                        (`nox -s docs -- --smoke` executes smoke runs first)
+    nox -s lint         ruff and mypy on the package
+
+Data sets that cannot be downloaded are found through HIERRET_DATA; when it is
+unset and a `shared/datasets` folder lies beside the checkout (as on the
+project's machines), that folder is used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+ROOT = Path(__file__).parent
+BUILD = ROOT / "build"
+PYTHON = "3.11"
+TORCH = "torch==2.13.0"  # the CPU build; install it first so nothing pulls a CUDA build
+KERNEL = "hierret"
+
+
+def _env() -> dict[str, str]:
+    env = {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    shared = ROOT.parent / "shared" / "datasets"
+    if "HIERRET_DATA" not in os.environ and shared.is_dir():
+        env["HIERRET_DATA"] = str(shared)
+    return env
+
+
+def _install(session: nox.Session, extras: str) -> None:
+    session.install(TORCH)
+    session.install("-e", f".[{extras}]")
+    session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL,
+                "--display-name", "Python (hierret)", silent=True)
+
+
+def _assemble(site: Path, keep_notebooks: bool = False) -> Path:
+    """Copy docs/ and DECISIONS.md into a fresh Sphinx source folder."""
+    src = site / "src"
+    if src.exists():
+        for entry in src.iterdir():
+            if not (keep_notebooks and entry.name == "notebooks"):
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    shutil.copytree(ROOT / "docs", src, dirs_exist_ok=True)
+    _copy_decisions(src)
+    return src
+
+
+def _copy_decisions(src: Path) -> None:
+    (src / "_include").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "DECISIONS.md", src / "_include" / "DECISIONS.md")
+
+
+def _execute(session: nox.Session, src: Path, *args: str) -> None:
+    session.run("python", "docs/execute.py", "--out", str(src / "notebooks"),
+                "--kernel", KERNEL, *args, env=_env())
+
+
+def _sphinx(session: nox.Session, site: Path) -> Path:
+    html = site / "html"
+    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", str(site / "src"),
+                str(html), env=_env())
+    index = html / "index.html"
+    session.log(f"The site is at {index}  (open file://{index.resolve()})")
+    return index
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
+    _install(session, "test,notebooks,docs,models")
+    session.run("pytest", "tests", "src/hierret", "notebooks", "--nbval-lax",
+                "--nbval-current-env", "-p", "no:cacheprovider", *session.posargs,
+                env={**_env(), "HIERRET_SMOKE": "1"})
+    site = BUILD / "smoke-site"
+    src = _assemble(site)
+    _execute(session, src, "--smoke")
+    _sphinx(session, site)
+
+
+@nox.session(python=PYTHON)
+def reproduce(session: nox.Session) -> None:
+    """Run every notebook on its reference parameters, check DECISIONS.md, build the site.
+
+    `nox -s reproduce -- --update-decisions` rewrites the marked numbers in
+    DECISIONS.md from the new result records instead of failing on a difference.
+    """
+    _install(session, "notebooks,docs,models")
+    site = BUILD / "site"
+    src = _assemble(site)
+    results = ROOT / "data" / "results"
+    _execute(session, src, "--results", str(results))
+    update = ["--update"] if "--update-decisions" in session.posargs else []
+    session.run("python", "docs/check_decisions.py", "--results", str(results), *update)
+    _copy_decisions(src)
+    _sphinx(session, site)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the site from the last reproduce run (or smoke runs with `-- --smoke`)."""
+    _install(session, "notebooks,docs,models")
+    smoke = "--smoke" in session.posargs
+    site = BUILD / ("smoke-site" if smoke else "site")
+    if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):
+        session.error("No executed notebooks in build/site: run `nox -s reproduce` first, "
+                      "or `nox -s docs -- --smoke` for a quick build on smoke parameters.")
+    src = _assemble(site, keep_notebooks=not smoke)
+    if smoke:
+        _execute(session, src, "--smoke")
+    _sphinx(session, site)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format check) and mypy --strict on the package."""
+    session.install(TORCH)
+    session.install("-e", ".[lint,test]")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs")
+    session.run("mypy", "src/hierret")

@@ -1,0 +1,182 @@
+"""Numbers in prose come from code: glue, result records and the published-number check.
+
+A notebook *glues* each figure it wants the site to quote (myst-nb reads the
+display output, so the kernel never imports Sphinx) and writes a *result
+record*: a JSON file with the values and the identity of the run (corpus
+fingerprint, parameters, package version). ``DECISIONS.md`` quotes a number by
+writing it followed by a marker, ``0.900<!--@dr001.hit1_chunks-->``; the
+marker is invisible on GitHub and on the site, and :func:`check_markdown`
+fails when a quoted number differs from the record.
+
+Examples
+--------
+>>> results = {"dr001": {"values": {"hit1": 0.9, "n": 40}}}
+>>> check_markdown("Hit rate 0.900<!--@dr001.hit1--> of 40<!--@dr001.n-->.", results)
+[]
+>>> check_markdown("Hit rate 0.850<!--@dr001.hit1-->.", results)
+["dr001.hit1: the text says '0.850', the results say '0.900'"]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import hierret
+
+__all__ = [
+    "check_markdown",
+    "format_value",
+    "glue",
+    "load_results",
+    "update_markdown",
+    "write_results",
+]
+
+GLUE_PREFIX = "application/papermill.record/"
+_MARKER = re.compile(
+    r"(?P<num>[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?)<!--@(?P<key>[\w.-]+)(?::(?P<fmt>[^>]*?))?-->"
+)
+
+
+def _plain(value: Any) -> Any:
+    """Numpy scalars to Python numbers (format specs and JSON need them)."""
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    return value
+
+
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """Glue ``value`` under ``name`` for myst-nb, without importing myst-nb.
+
+    Emits the same display output as ``myst_nb.glue``; paste it in a page with
+    ``{glue:text}`notebooks/01_structure::name:.3f```.
+
+    Parameters
+    ----------
+    name : str
+        Key, unique within the notebook.
+    value : object
+        Anything IPython can display; numpy scalars become Python numbers.
+    display : bool, default False
+        Also show the value in the notebook.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    bundle, metadata = format_display_data(_plain(value))
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_results(
+    path: str | os.PathLike[str],
+    name: str,
+    values: Mapping[str, Any],
+    identity: Mapping[str, Any],
+) -> Path:
+    """Write a result record atomically as JSON.
+
+    Parameters
+    ----------
+    path : path-like
+        Where to write (folders are created).
+    name : str
+        The record's namespace in markers (``dr001`` in ``<!--@dr001.key-->``).
+    values : mapping
+        The published numbers, by key.
+    identity : mapping
+        Corpus fingerprint, parameters, model identities... of the run.
+    """
+    record = {
+        "name": name,
+        "hierret_version": hierret.__version__,
+        "identity": {k: _plain(v) for k, v in identity.items()},
+        "values": {k: _plain(v) for k, v in sorted(values.items())},
+    }
+    out = Path(path)
+    _atomic_write(out, json.dumps(record, indent=1, sort_keys=False, default=str) + "\n")
+    return out
+
+
+def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Load every ``*.json`` result record of ``folder``, keyed by record name."""
+    records: dict[str, dict[str, Any]] = {}
+    for file in sorted(Path(folder).glob("*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        records[record["name"]] = record
+    return records
+
+
+def format_value(value: Any, fmt: str | None = None) -> str:
+    """Format a published number: ``fmt`` if given, else 3 decimals for floats.
+
+    Examples
+    --------
+    >>> format_value(0.25), format_value(12), format_value(0.1234, ".1%")
+    ('0.250', '12', '12.3%')
+    >>> format_value(5183, ",")
+    '5,183'
+    """
+    if fmt:
+        return format(value, fmt)
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _lookup(results: Mapping[str, Mapping[str, Any]], key: str) -> Any:
+    name, _, field = key.partition(".")
+    try:
+        return results[name]["values"][field]
+    except KeyError:
+        raise KeyError(
+            f"marker <!--@{key}--> names no published value: record {name!r} "
+            f"{'exists' if name in results else 'is missing'}; rerun `nox -s reproduce`"
+        ) from None
+
+
+def check_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """List every marked number in ``text`` that differs from ``results``."""
+    problems = []
+    for m in _MARKER.finditer(text):
+        want = format_value(_lookup(results, m["key"]), m["fmt"])
+        got = m["num"].replace("−", "-")
+        if got != want:
+            problems.append(f"{m['key']}: the text says {got!r}, the results say {want!r}")
+    return problems
+
+
+def update_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
+    """Rewrite every marked number in ``text`` from ``results``.
+
+    Examples
+    --------
+    >>> update_markdown("n = 1<!--@a.n-->", {"a": {"values": {"n": 7}}})
+    'n = 7<!--@a.n-->'
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        value = format_value(_lookup(results, m["key"]), m["fmt"])
+        fmt = f":{m['fmt']}" if m["fmt"] else ""
+        return f"{value}<!--@{m['key']}{fmt}-->"
+
+    return _MARKER.sub(repl, text)

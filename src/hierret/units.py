@@ -1,0 +1,184 @@
+"""Documents, corpora and units: the plain values every step hands on.
+
+Every unit of retrieval (a document, a section, a passage) is a span
+``(doc_id, start, end)`` into its document's text, so any unit can be cited,
+checked by eye, and judged relevant by span overlap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Corpus", "Document", "Level", "Query", "Span", "Unit"]
+
+Level = Literal["documents", "sections", "chunks"]
+
+#: ``(doc_id, start, end)``: a half-open character span of one document.
+Span = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document: an id, a title and its full text.
+
+    Examples
+    --------
+    >>> Document("d1", "Title", "Some text.").text
+    'Some text.'
+    """
+
+    id: str
+    title: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(
+                f"Document {self.id!r}: text must be str, got {type(self.text).__name__}"
+            )
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A retrievable unit: a span ``[start, end)`` of one document's text.
+
+    Parameters
+    ----------
+    id : str
+        Stable id: ``doc`` for documents, ``doc#s1.2`` for sections,
+        ``doc#p7`` for passages.
+    doc_id : str
+        The document the span belongs to.
+    level : {"documents", "sections", "chunks"}
+        Which level of the hierarchy the unit lives on.
+    start, end : int
+        Character offsets into the document text (end exclusive).
+    parent : str or None
+        Id of the enclosing unit one level up (section for a passage, document
+        for a section), ``None`` for documents.
+    title : str
+        Heading path for sections (``"The try statement > Finally"``), the
+        document title for documents, empty for passages.
+
+    Examples
+    --------
+    >>> u = Unit("d#p0", "d", "chunks", 0, 5, "d#s1", "")
+    >>> u.span
+    ('d', 0, 5)
+    >>> u.text(Document("d", "", "Hello world"))
+    'Hello'
+    """
+
+    id: str
+    doc_id: str
+    level: Level
+    start: int
+    end: int
+    parent: str | None = None
+    title: str = ""
+
+    @property
+    def span(self) -> tuple[str, int, int]:
+        """The ``(doc_id, start, end)`` triple."""
+        return (self.doc_id, self.start, self.end)
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    def text(self, document: Document) -> str:
+        """The unit's text, cut from ``document``."""
+        if document.id != self.doc_id:
+            raise ValueError(f"unit {self.id!r} belongs to {self.doc_id!r}, not {document.id!r}")
+        return document.text[self.start : self.end]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named, ordered collection of documents with a content fingerprint.
+
+    Examples
+    --------
+    >>> c = Corpus("toy", [Document("a", "A", "x"), Document("b", "B", "y")])
+    >>> len(c), c["b"].text
+    (2, 'y')
+    >>> len(c.fingerprint)
+    16
+    """
+
+    name: str
+    documents: Sequence[Document]
+    extra_identity: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        ids = [d.id for d in self.documents]
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"corpus {self.name!r} has duplicate document ids: {dup[:5]}")
+        object.__setattr__(self, "_by_id", {d.id: d for d in self.documents})
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self.documents)
+
+    def __getitem__(self, doc_id: str) -> Document:
+        try:
+            return self._by_id[doc_id]  # type: ignore[attr-defined,no-any-return]
+        except KeyError:
+            raise KeyError(f"no document {doc_id!r} in corpus {self.name!r}") from None
+
+    @property
+    def n_chars(self) -> int:
+        """Total characters over all documents."""
+        return sum(len(d.text) for d in self.documents)
+
+    @property
+    def fingerprint(self) -> str:
+        """16 hex digits of SHA-256 over ids, titles, texts and ``extra_identity``."""
+        h = hashlib.sha256()
+        h.update(self.extra_identity.encode())
+        for d in self.documents:
+            for part in (d.id, d.title, d.text):
+                h.update(part.encode("utf-8", "surrogatepass"))
+                h.update(b"\x00")
+        return h.hexdigest()[:16]
+
+    def identity(self) -> dict[str, str | int]:
+        """What a result records about the corpus it ran on."""
+        return {
+            "corpus": self.name,
+            "fingerprint": self.fingerprint,
+            "documents": len(self),
+            "chars": self.n_chars,
+            "python": platform.python_version(),
+        }
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question with the evidence that answers it, as document spans.
+
+    Relevance at every target (document, section, passage) is decided by span
+    overlap with ``evidence``, so one gold set scores any chunking. For corpora
+    judged at document level (BEIR), each evidence span is a whole document.
+
+    Examples
+    --------
+    >>> q = Query("q1", "What is x?", (("d", 10, 60),))
+    >>> q.evidence_docs
+    ('d',)
+    """
+
+    id: str
+    text: str
+    evidence: tuple[Span, ...]
+
+    @property
+    def evidence_docs(self) -> tuple[str, ...]:
+        """Ids of the documents holding evidence, in first-seen order."""
+        return tuple(dict.fromkeys(doc for doc, _, _ in self.evidence))

@@ -1,0 +1,126 @@
+"""The document hierarchy: heading detection, nesting, assignment, invariants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hierret.chunking import chunk_text
+from hierret.datasets import load_python_reference
+from hierret.hierarchy import build_hierarchy, detect_headings
+from hierret.units import Corpus, Document
+
+
+def one(text: str, **kw: object) -> Corpus:
+    return Corpus("t", [Document("d", "Doc", text)])
+
+
+def test_rst_levels_follow_first_appearance() -> None:
+    text = "Top\n***\n\nIntro.\n\nA\n===\n\ntext a.\n\nA1\n---\n\ndeep.\n\nB\n===\n\ntext b.\n"
+    h = build_hierarchy(one(text), max_chars=60, overlap_chars=10)
+    got = [(s.id, s.depth, s.title, s.parent) for s in h.sections["d"]]
+    assert got == [
+        ("d#s1", 1, "Top", None),
+        ("d#s1.1", 2, "A", "d#s1"),
+        ("d#s1.1.1", 3, "A1", "d#s1.1"),
+        ("d#s1.2", 2, "B", "d#s1"),
+    ]
+    a = h.sections["d"][1]
+    assert text[a.start:a.end].startswith("A\n=") and text[a.end:].startswith("B\n=")
+    assert text[a.start:a.own_end].rstrip().endswith("text a.")
+
+
+def test_markdown_and_numbered_headings() -> None:
+    md = "# Title\n\nx.\n\n## Sub\n\ny.\n\n### Deeper\n\nz.\n\n## Sub2\n\nw.\n"
+    assert [(h.level, h.title) for h in detect_headings(md)] == [
+        (1, "Title"), (2, "Sub"), (3, "Deeper"), (2, "Sub2")]
+    num = "Paper\n\n1 Introduction\n\nText.\n\n3.2 Results\n\nMore.\n\n2. The suite is run.\n"
+    assert [(h.level, h.title) for h in detect_headings(num)] == [
+        (1, "1 Introduction"), (2, "3.2 Results")]
+
+
+def test_no_headings_gives_one_section() -> None:
+    h = build_hierarchy(one("Just text. No headings at all."))
+    assert [(s.id, s.start, s.own_end, s.title) for s in h.sections["d"]] == [
+        ("d#s1", 0, 30, "Doc")]
+
+
+def test_preamble_before_first_heading() -> None:
+    h = build_hierarchy(one("Loose words first.\n\nHead\n====\n\nBody text.\n"))
+    assert [s.id for s in h.sections["d"]] == ["d#s0", "d#s1"]
+
+
+def test_empty_and_whitespace_documents() -> None:
+    c = Corpus("t", [Document("e", "", ""), Document("w", "", " \r\n\t "),
+                     Document("x", "X", "Text.")])
+    h = build_hierarchy(c)
+    assert [p.doc_id for p in h.passages] == ["x"]
+    assert {d: len(s) for d, s in h.sections.items()} == {"e": 1, "w": 1, "x": 1}
+
+
+def test_non_str_text_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="text must be str"):
+        Document("d", "t", None)  # type: ignore[arg-type]
+
+
+def test_passages_identical_with_or_without_sections() -> None:
+    text = "Top\n***\n\n" + "Alpha beta gamma. " * 30 + "\n\nSub\n===\n\n" + "Delta epsilon. " * 30
+    h = build_hierarchy(one(text), max_chars=200, overlap_chars=40)
+    assert [(p.start, p.end) for p in h.passages] == chunk_text(text, 200, 40)
+    straddling = [p for p in h.passages if p.start < h.sections["d"][1].start < p.end]
+    assert straddling, "this text is built so that one passage straddles the heading"
+    inside = build_hierarchy(one(text), max_chars=200, overlap_chars=40,
+                             pack_within_sections=True)
+    for p in inside.passages:
+        sec = next(s for s in inside.sections["d"] if s.id == p.parent)
+        assert sec.start <= p.start and p.end <= sec.own_end
+
+
+def test_python_reference_structure() -> None:
+    corpus = load_python_reference()
+    assert len(corpus) == 79 and 400_000 < corpus.n_chars < 550_000
+    h = build_hierarchy(corpus)
+    depths = {s.depth for secs in h.sections.values() for s in secs}
+    assert depths == {1, 2, 3, 4}
+    compound = [s.title for s in h.sections["compound"]]
+    assert 'The "try" statement' in compound and 'The "with" statement' in compound
+    ids = [u.id for lvl in ("documents", "sections", "chunks") for u in h.units(lvl)]
+    assert len(ids) == len(set(ids)), "unit ids must be unique"
+    assert h.parents("chunks", "sections")["try#p0"] == "try#s1"
+    assert build_hierarchy(corpus).passages == h.passages  # stable ids and spans
+
+
+_blocks = st.sampled_from(
+    ["Head\n====\n\n", "Sub\n---\n\n", "Top\n***\n\n", "# MD\n\n", "## MD2\n\n",
+     "2.1 Results\n\n", "Plain sentence here. ", "Another one, e.g. this. ",
+     "Σ and 文本 text. ", "\r\n\r\n", "word " * 30]
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(_blocks, max_size=25), max_chars=st.integers(30, 200),
+       within=st.booleans())
+def test_hierarchy_invariants(parts: list[str], max_chars: int, within: bool) -> None:
+    text = "".join(parts)
+    overlap = max_chars // 5
+    h = build_hierarchy(one(text), max_chars, overlap, pack_within_sections=within)
+    secs = h.sections["d"]
+    # own spans partition the text from the first section on, in order
+    assert secs[0].start == 0 or not text[: secs[0].start].strip()
+    for a, b in zip(secs, secs[1:], strict=False):
+        assert a.own_end == b.start
+    assert secs[-1].own_end == len(text)
+    for s in secs:
+        assert s.start <= s.own_end <= s.end
+    by_id = {s.id: s for s in secs}
+    for p in h.passages:
+        sec = by_id[p.parent or ""]
+        assert min(p.end, sec.own_end) > max(p.start, sec.start), "assigned section overlaps"
+        if not within:
+            best = max(min(p.end, s.own_end) - max(p.start, s.start) for s in secs)
+            assert min(p.end, sec.own_end) - max(p.start, sec.start) == best
+    covered = set()
+    for p in h.passages:
+        covered.update(range(p.start, p.end))
+    assert all(i in covered or c.isspace() for i, c in enumerate(text))

@@ -1,0 +1,72 @@
+"""The project's promises about itself: CI runs the README's command, conda and
+pip environments agree, published numbers match the result records."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from hierret.report import check_markdown, load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _commands(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines()
+            if ln.strip() and not ln.strip().startswith("#")]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    test_block = next(b for b in blocks if "run the tests" in b)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci_commands = [c for c in _commands(ci) if not c.startswith(("set ", "cd "))]
+    assert ci_commands == _commands(test_block)
+
+
+def _requirements() -> list[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    reqs = list(project["dependencies"])
+    for group in ("models", "notebooks", "docs", "test"):
+        reqs += project["optional-dependencies"][group]
+    return reqs
+
+
+def test_environment_yml_in_step_with_pyproject() -> None:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    listed = {r for r in pip if not r.startswith(("-", "--"))}
+    assert sorted(listed) == sorted(_requirements())
+    assert "python=3.11" in env["dependencies"]
+
+
+def test_published_numbers_match_result_records() -> None:
+    records = load_results(ROOT / "data" / "results")
+    text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+    assert "<!--@" in text, "DECISIONS.md quotes no checked number"
+    assert check_markdown(text, records) == []
+
+
+def test_top_level_layout() -> None:
+    expected = {"notebooks", "src", "docs", "data", "tests", "environment.yml", "noxfile.py",
+                "DECISIONS.md", "README.md", "pyproject.toml", ".ci"}
+    tracked = {p.name for p in ROOT.iterdir() if not p.name.startswith(".") or p.name == ".ci"}
+    ignored = {"build", ".venv", ".nox"}
+    assert tracked - ignored - {".gitignore"} == expected
+
+
+def test_notebooks_are_committed_without_outputs() -> None:
+    import nbformat
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+        assert any("parameters" in c.metadata.get("tags", []) for c in nb.cells), path.name
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs and cell.execution_count is None, (
+                    f"{path.name} has stored outputs: clear them before committing")
