@@ -1,0 +1,49 @@
+"""Paired statistics for comparing retrieval arms on the same queries.
+
+Hit rates (e.g. hit@10) are compared with :func:`paired_proportions`:
+Wilson intervals per arm, Newcombe's method-10 interval for the paired
+difference and the exact McNemar test. Mean per-query scores (e.g. nDCG@10)
+are compared with :func:`paired_bootstrap` and :func:`paired_randomization`.
+A declared family of comparisons is adjusted with :func:`holm`.
+
+Examples
+--------
+>>> from hierret.stats import paired_proportions
+>>> a = [True] * 36 + [False] * 4  # 40 queries; arm A hits 36
+>>> b = [True] * 24 + [False] * 12 + [True] * 2 + [False] * 2  # arm B hits 26
+>>> r = paired_proportions(a, b)
+>>> r.both, r.only_a, r.only_b, r.neither
+(24, 12, 2, 2)
+>>> round(r.difference.low, 3), round(r.difference.high, 3), round(r.mcnemar_p, 4)
+(0.068, 0.415, 0.0129)
+"""
+
+from hierret.stats._common import Interval
+from hierret.stats.multiplicity import holm
+from hierret.stats.proportions import (
+    PairedProportions,
+    mcnemar_exact,
+    newcombe_paired_interval,
+    paired_proportions,
+    wilson_interval,
+)
+from hierret.stats.resampling import (
+    BootstrapMethod,
+    mean_interval,
+    paired_bootstrap,
+    paired_randomization,
+)
+
+__all__ = [
+    "BootstrapMethod",
+    "Interval",
+    "PairedProportions",
+    "holm",
+    "mcnemar_exact",
+    "mean_interval",
+    "newcombe_paired_interval",
+    "paired_bootstrap",
+    "paired_proportions",
+    "paired_randomization",
+    "wilson_interval",
+]
