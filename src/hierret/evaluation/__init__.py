@@ -1,0 +1,36 @@
+"""Evaluation: span-overlap qrels, lifting runs to coarser targets, metrics, TREC files.
+
+A **run** (:data:`Run`) maps query ids to rankings of ``(unit_id, score)``
+pairs, best first, ordered by :func:`rank`; **qrels** (:data:`Qrels`) map
+query ids to ``{unit_id: grade}``.
+"""
+
+from hierret.evaluation.coverage import CoverageReport, check_coverage
+from hierret.evaluation.lifting import ancestors_at, lift
+from hierret.evaluation.metrics import evaluate, hit_at, mean_scores, mrr, ndcg_at, recall_at
+from hierret.evaluation.qrels import qrels_from_evidence
+from hierret.evaluation.runs import Qrels, Ranking, Run, rank
+from hierret.evaluation.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
+
+__all__ = [
+    "CoverageReport",
+    "Qrels",
+    "Ranking",
+    "Run",
+    "TrecFormatError",
+    "ancestors_at",
+    "check_coverage",
+    "evaluate",
+    "hit_at",
+    "lift",
+    "mean_scores",
+    "mrr",
+    "ndcg_at",
+    "qrels_from_evidence",
+    "rank",
+    "read_qrels",
+    "read_run",
+    "recall_at",
+    "write_qrels",
+    "write_run",
+]

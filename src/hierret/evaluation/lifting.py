@@ -1,0 +1,107 @@
+"""Lifting a run of fine units to a coarser target (chunks to sections or documents)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hierret.evaluation.runs import Run, rank
+from hierret.units import Level, Unit
+
+__all__ = ["ancestors_at", "lift"]
+
+
+def lift(run: Run, parent: Mapping[str, str]) -> Run:
+    """Score each parent by its best child and rank the parents.
+
+    Parameters
+    ----------
+    run : Run
+        Rankings of fine units (chunks, or sections).
+    parent : Mapping[str, str]
+        Each fine unit's id to the id of the coarser unit it belongs to: its
+        section, or its document (see :func:`ancestors_at`).
+
+    Returns
+    -------
+    Run
+        For every query, the parents of its ranked units, each scored by its
+        best-scoring child, ranked by :func:`~hierret.evaluation.rank`.
+
+    Raises
+    ------
+    ValueError
+        If a ranked unit has no entry in ``parent``; the message names the
+        first few such units and their queries.
+
+    Examples
+    --------
+    >>> run = {"q": [("d1#p3", 0.9), ("d2#p0", 0.7), ("d1#p1", 0.2)]}
+    >>> lift(run, {"d1#p3": "d1", "d1#p1": "d1", "d2#p0": "d2"})
+    {'q': [('d1', 0.9), ('d2', 0.7)]}
+    """
+    lifted: Run = {}
+    missing: list[tuple[str, str]] = []
+    for qid, ranking in run.items():
+        best: dict[str, float] = {}
+        for uid, score in ranking:
+            p = parent.get(uid)
+            if p is None:
+                missing.append((qid, uid))
+            elif p not in best or score > best[p]:
+                best[p] = score
+        lifted[qid] = rank(best)
+    if missing:
+        shown = ", ".join(f"{uid!r} (query {qid!r})" for qid, uid in missing[:5])
+        raise ValueError(
+            f"cannot lift: {len(missing)} ranked unit(s) have no parent in the mapping, "
+            f"e.g. {shown}; build the mapping from the same units the run ranks"
+        )
+    return lifted
+
+
+def ancestors_at(units: Sequence[Unit], level: Level) -> dict[str, str]:
+    """Map every unit at or below ``level`` to its enclosing unit at ``level``.
+
+    Follows :attr:`Unit.parent` links, so chunks map to their document
+    (``level="documents"``) even when their direct parents are sections. Units
+    at ``level`` map to themselves; units whose chain never reaches ``level``
+    (coarser ones) are left out.
+
+    Parameters
+    ----------
+    units : Sequence[Unit]
+        All units of the hierarchy, including those at ``level``.
+    level : {"documents", "sections", "chunks"}
+        The target level.
+
+    Returns
+    -------
+    dict[str, str]
+        Unit id to ancestor id, ready for :func:`lift`.
+
+    Raises
+    ------
+    ValueError
+        If a parent link points to a unit not in ``units``, or links form a cycle.
+
+    Examples
+    --------
+    >>> units = [Unit("d", "d", "documents", 0, 9),
+    ...          Unit("d#s1", "d", "sections", 0, 9, "d"),
+    ...          Unit("d#p0", "d", "chunks", 0, 4, "d#s1")]
+    >>> ancestors_at(units, "documents")
+    {'d': 'd', 'd#s1': 'd', 'd#p0': 'd'}
+    """
+    by_id = {u.id: u for u in units}
+    result: dict[str, str] = {}
+    for unit in units:
+        u, steps = unit, 0
+        while u.level != level and u.parent is not None:
+            if u.parent not in by_id:
+                raise ValueError(f"unit {u.id!r} has parent {u.parent!r}, which is not in units")
+            u, steps = by_id[u.parent], steps + 1
+            if steps > len(by_id):
+                raise ValueError(f"parent links of unit {unit.id!r} form a cycle")
+        if u.level == level:
+            result[unit.id] = u.id
+    return result

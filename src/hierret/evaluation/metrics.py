@@ -1,0 +1,197 @@
+"""Per-query ranking metrics, with trec_eval's definitions, computed on the run's own order.
+
+A unit is relevant when its grade is above 0. Unlike trec_eval, which re-sorts
+each ranking by score (ties by document id), these metrics take the run's
+order as given: hierret's runs are already ranked by :func:`~hierret.evaluation.rank`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+
+from hierret.evaluation.runs import Qrels, Run
+
+__all__ = ["evaluate", "hit_at", "mean_scores", "mrr", "ndcg_at", "recall_at"]
+
+logger = logging.getLogger(__name__)
+
+_Metric = Callable[[Sequence[str], Mapping[str, int]], float]
+_NAME = re.compile(r"(ndcg|recall|hit|mrr)(?:@([1-9][0-9]*))?")
+_DISCOUNTS: list[float] = []
+
+
+def _discount(i: int) -> float:
+    """``1 / log2(rank + 1)`` for the 0-based position ``i`` (rank ``i + 1``)."""
+    while len(_DISCOUNTS) <= i:
+        _DISCOUNTS.append(1.0 / math.log2(len(_DISCOUNTS) + 2))
+    return _DISCOUNTS[i]
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        raise ValueError(f"cutoff k must be at least 1, got {k}")
+
+
+def ndcg_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """Normalised discounted cumulative gain of the top ``k`` (trec_eval's ``ndcg_cut_k``).
+
+    Gain is the grade, the discount ``log2(rank + 1)``; the ideal ranking sorts
+    all judged grades, and both are cut at ``k``. 0 when nothing is relevant.
+
+    Parameters
+    ----------
+    ranked : Sequence[str]
+        Unit ids in rank order.
+    grades : Mapping[str, int]
+        Judged unit ids to grades (one query's qrels).
+    k : int
+        Cutoff, at least 1.
+
+    Returns
+    -------
+    float
+        nDCG@k in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> round(ndcg_at(["x", "a"], {"a": 1}, 10), 4)
+    0.6309
+    """
+    _check_k(k)
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g * _discount(i) for i, g in enumerate(ideal))
+    if idcg == 0.0:
+        return 0.0
+    dcg = sum(max(grades.get(u, 0), 0) * _discount(i) for i, u in enumerate(ranked[:k]))
+    return dcg / idcg
+
+
+def recall_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """Fraction of the relevant units found in the top ``k`` (0 when none is relevant).
+
+    Examples
+    --------
+    >>> recall_at(["a", "x", "b"], {"a": 1, "b": 1, "c": 1}, 2)
+    0.3333333333333333
+    """
+    _check_k(k)
+    n_relevant = sum(1 for g in grades.values() if g > 0)
+    if n_relevant == 0:
+        return 0.0
+    return sum(1 for u in ranked[:k] if grades.get(u, 0) > 0) / n_relevant
+
+
+def mrr(ranked: Sequence[str], grades: Mapping[str, int], k: int | None = None) -> float:
+    """Reciprocal rank of the first relevant unit (within the top ``k`` if given), else 0.
+
+    Examples
+    --------
+    >>> mrr(["x", "y", "a"], {"a": 1})
+    0.3333333333333333
+    >>> mrr(["x", "y", "a"], {"a": 1}, k=2)
+    0.0
+    """
+    if k is not None:
+        _check_k(k)
+    for i, u in enumerate(ranked if k is None else ranked[:k]):
+        if grades.get(u, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def hit_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """1.0 if a relevant unit is in the top ``k``, else 0.0.
+
+    Examples
+    --------
+    >>> hit_at(["x", "a"], {"a": 1}, 1), hit_at(["x", "a"], {"a": 1}, 2)
+    (0.0, 1.0)
+    """
+    _check_k(k)
+    return 1.0 if any(grades.get(u, 0) > 0 for u in ranked[:k]) else 0.0
+
+
+def _parse(name: str) -> _Metric:
+    match = _NAME.fullmatch(name)
+    if match is None or (match[2] is None and match[1] != "mrr"):
+        raise ValueError(
+            f"unknown metric {name!r}; use 'ndcg@K', 'recall@K', 'hit@K', 'mrr' or 'mrr@K'"
+        )
+    if match[2] is None:
+        return mrr
+    k = int(match[2])
+    fn = {"ndcg": ndcg_at, "recall": recall_at, "hit": hit_at, "mrr": mrr}[match[1]]
+    return partial(fn, k=k)
+
+
+def evaluate(
+    run: Run,
+    qrels: Qrels,
+    metrics: Sequence[str] = ("ndcg@10", "recall@10", "mrr", "hit@1"),
+) -> dict[str, dict[str, float]]:
+    """Score every judged query of a run.
+
+    Every query in ``qrels`` is scored, a query missing from the run as 0.
+    Queries in the run but not in ``qrels`` are left out, with a warning on the
+    ``hierret.evaluation.metrics`` logger giving their number.
+
+    Parameters
+    ----------
+    run : Run
+        Rankings in rank order.
+    qrels : Qrels
+        Graded judgements; a grade above 0 means relevant.
+    metrics : Sequence[str]
+        Metric names: ``"ndcg@K"``, ``"recall@K"``, ``"hit@K"``, ``"mrr"``, ``"mrr@K"``.
+
+    Returns
+    -------
+    dict[str, dict[str, float]]
+        Metric name to query id (sorted) to value. ``pandas.DataFrame(result)``
+        gives a table indexed by query; :func:`mean_scores` the averages.
+
+    Raises
+    ------
+    ValueError
+        On an unknown metric name, or a ranking listing a unit twice.
+
+    Examples
+    --------
+    >>> run = {"q1": [("a", 2.0), ("b", 1.0)], "q2": [("c", 1.0)]}
+    >>> evaluate(run, {"q1": {"b": 1}, "q2": {"d": 1}}, ["mrr", "hit@1"])
+    {'mrr': {'q1': 0.5, 'q2': 0.0}, 'hit@1': {'q1': 0.0, 'q2': 0.0}}
+    """
+    parsed = [(name, _parse(name)) for name in metrics]
+    unjudged = [qid for qid in run if qid not in qrels]
+    if unjudged:
+        logger.warning(
+            "evaluate: %d run queries have no qrels and are left out (e.g. %s)",
+            len(unjudged),
+            ", ".join(map(repr, unjudged[:5])),
+        )
+    result: dict[str, dict[str, float]] = {name: {} for name, _ in parsed}
+    for qid in sorted(qrels):
+        ranked = [uid for uid, _ in run.get(qid, ())]
+        if len(set(ranked)) != len(ranked):
+            raise ValueError(f"query {qid!r}: the ranking lists a unit more than once")
+        for name, fn in parsed:
+            result[name][qid] = fn(ranked, qrels[qid])
+    return result
+
+
+def mean_scores(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Average each metric of :func:`evaluate` over its queries.
+
+    Examples
+    --------
+    >>> mean_scores({"mrr": {"q1": 0.5, "q2": 0.0}})
+    {'mrr': 0.25}
+    """
+    empty = [name for name, per_query in scores.items() if not per_query]
+    if empty:
+        raise ValueError(f"no queries to average for {empty}")
+    return {name: math.fsum(v.values()) / len(v) for name, v in scores.items()}

@@ -1,0 +1,34 @@
+"""The run order hierret owns: score descending, ties by unit id ascending."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hierret.evaluation import rank
+
+
+def test_rank_orders_by_score_then_id() -> None:
+    assert rank({"b": 1.0, "c": 3.0, "a": 1.0, "d": -2.0}) == [
+        ("c", 3.0),
+        ("a", 1.0),
+        ("b", 1.0),
+        ("d", -2.0),
+    ]
+    assert rank({}) == []
+
+
+@given(st.dictionaries(st.text(max_size=4), st.sampled_from([0.0, 0.5, 1.0, -1.0, math.inf])))
+def test_rank_is_independent_of_insertion_order(scores: dict[str, float]) -> None:
+    ranked = rank(scores)
+    assert ranked == rank(dict(reversed(list(scores.items()))))
+    assert all((-s1, u1) < (-s2, u2) for (u1, s1), (u2, s2) in pairwise(ranked))
+
+
+def test_rank_rejects_nan() -> None:
+    with pytest.raises(ValueError, match="NaN"):
+        rank({"a": math.nan})
