@@ -1,0 +1,17 @@
+"""Corpus loaders: one module per corpus."""
+
+from hierret.datasets.beir import BeirDataset, load_beir
+from hierret.datasets.download import data_home
+from hierret.datasets.gold import GoldSet, default_gold_path, load_gold, locate
+from hierret.datasets.python_reference import load_python_reference
+
+__all__ = [
+    "BeirDataset",
+    "GoldSet",
+    "data_home",
+    "default_gold_path",
+    "load_beir",
+    "load_gold",
+    "load_python_reference",
+    "locate",
+]

@@ -1,0 +1,426 @@
+r"""Loader for corpora in the BEIR format (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``).
+
+BEIR judges whole documents, so each query's evidence is one whole-document span
+``(doc_id, 0, len(text))`` per document judged relevant (score > 0); the graded
+judgments are kept as given in :attr:`BeirDataset.qrels`.
+
+Document text is ``title + "\n\n" + text`` when the title is non-empty (just
+``text`` otherwise), so a retriever sees the title as BEIR's own baselines do,
+and evidence spans cover it; :attr:`Document.title` keeps the bare title.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import warnings
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hierret.datasets.download import (
+    DATA_ENV,
+    DataNotFoundError,
+    DigestAlgorithm,
+    DownloadError,
+    UnsafeArchiveError,
+    data_home,
+    extract_zip,
+    fetch,
+)
+from hierret.units import Corpus, Document, Query, Span
+
+__all__ = [
+    "BEIR_BASE_URL",
+    "BEIR_DOWNLOADS",
+    "BeirDataWarning",
+    "BeirDataset",
+    "BeirFormatError",
+    "Remote",
+    "load_beir",
+    "locate_beir",
+]
+
+log = logging.getLogger(__name__)
+
+BEIR_BASE_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+
+
+@dataclass(frozen=True)
+class Remote:
+    """Where a named dataset's archive is downloaded from, and its pinned digest.
+
+    Parameters
+    ----------
+    url : str
+        Archive URL (a zip).
+    digest : str
+        Pinned hex digest of the archive.
+    algorithm : {"sha256", "md5"}
+        Algorithm of ``digest``.
+    subdir : str or None
+        Folder inside the archive that holds the dataset; ``None`` means the
+        dataset's name.
+    """
+
+    url: str
+    digest: str
+    algorithm: DigestAlgorithm = "sha256"
+    subdir: str | None = None
+
+
+#: Known dataset names and their archives. Tests (or users with a mirror) may
+#: add or replace entries.
+BEIR_DOWNLOADS: dict[str, Remote] = {
+    # The md5 is the one BEIR publishes for this zip (beir-cellar/beir, README.md, datasets
+    # table) and that ir_datasets pins (allenai/ir_datasets, ir_datasets/etc/downloads.json,
+    # "beir" -> "scifact", size_hint 2816079). BEIR publishes no SHA-256, so md5 it is.
+    "scifact": Remote(f"{BEIR_BASE_URL}/scifact.zip", "5f7d1de60b170fc8027bb7898e2efca1", "md5"),
+}
+
+
+class BeirFormatError(ValueError):
+    """A BEIR file is missing or malformed."""
+
+
+class BeirDataWarning(UserWarning):
+    """Some judgments were dropped (unknown query or document ids, duplicates)."""
+
+
+@dataclass(frozen=True)
+class BeirDataset:
+    """One split of a BEIR dataset.
+
+    Parameters
+    ----------
+    name : str
+        Dataset name (``"scifact"``, or the folder name for a local path).
+    split : str
+        The qrels split (``"test"``, ``"train"``, ``"dev"``).
+    corpus : Corpus
+        All documents of ``corpus.jsonl``, in file order, named ``beir-{name}``.
+    queries : list of Query
+        The queries judged in ``split``, in ``queries.jsonl`` order, each with
+        whole-document evidence for every document judged with score > 0.
+    qrels : dict of str to dict of str to int
+        ``qrels[query_id][doc_id] = score``, as given (graded, zeros kept).
+    path : Path
+        The folder read.
+    dropped_qrels : int
+        Judgment lines skipped because they name unknown queries or documents.
+    """
+
+    name: str
+    split: str
+    corpus: Corpus
+    queries: list[Query]
+    qrels: dict[str, dict[str, int]]
+    path: Path
+    dropped_qrels: int = 0
+
+    @property
+    def n_qrels(self) -> int:
+        """Number of judged ``(query, document)`` pairs kept."""
+        return sum(len(docs) for docs in self.qrels.values())
+
+    def identity(self) -> dict[str, str | int]:
+        """What a result records about the data it ran on (no local paths)."""
+        h = hashlib.sha256()
+        for qid, docs in sorted(self.qrels.items()):
+            for did, score in sorted(docs.items()):
+                h.update(f"{qid}\t{did}\t{score}\n".encode())
+        return {
+            **self.corpus.identity(),
+            "dataset": f"beir/{self.name}",
+            "split": self.split,
+            "queries": len(self.queries),
+            "qrels_pairs": self.n_qrels,
+            "qrels_fingerprint": h.hexdigest()[:16],
+        }
+
+
+def locate_beir(name_or_path: str | Path, *, download: bool = True, progress: bool = True) -> Path:
+    """Find (and if allowed, download) the folder holding a BEIR dataset.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        An existing folder, or a known name (a key of :data:`BEIR_DOWNLOADS`),
+        looked for in ``data_home() / name``.
+    download : bool
+        Download and extract the pinned archive when a known dataset is absent.
+    progress : bool
+        Show a progress bar while downloading.
+
+    Returns
+    -------
+    Path
+        The dataset folder.
+
+    Raises
+    ------
+    DataNotFoundError
+        Not an existing folder nor a known name; or absent and ``download`` is
+        false; or the download failed.
+    """
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    name = str(name_or_path)
+    if name not in BEIR_DOWNLOADS:
+        raise DataNotFoundError(
+            f"{name!r} is neither an existing folder nor a known BEIR dataset "
+            f"(known: {', '.join(sorted(BEIR_DOWNLOADS))})"
+        )
+    home = data_home()
+    folder = home / name
+    if folder.is_dir():
+        return folder
+    remote = BEIR_DOWNLOADS[name]
+    hint = (
+        f"Set {DATA_ENV} to a folder that holds {name}/ (e.g. {DATA_ENV}=../shared/datasets "
+        "on the project's machines)"
+    )
+    if not download:
+        raise DataNotFoundError(
+            f"BEIR dataset {name!r} not found: looked in {folder}. {hint}, or allow "
+            f"download=True to fetch {remote.url}."
+        )
+    try:
+        archive = fetch(
+            remote.url,
+            remote.digest,
+            home / f"{name}.zip",
+            algorithm=remote.algorithm,
+            progress=progress,
+        )
+        extract_zip(archive, folder, subdir=remote.subdir or name)
+    except FileExistsError:
+        if not folder.is_dir():  # pragma: no cover - exotic race
+            raise
+        # Another process extracted it first; use theirs.
+    except (DownloadError, UnsafeArchiveError, zipfile.BadZipFile, OSError) as err:
+        raise DataNotFoundError(
+            f"BEIR dataset {name!r} not found in {folder} and could not be downloaded:\n"
+            f"{err}\n{hint}."
+        ) from err
+    return folder
+
+
+def load_beir(
+    name_or_path: str | Path, split: str = "test", *, download: bool = True, progress: bool = True
+) -> BeirDataset:
+    r"""Load one split of a BEIR-format dataset.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A folder with ``corpus.jsonl``, ``queries.jsonl`` and
+        ``qrels/{split}.tsv``, or a known name such as ``"scifact"`` (see
+        :func:`locate_beir`).
+    split : str
+        Which ``qrels/{split}.tsv`` to use; only queries judged there are kept.
+    download : bool
+        Allow downloading a known dataset that is not under ``data_home()``.
+    progress : bool
+        Show a progress bar while downloading.
+
+    Returns
+    -------
+    BeirDataset
+        Corpus, judged queries with whole-document evidence, and graded qrels.
+
+    Raises
+    ------
+    DataNotFoundError
+        The dataset is absent and could not be downloaded.
+    BeirFormatError
+        A file is missing or malformed (reported with file and line), or no
+        judgment names a known query and document.
+
+    Warns
+    -----
+    BeirDataWarning
+        Some judgments named unknown queries or documents and were dropped.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> root = Path(tmp.name)
+    >>> _ = (root / "corpus.jsonl").write_text(
+    ...     '{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
+    ...     '{"_id": "d2", "title": "", "text": "Dogs bark."}\n')
+    >>> _ = (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Which animal purrs?"}\n')
+    >>> (root / "qrels").mkdir()
+    >>> _ = (root / "qrels" / "test.tsv").write_text(
+    ...     "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n")
+    >>> ds = load_beir(root)
+    >>> ds.corpus["d1"].text
+    'Cats\n\nCats purr.'
+    >>> ds.queries[0].evidence
+    (('d1', 0, 16),)
+    >>> ds.qrels
+    {'q1': {'d1': 2, 'd2': 0}}
+    >>> tmp.cleanup()
+    """
+    folder = locate_beir(name_or_path, download=download, progress=progress)
+    files = {
+        "corpus": folder / "corpus.jsonl",
+        "queries": folder / "queries.jsonl",
+        "qrels": folder / "qrels" / f"{split}.tsv",
+    }
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise BeirFormatError(
+            f"{folder} is not a complete BEIR dataset; missing: {', '.join(missing)}"
+            + (f" (qrels splits present: {', '.join(splits)})" if splits else "")
+        )
+    name = str(name_or_path) if str(name_or_path) in BEIR_DOWNLOADS else folder.resolve().name
+    corpus = Corpus(f"beir-{name}", _read_corpus(files["corpus"]))
+    texts = _read_queries(files["queries"])
+    qrels, dropped = _read_qrels(files["qrels"], texts, corpus)
+    queries = [
+        Query(qid, text, _evidence(qrels[qid], corpus))
+        for qid, text in texts.items()
+        if qid in qrels
+    ]
+    log.info(
+        "loaded %s/%s: %d documents, %d queries, %d judgments",
+        name,
+        split,
+        len(corpus),
+        len(queries),
+        sum(len(d) for d in qrels.values()),
+    )
+    return BeirDataset(name, split, corpus, queries, qrels, folder, dropped)
+
+
+def _evidence(judged: dict[str, int], corpus: Corpus) -> tuple[Span, ...]:
+    return tuple((did, 0, len(corpus[did].text)) for did, score in judged.items() if score > 0)
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line."""
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise BeirFormatError(f"{path}:{lineno}: malformed JSON: {err.msg}") from None
+            if not isinstance(obj, dict):
+                raise BeirFormatError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, obj
+
+
+def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, *, required: bool) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise BeirFormatError(f"{path}:{lineno}: missing field {key!r}")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise BeirFormatError(f"{path}:{lineno}: field {key!r} must be a string")
+    return str(value)
+
+
+def _unique(ids: dict[str, int], key: str, path: Path, lineno: int) -> None:
+    if key in ids:
+        raise BeirFormatError(f"{path}:{lineno}: duplicate _id {key!r} (first at line {ids[key]})")
+    ids[key] = lineno
+
+
+def _read_corpus(path: Path) -> list[Document]:
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in _jsonl(path):
+        did = _field(obj, "_id", path, lineno, required=True)
+        _unique(seen, did, path, lineno)
+        title = _field(obj, "title", path, lineno, required=False)
+        body = _field(obj, "text", path, lineno, required=True)
+        docs.append(Document(did, title, "\n\n".join(p for p in (title, body) if p)))
+    if not docs:
+        raise BeirFormatError(f"{path}: no documents")
+    return docs
+
+
+def _read_queries(path: Path) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for lineno, obj in _jsonl(path):
+        qid = _field(obj, "_id", path, lineno, required=True)
+        _unique(seen, qid, path, lineno)
+        texts[qid] = _field(obj, "text", path, lineno, required=True)
+    return texts
+
+
+def _read_qrels(
+    path: Path, queries: dict[str, str], corpus: Corpus
+) -> tuple[dict[str, dict[str, int]], int]:
+    """Parse a qrels TSV; drop (and warn about) pairs naming unknown ids."""
+    doc_ids = {d.id for d in corpus}
+    qrels: dict[str, dict[str, int]] = {}
+    total = 0
+    unknown_q: list[str] = []
+    unknown_d: list[str] = []
+    duplicates = 0
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            cols = line.rstrip("\r\n").split("\t")
+            if len(cols) != 3:
+                raise BeirFormatError(
+                    f"{path}:{lineno}: expected 3 tab-separated columns "
+                    f"(query-id, corpus-id, score), got {len(cols)}"
+                )
+            qid, did, raw = (c.strip() for c in cols)
+            try:
+                score = int(raw)
+            except ValueError:
+                if lineno == 1:  # the header line
+                    continue
+                raise BeirFormatError(f"{path}:{lineno}: score {raw!r} is not an integer") from None
+            total += 1
+            if qid not in queries:
+                unknown_q.append(qid)
+            elif did not in doc_ids:
+                unknown_d.append(did)
+            else:
+                judged = qrels.setdefault(qid, {})
+                duplicates += did in judged
+                judged[did] = score
+    if total == 0:
+        raise BeirFormatError(f"{path}: no judgments")
+    dropped = len(unknown_q) + len(unknown_d)
+    if not qrels:
+        raise BeirFormatError(
+            f"{path}: none of the {total} judgments names a known query and document "
+            f"({len(unknown_q)} unknown queries, {len(unknown_d)} unknown documents); "
+            "are the qrels from another dataset?"
+        )
+    if dropped or duplicates:
+        _warn_dropped(path, total, unknown_q, unknown_d, duplicates)
+    return qrels, dropped
+
+
+def _warn_dropped(
+    path: Path, total: int, unknown_q: list[str], unknown_d: list[str], duplicates: int
+) -> None:
+    parts = []
+    if unknown_q:
+        parts.append(f"{len(unknown_q)} name unknown queries (e.g. {unknown_q[:3]})")
+    if unknown_d:
+        parts.append(f"{len(unknown_d)} name unknown documents (e.g. {unknown_d[:3]})")
+    if duplicates:
+        parts.append(f"{duplicates} repeat an earlier pair (last score kept)")
+    # stacklevel: _warn_dropped < _read_qrels < load_beir < the caller
+    warnings.warn(
+        f"{path}: of {total} judgments, " + "; ".join(parts), BeirDataWarning, stacklevel=4
+    )

@@ -1,0 +1,446 @@
+"""Cached, checksummed downloads and safe archive extraction.
+
+Data lives under :func:`data_home`. Every download is verified against a pinned
+digest before it is moved into place, and a cached file is verified again each
+time it is used, so a corrupt or tampered file is never read. Archives are
+extracted into a temporary folder and renamed into place, so a folder either
+holds a complete extraction or does not exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import logging
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import IO, Literal, Protocol
+
+__all__ = [
+    "DATA_ENV",
+    "ChecksumError",
+    "DataNotFoundError",
+    "DigestAlgorithm",
+    "DownloadError",
+    "UnsafeArchiveError",
+    "data_home",
+    "extract_tar",
+    "extract_zip",
+    "fetch",
+    "file_digest",
+]
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming the folder that holds (or receives) the data.
+DATA_ENV = "HIERRET_DATA"
+
+#: Digest algorithms a pinned checksum may use. ``md5`` exists only because some
+#: upstreams (BEIR) publish nothing stronger; prefer ``sha256``.
+DigestAlgorithm = Literal["sha256", "md5"]
+
+_DIGEST_HEX_LEN = {"sha256": 64, "md5": 32}
+_CHUNK = 1 << 20
+_OFFLINE_HINT = (
+    f"To work offline, set {DATA_ENV} to a folder that already holds the data "
+    f"(e.g. {DATA_ENV}=../shared/datasets on the project's machines)."
+)
+
+
+class DownloadError(OSError):
+    """A download failed: network error, HTTP error or bad checksum."""
+
+
+class ChecksumError(DownloadError):
+    """Downloaded bytes do not match the pinned digest."""
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A dataset is not on disk and could not (or may not) be downloaded."""
+
+
+class UnsafeArchiveError(ValueError):
+    """An archive member would land outside the extraction folder."""
+
+
+def data_home() -> Path:
+    """The folder where datasets are looked for and downloaded to.
+
+    ``$HIERRET_DATA`` when set, else ``$XDG_CACHE_HOME/hierret``, else
+    ``~/.cache/hierret``. A relative path is made absolute against the current
+    folder. The folder is not created.
+
+    Returns
+    -------
+    Path
+        An absolute path.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HIERRET_DATA": "/srv/data"}):
+    ...     str(data_home())
+    '/srv/data'
+    """
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(os.path.abspath(Path(env).expanduser()))
+    cache = os.environ.get("XDG_CACHE_HOME")
+    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
+    return Path(os.path.abspath(base / "hierret"))
+
+
+def _check_digest(digest: str, algorithm: str) -> str:
+    if algorithm not in _DIGEST_HEX_LEN:
+        raise ValueError(f"unsupported digest algorithm {algorithm!r}; use 'sha256' or 'md5'")
+    digest = digest.strip().lower()
+    if len(digest) != _DIGEST_HEX_LEN[algorithm] or any(
+        c not in "0123456789abcdef" for c in digest
+    ):
+        raise ValueError(f"{digest!r} is not a hex {algorithm} digest")
+    return digest
+
+
+def _hasher(algorithm: str) -> hashlib._Hash:
+    return hashlib.new(algorithm, usedforsecurity=False)
+
+
+def file_digest(path: Path, algorithm: DigestAlgorithm = "sha256") -> str:
+    """Hex digest of a file's bytes.
+
+    Parameters
+    ----------
+    path : Path
+        The file to hash.
+    algorithm : {"sha256", "md5"}
+        The digest algorithm.
+
+    Returns
+    -------
+    str
+        Lower-case hex digest.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = Path(tmp, "x")
+    ...     _ = p.write_bytes(b"abc")
+    ...     file_digest(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    if algorithm not in _DIGEST_HEX_LEN:
+        raise ValueError(f"unsupported digest algorithm {algorithm!r}; use 'sha256' or 'md5'")
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, lambda: _hasher(algorithm)).hexdigest()
+
+
+class _Bar(Protocol):
+    """What :func:`fetch` needs from a progress bar (a subset of tqdm)."""
+
+    def update(self, n: int) -> object: ...
+
+    def close(self) -> None: ...
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int | None, desc: str, enabled: bool) -> _Bar:
+    if enabled:
+        try:
+            from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            pass
+        else:
+            bar: _Bar = tqdm(
+                total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False
+            )
+            return bar
+    return _NoBar()
+
+
+def _download_to(
+    url: str, out: IO[bytes], algorithm: str, timeout: float, progress: bool, desc: str
+) -> str:
+    """Stream ``url`` into ``out``; return the hex digest of what was written."""
+    h = _hasher(algorithm)
+    request = urllib.request.Request(url, headers={"User-Agent": "hierret"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        length = response.headers.get("Content-Length")
+        total = int(length) if length and length.isdigit() else None
+        bar = _progress_bar(total, desc, progress)
+        try:
+            while chunk := response.read(_CHUNK):
+                out.write(chunk)
+                h.update(chunk)
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+        if total is not None and out.tell() != total:
+            raise http.client.IncompleteRead(b"", total - out.tell())
+    return h.hexdigest()
+
+
+def fetch(
+    url: str,
+    digest: str,
+    dest: Path,
+    *,
+    algorithm: DigestAlgorithm = "sha256",
+    progress: bool = True,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``url`` to ``dest`` unless a verified copy is already there.
+
+    The bytes go to a temporary file in ``dest``'s folder, are checked against
+    ``digest`` and only then renamed onto ``dest`` (atomically). An existing
+    ``dest`` whose digest does not match is treated as corrupt and replaced.
+
+    Parameters
+    ----------
+    url : str
+        Where to download from (``https://``, ``http://`` or ``file://``).
+    digest : str
+        The pinned hex digest of the file.
+    dest : Path
+        Where the file should end up; parent folders are created.
+    algorithm : {"sha256", "md5"}
+        The algorithm ``digest`` was computed with.
+    progress : bool
+        Show a tqdm progress bar while downloading.
+    timeout : float
+        Seconds to wait on the network before giving up.
+
+    Returns
+    -------
+    Path
+        ``dest``, holding bytes that match ``digest``.
+
+    Raises
+    ------
+    ChecksumError
+        The downloaded bytes do not match ``digest``; nothing is left behind.
+    DownloadError
+        The download failed (network, HTTP status, truncated transfer).
+
+    Examples
+    --------
+    >>> import hashlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> src = Path(tmp.name, "src.txt")
+    >>> _ = src.write_bytes(b"hello")
+    >>> sha = hashlib.sha256(b"hello").hexdigest()
+    >>> fetch(src.as_uri(), sha, Path(tmp.name, "out", "hello.txt"), progress=False).read_bytes()
+    b'hello'
+    >>> tmp.cleanup()
+    """
+    expected = _check_digest(digest, algorithm)
+    dest = Path(dest)
+    if dest.is_file():
+        actual = file_digest(dest, algorithm)
+        if actual == expected:
+            log.debug("using cached %s", dest)
+            return dest
+        log.warning(
+            "cached file %s is corrupt (%s %s, expected %s); downloading it again",
+            dest,
+            algorithm,
+            actual,
+            expected,
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    log.info("downloading %s to %s", url, dest)
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out:
+                actual = _download_to(url, out, algorithm, timeout, progress, dest.name)
+                out.flush()
+                os.fsync(out.fileno())
+        except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as err:
+            if isinstance(err, urllib.error.HTTPError):
+                err.close()  # it holds the open connection
+            raise DownloadError(
+                f"could not download {url}: {_describe(err)}.\n{_OFFLINE_HINT}"
+            ) from err
+        if actual != expected:
+            raise ChecksumError(
+                f"checksum mismatch for {url}:\n"
+                f"  expected {algorithm} {expected}\n"
+                f"  got      {algorithm} {actual}\n"
+                "The download was corrupted, or the file on the server changed. Nothing was "
+                "kept. Try again; if it persists, the pinned checksum must be reviewed before "
+                f"the data is trusted. {_OFFLINE_HINT}"
+            )
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, urllib.error.HTTPError):
+        return f"HTTP {err.code} {err.reason}"
+    if isinstance(err, urllib.error.URLError):
+        return str(err.reason)
+    if isinstance(err, http.client.IncompleteRead):
+        return f"connection closed early ({err.expected} bytes missing)"
+    return f"{type(err).__name__}: {err}"
+
+
+def _check_member(name: str, archive: Path) -> None:
+    """Reject member names that are absolute or climb out with ``..``."""
+    for pure in (PurePosixPath(name), PureWindowsPath(name)):
+        if pure.is_absolute() or pure.anchor or ".." in pure.parts:
+            raise UnsafeArchiveError(f"{archive}: refusing unsafe member path {name!r}")
+
+
+def _extract_atomic(
+    archive: Path, dest: Path, subdir: str | None, overwrite: bool, unpack: Callable[[Path], None]
+) -> Path:
+    dest = Path(dest)
+    if dest.exists() and not overwrite:
+        raise FileExistsError(f"{dest} already exists; pass overwrite=True to replace it")
+    if subdir is not None:
+        _check_member(subdir, archive)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".extract"))
+    try:
+        unpack(staging)
+        source = staging / subdir if subdir else staging
+        if not source.is_dir():
+            raise FileNotFoundError(f"{archive} has no folder {subdir!r}")
+        if dest.exists():
+            old = dest.with_name(f".{dest.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(dest, old)
+            os.replace(source, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(source, dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def extract_zip(
+    archive: Path, dest: Path, *, subdir: str | None = None, overwrite: bool = False
+) -> Path:
+    """Safely and atomically extract a zip archive.
+
+    Parameters
+    ----------
+    archive : Path
+        The zip file.
+    dest : Path
+        The folder to create with the archive's contents.
+    subdir : str, optional
+        Take only this folder of the archive as ``dest`` (e.g. ``"scifact"``
+        for an archive that unpacks to ``scifact/...``).
+    overwrite : bool
+        Replace ``dest`` if it exists (default: raise ``FileExistsError``).
+
+    Returns
+    -------
+    Path
+        ``dest``.
+
+    Raises
+    ------
+    UnsafeArchiveError
+        A member has an absolute path or a ``..`` component; nothing is extracted.
+
+    Examples
+    --------
+    >>> import tempfile, zipfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> with zipfile.ZipFile(Path(tmp.name, "a.zip"), "w") as z:
+    ...     z.writestr("top/x.txt", "hi")
+    >>> out = extract_zip(Path(tmp.name, "a.zip"), Path(tmp.name, "out"), subdir="top")
+    >>> sorted(p.name for p in out.iterdir())
+    ['x.txt']
+    >>> tmp.cleanup()
+    """
+
+    def unzip(into: Path) -> None:
+        with zipfile.ZipFile(archive) as zf:
+            _check_all((i.filename for i in zf.infolist()), archive)
+            zf.extractall(into)
+
+    return _extract_atomic(Path(archive), dest, subdir, overwrite, unzip)
+
+
+def extract_tar(
+    archive: Path, dest: Path, *, subdir: str | None = None, overwrite: bool = False
+) -> Path:
+    """Safely and atomically extract a (possibly compressed) tar archive.
+
+    Links, devices and members with absolute paths or ``..`` are refused.
+
+    Parameters
+    ----------
+    archive : Path
+        The tar file (``.tar``, ``.tar.gz``, ``.tar.bz2``, ``.tar.xz``).
+    dest : Path
+        The folder to create with the archive's contents.
+    subdir : str, optional
+        Take only this folder of the archive as ``dest``.
+    overwrite : bool
+        Replace ``dest`` if it exists (default: raise ``FileExistsError``).
+
+    Returns
+    -------
+    Path
+        ``dest``.
+
+    Raises
+    ------
+    UnsafeArchiveError
+        A member is unsafe; nothing is extracted.
+
+    Examples
+    --------
+    >>> import io, tarfile, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> with tarfile.open(Path(tmp.name, "a.tar.gz"), "w:gz") as t:
+    ...     info = tarfile.TarInfo("top/x.txt"); info.size = 2
+    ...     t.addfile(info, io.BytesIO(b"hi"))
+    >>> out = extract_tar(Path(tmp.name, "a.tar.gz"), Path(tmp.name, "out"))
+    >>> Path(out, "top", "x.txt").read_text()
+    'hi'
+    >>> tmp.cleanup()
+    """
+
+    def untar(into: Path) -> None:
+        with tarfile.open(archive) as tf:
+            members = tf.getmembers()
+            _check_all((m.name for m in members), archive)
+            for m in members:
+                if not (m.isfile() or m.isdir()):
+                    raise UnsafeArchiveError(
+                        f"{archive}: refusing member {m.name!r} (links and devices are not "
+                        "extracted)"
+                    )
+            tf.extractall(into, members=members, filter="data")
+
+    return _extract_atomic(Path(archive), dest, subdir, overwrite, untar)
+
+
+def _check_all(names: Iterable[str], archive: Path) -> None:
+    for name in names:
+        _check_member(name, archive)

@@ -1,0 +1,345 @@
+"""Tests for the BEIR loader: parsing, validation, download-and-cache, real SciFact."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import threading
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from hierret.datasets import beir
+from hierret.datasets.beir import (
+    BEIR_DOWNLOADS,
+    BeirDataWarning,
+    BeirFormatError,
+    Remote,
+    load_beir,
+)
+from hierret.datasets.download import ChecksumError, DataNotFoundError, DownloadError
+
+CORPUS = [
+    {"_id": "d1", "title": "Cats", "text": "Cats purr when content."},
+    {"_id": "d2", "title": "", "text": "Dogs bark at strangers."},
+    {"_id": "d3", "title": "Birds", "text": "Birds sing at dawn.", "metadata": {}},
+]
+QUERIES = [
+    {"_id": "q1", "text": "Which animal purrs?"},
+    {"_id": "q2", "text": "Who sings in the morning?"},
+    {"_id": "q3", "text": "Never judged in test."},
+]
+TEST_QRELS = "query-id\tcorpus-id\tscore\nq2\td3\t1\nq1\td1\t2\nq1\td2\t0\nq2\td1\t1\n"
+TRAIN_QRELS = "query-id\tcorpus-id\tscore\nq3\td2\t1\n"
+
+
+def _jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def write_beir(root: Path, **overrides: str) -> Path:
+    """Write a tiny BEIR folder; ``overrides`` maps file keys to replacement text."""
+    files = {
+        "corpus": _jsonl(CORPUS),  # type: ignore[arg-type]
+        "queries": _jsonl(QUERIES),  # type: ignore[arg-type]
+        "test": TEST_QRELS,
+        "train": TRAIN_QRELS,
+    } | overrides
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text(files["corpus"])
+    (root / "queries.jsonl").write_text(files["queries"])
+    (root / "qrels" / "test.tsv").write_text(files["test"])
+    (root / "qrels" / "train.tsv").write_text(files["train"])
+    return root
+
+
+# -- reading a folder --------------------------------------------------------
+
+
+def test_load_folder(tmp_path: Path) -> None:
+    ds = load_beir(write_beir(tmp_path / "mini"))
+    assert (ds.name, ds.split, ds.path) == ("mini", "test", tmp_path / "mini")
+    assert ds.corpus.name == "beir-mini"
+    assert [d.id for d in ds.corpus] == ["d1", "d2", "d3"]
+    assert ds.corpus["d1"].title == "Cats"
+    assert ds.corpus["d1"].text == "Cats\n\nCats purr when content."
+    assert ds.corpus["d2"].text == "Dogs bark at strangers."  # no title: text only
+    # only judged queries, in queries.jsonl order
+    assert [q.id for q in ds.queries] == ["q1", "q2"]
+    assert ds.queries[0].text == "Which animal purrs?"
+    # graded qrels kept as given, zeros included
+    assert ds.qrels == {"q2": {"d3": 1, "d1": 1}, "q1": {"d1": 2, "d2": 0}}
+    assert ds.n_qrels == 4
+    assert ds.dropped_qrels == 0
+    # evidence: whole documents judged > 0
+    q1, q2 = ds.queries
+    assert q1.evidence == (("d1", 0, len(ds.corpus["d1"].text)),)
+    assert q2.evidence == (("d3", 0, 26), ("d1", 0, 29))
+    for q in ds.queries:
+        for doc, start, end in q.evidence:
+            assert ds.corpus[doc].text[start:end] == ds.corpus[doc].text
+
+
+def test_identity_is_stable_and_split_aware(tmp_path: Path) -> None:
+    root = write_beir(tmp_path / "mini")
+    ident = load_beir(root).identity()
+    assert ident == load_beir(str(root)).identity()
+    assert ident["dataset"] == "beir/mini"
+    assert ident["queries"] == 2
+    assert ident["qrels_pairs"] == 4
+    assert str(tmp_path) not in json.dumps(ident)
+    train = load_beir(root, "train")
+    assert [q.id for q in train.queries] == ["q3"]
+    assert train.identity()["qrels_fingerprint"] != ident["qrels_fingerprint"]
+
+
+def test_missing_files(tmp_path: Path) -> None:
+    root = write_beir(tmp_path / "mini")
+    with pytest.raises(BeirFormatError, match=r"dev\.tsv.*splits present: test, train"):
+        load_beir(root, "dev")
+    (root / "queries.jsonl").unlink()
+    with pytest.raises(BeirFormatError, match=r"missing: .*queries\.jsonl"):
+        load_beir(root)
+
+
+D1 = '{"_id": "d1", "text": "a"}\n'
+HEADER = "query-id\tcorpus-id\tscore\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "pattern"),
+    [
+        ("corpus", D1 + '{"_id": "d2", "text": \n', r"corpus\.jsonl:2: malformed JSON"),
+        ("corpus", D1 + "\n[1, 2]\n", r"corpus\.jsonl:3: expected a JSON object"),
+        ("corpus", '{"_id": "d1", "title": "t"}\n', r"corpus\.jsonl:1: missing field 'text'"),
+        ("corpus", D1 + D1, r"corpus\.jsonl:2: duplicate _id 'd1' \(first at line 1\)"),
+        ("corpus", "", r"no documents"),
+        ("queries", '{"text": "no id"}\n', r"queries\.jsonl:1: missing field '_id'"),
+        ("queries", '{"_id": "q1", "text": ["x"]}\n', r"queries\.jsonl:1: field 'text' must be"),
+        ("test", HEADER + "q1\td1\n", r"test\.tsv:2: expected 3 tab-separated"),
+        ("test", HEADER + "q1\td1\thigh\n", r"test\.tsv:2: score 'high'"),
+        ("test", HEADER, r"no judgments"),
+    ],
+)
+def test_malformed_files_name_file_and_line(
+    tmp_path: Path, key: str, text: str, pattern: str
+) -> None:
+    root = write_beir(tmp_path / "mini", **{key: text})
+    with pytest.raises(BeirFormatError, match=pattern):
+        load_beir(root)
+
+
+def test_unknown_ids_in_qrels_are_dropped_and_reported(tmp_path: Path) -> None:
+    qrels = TEST_QRELS + "q9\td1\t1\nq1\td9\t1\nq1\td8\t1\n"
+    root = write_beir(tmp_path / "mini", test=qrels)
+    with pytest.warns(BeirDataWarning, match=r"1 name unknown queries.*2 name unknown documents"):
+        ds = load_beir(root)
+    assert ds.dropped_qrels == 3
+    assert ds.n_qrels == 4
+
+
+def test_qrels_with_no_known_ids_raise(tmp_path: Path) -> None:
+    root = write_beir(tmp_path / "mini", test="query-id\tcorpus-id\tscore\nq9\td1\t1\nq1\tzz\t1\n")
+    with pytest.raises(BeirFormatError, match=r"none of the 2 judgments"):
+        load_beir(root)
+
+
+def test_unknown_name_or_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(DataNotFoundError, match=r"known: .*scifact"):
+        load_beir("no-such-dataset")
+    with pytest.raises(DataNotFoundError):
+        load_beir(tmp_path / "absent")
+
+
+def test_absent_without_download_says_where_it_looked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HIERRET_DATA", str(tmp_path / "home"))
+    with pytest.raises(DataNotFoundError) as info:
+        load_beir("scifact", download=False)
+    msg = str(info.value)
+    assert str(tmp_path / "home" / "scifact") in msg
+    assert "HIERRET_DATA" in msg
+    assert not (tmp_path / "home").exists()
+
+
+def test_name_found_under_data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write_beir(tmp_path / "home" / "scifact")
+    monkeypatch.setenv("HIERRET_DATA", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    ds = load_beir("scifact", download=False)
+    assert ds.name == "scifact"
+    assert ds.corpus.name == "beir-scifact"
+
+
+def test_scifact_pin() -> None:
+    remote = BEIR_DOWNLOADS["scifact"]
+    assert remote.url.endswith("/thakur/BEIR/datasets/scifact.zip")
+    assert (remote.algorithm, remote.digest) == ("md5", "5f7d1de60b170fc8027bb7898e2efca1")
+
+
+# -- downloading -------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """A local HTTP server that serves ``files`` and records request paths."""
+
+    base: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
+    hits: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    monkeypatch.setenv("no_proxy", "*")
+    monkeypatch.setenv("NO_PROXY", "*")
+    state = Server()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.hits.append(self.path)
+            body = state.files.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, fmt: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def mini_scifact_zip(tmp_path: Path) -> bytes:
+    """A zip laid out like the official one: ``scifact/corpus.jsonl`` etc."""
+    root = write_beir(tmp_path / "build" / "scifact")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path in sorted(root.rglob("*")):
+            zf.write(path, path.relative_to(root.parent).as_posix())
+    return buf.getvalue()
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("HIERRET_DATA", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _pin(monkeypatch: pytest.MonkeyPatch, url: str, data: bytes, algorithm: str = "md5") -> None:
+    digest = hashlib.new(algorithm, data).hexdigest()
+    monkeypatch.setitem(BEIR_DOWNLOADS, "scifact", Remote(url, digest, algorithm))  # type: ignore[arg-type]
+
+
+def test_download_once_then_cache(
+    server: Server, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = mini_scifact_zip(tmp_path)
+    server.files["/scifact.zip"] = data
+    _pin(monkeypatch, server.base + "/scifact.zip", data)
+    ds = load_beir("scifact", progress=False)
+    assert server.hits == ["/scifact.zip"]
+    assert ds.path == home / "scifact"
+    assert [q.id for q in ds.queries] == ["q1", "q2"]
+    assert sorted(p.name for p in home.iterdir()) == ["scifact", "scifact.zip"]
+    again = load_beir("scifact", progress=False)
+    assert server.hits == ["/scifact.zip"]  # served from cache
+    assert again.identity() == ds.identity()
+
+
+def test_cached_archive_verified_before_use(
+    server: Server, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = mini_scifact_zip(tmp_path)
+    server.files["/scifact.zip"] = data
+    _pin(monkeypatch, server.base + "/scifact.zip", data, "sha256")
+    home.mkdir()
+    (home / "scifact.zip").write_bytes(data)  # a good archive: no request
+    load_beir("scifact", progress=False)
+    assert server.hits == []
+    (home / "scifact.zip").write_bytes(data[:-10])  # corrupt archive: fetched again
+    shutil.rmtree(home / "scifact")
+    ds = load_beir("scifact", progress=False)
+    assert server.hits == ["/scifact.zip"]
+    assert len(ds.corpus) == 3
+    assert (home / "scifact.zip").read_bytes() == data
+
+
+def test_checksum_mismatch_keeps_nothing(
+    server: Server, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = mini_scifact_zip(tmp_path)
+    server.files["/scifact.zip"] = data + b"tampered"
+    _pin(monkeypatch, server.base + "/scifact.zip", data)
+    with pytest.raises(DataNotFoundError) as info:
+        load_beir("scifact", progress=False)
+    assert isinstance(info.value.__cause__, ChecksumError)
+    msg = str(info.value)
+    assert "checksum mismatch" in msg
+    assert hashlib.md5(data).hexdigest() in msg
+    assert str(home / "scifact") in msg
+    assert "HIERRET_DATA" in msg
+    assert list(home.iterdir()) == []
+
+
+def test_download_failure_says_how_to_work_offline(
+    server: Server, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pin(monkeypatch, server.base + "/missing.zip", b"")
+    with pytest.raises(DataNotFoundError, match="HTTP 404") as info:
+        load_beir("scifact", progress=False)
+    assert isinstance(info.value.__cause__, DownloadError)
+    assert server.base + "/missing.zip" in str(info.value)
+    assert "HIERRET_DATA" in str(info.value)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _pin(monkeypatch, f"http://127.0.0.1:{port}/scifact.zip", b"")
+    with pytest.raises(DataNotFoundError, match="could not download"):
+        load_beir("scifact", progress=False)
+    assert list(home.iterdir()) == []
+
+
+def test_module_exports() -> None:
+    assert set(beir.__all__) <= set(dir(beir))
+
+
+# -- the real SciFact ---------------------------------------------------------
+
+
+def test_real_scifact_counts() -> None:
+    home_env = os.environ.get("HIERRET_DATA")
+    if not home_env or not (Path(home_env) / "scifact" / "corpus.jsonl").is_file():
+        pytest.skip(
+            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
+            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
+        )
+    ds = load_beir("scifact", "test", download=False)
+    assert len(ds.corpus) == 5183
+    assert len(ds.queries) == 300
+    assert ds.n_qrels == 339
+    assert ds.dropped_qrels == 0
+    assert all(q.evidence for q in ds.queries)
+    assert sum(len(q.evidence) for q in ds.queries) == 339

@@ -1,0 +1,212 @@
+"""Tests for hierret.datasets.download: data home, checksummed fetch, safe extraction."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import socket
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hierret.datasets.download import (
+    ChecksumError,
+    DownloadError,
+    UnsafeArchiveError,
+    data_home,
+    extract_tar,
+    extract_zip,
+    fetch,
+    file_digest,
+)
+
+PAYLOAD = b"some dataset bytes\n" * 100
+SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+def _source(tmp_path: Path, data: bytes = PAYLOAD) -> Path:
+    src = tmp_path / "remote" / "file.bin"
+    src.parent.mkdir(exist_ok=True)
+    src.write_bytes(data)
+    return src
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# -- data_home ---------------------------------------------------------------
+
+
+def test_data_home_prefers_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HIERRET_DATA", str(tmp_path / "d"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert data_home() == tmp_path / "d"
+
+
+def test_data_home_falls_back_to_xdg_then_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("HIERRET_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert data_home() == tmp_path / "xdg" / "hierret"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert data_home() == tmp_path / "home" / ".cache" / "hierret"
+
+
+# -- fetch -------------------------------------------------------------------
+
+
+def test_fetch_downloads_then_uses_cache(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    dest = tmp_path / "cache" / "sub" / "file.bin"
+    assert fetch(src.as_uri(), SHA, dest, progress=True) == dest
+    assert dest.read_bytes() == PAYLOAD
+    src.unlink()  # a second fetch must not need the source
+    assert fetch(src.as_uri(), SHA.upper(), dest, progress=False).read_bytes() == PAYLOAD
+    assert _leftovers(dest.parent) == []
+
+
+def test_fetch_md5(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    md5 = hashlib.md5(PAYLOAD).hexdigest()
+    dest = fetch(src.as_uri(), md5, tmp_path / "f", algorithm="md5", progress=False)
+    assert file_digest(dest, "md5") == md5
+
+
+def test_fetch_replaces_corrupt_cached_file(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    dest = tmp_path / "cache" / "file.bin"
+    dest.parent.mkdir()
+    dest.write_bytes(b"truncated")
+    fetch(src.as_uri(), SHA, dest, progress=False)
+    assert dest.read_bytes() == PAYLOAD
+
+
+def test_fetch_checksum_mismatch_leaves_nothing(tmp_path: Path) -> None:
+    src = _source(tmp_path, b"tampered")
+    dest = tmp_path / "cache" / "file.bin"
+    with pytest.raises(ChecksumError) as info:
+        fetch(src.as_uri(), SHA, dest, progress=False)
+    msg = str(info.value)
+    assert src.as_uri() in msg
+    assert SHA in msg
+    assert hashlib.sha256(b"tampered").hexdigest() in msg
+    assert not dest.exists()
+    assert list(dest.parent.iterdir()) == []
+
+
+def test_fetch_network_error_explains_offline_use(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/file.bin"
+    dest = tmp_path / "file.bin"
+    with pytest.raises(DownloadError) as info:
+        fetch(url, SHA, dest, progress=False, timeout=5)
+    assert url in str(info.value)
+    assert "HIERRET_DATA" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fetch_missing_source(tmp_path: Path) -> None:
+    with pytest.raises(DownloadError, match="could not download"):
+        fetch((tmp_path / "absent").as_uri(), SHA, tmp_path / "f", progress=False)
+
+
+@pytest.mark.parametrize(
+    ("digest", "algorithm"), [("abc", "sha256"), ("z" * 64, "sha256"), (SHA, "sha1")]
+)
+def test_fetch_rejects_bad_pins(tmp_path: Path, digest: str, algorithm: str) -> None:
+    with pytest.raises(ValueError, match="digest"):
+        fetch("file:///nowhere", digest, tmp_path / "f", algorithm=algorithm)  # type: ignore[arg-type]
+
+
+# -- extraction --------------------------------------------------------------
+
+
+def _zip(path: Path, members: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in members.items():
+            zf.writestr(name, text)
+    return path
+
+
+def test_extract_zip_subdir(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "a.zip", {"top/x.txt": "x", "top/sub/y.txt": "y", "other.txt": "o"})
+    out = extract_zip(archive, tmp_path / "out", subdir="top")
+    assert (out / "x.txt").read_text() == "x"
+    assert (out / "sub" / "y.txt").read_text() == "y"
+    assert not (out / "other.txt").exists()
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("bad", ["../evil.txt", "/abs.txt", "a/../../evil.txt", "..\\evil.txt"])
+def test_extract_zip_rejects_unsafe_members(tmp_path: Path, bad: str) -> None:
+    archive = _zip(tmp_path / "a.zip", {"ok.txt": "fine", bad: "evil"})
+    with pytest.raises(UnsafeArchiveError, match="unsafe member"):
+        extract_zip(archive, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]
+
+
+def test_extract_existing_dest(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "a.zip", {"new.txt": "n"})
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("o")
+    with pytest.raises(FileExistsError):
+        extract_zip(archive, tmp_path / "out")
+    extract_zip(archive, tmp_path / "out", overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["new.txt"]
+    assert _leftovers(tmp_path) == []
+
+
+def test_extract_missing_subdir_leaves_nothing(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "a.zip", {"top/x.txt": "x"})
+    with pytest.raises(FileNotFoundError, match="nope"):
+        extract_zip(archive, tmp_path / "out", subdir="nope")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]
+
+
+def _tar(path: Path, members: list[tarfile.TarInfo]) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for info in members:
+            data = b"data" if info.isfile() else None
+            if data is not None:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def test_extract_tar(tmp_path: Path) -> None:
+    archive = _tar(tmp_path / "a.tgz", [tarfile.TarInfo("top/x.txt")])
+    out = extract_tar(archive, tmp_path / "out", subdir="top")
+    assert (out / "x.txt").read_bytes() == b"data"
+
+
+def _symlink(name: str, target: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.SYMTYPE
+    info.linkname = target
+    return info
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        tarfile.TarInfo("../evil.txt"),
+        tarfile.TarInfo("/abs.txt"),
+        _symlink("top/link", "/etc/passwd"),
+    ],
+)
+def test_extract_tar_rejects_unsafe_members(tmp_path: Path, bad: tarfile.TarInfo) -> None:
+    archive = _tar(tmp_path / "a.tgz", [tarfile.TarInfo("top/ok.txt"), bad])
+    with pytest.raises(UnsafeArchiveError):
+        extract_tar(archive, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tgz"]
