@@ -1,0 +1,563 @@
+"""Vectors on disk: each text is embedded once per encoder identity, across runs.
+
+Layout: one folder per encoder identity (``<root>/<identity.key()>/``) holding
+an ``identity.json`` for people and *shard* files ``*.hvc``, one per batch of
+new vectors. A shard is a small header followed by fixed-size records::
+
+    b"HRVCACHE" | uint32 header length | header JSON | uint32 crc32(header JSON)
+    record = 32-byte key | dimension x float32 (little-endian) | uint32 crc32
+
+The key is SHA-256 of (identity key, precision, window, role, text); a record's
+crc32 covers the identity key, the key and the vector bytes. Every record is
+checked before its vector is used: a record that fails (flipped bytes) or is
+missing (truncated file) is logged as a warning naming the file and recomputed,
+and the damaged shard is rewritten without it. Files are written to a temporary
+name and moved into place with :func:`os.replace`, so no half-written shard is
+ever visible. Shards are merged into one when there are more than
+``max_shards``. One process at a time is assumed.
+
+Examples
+--------
+>>> import tempfile
+>>> from hierret.encoders import HashEncoder
+>>> tmp = tempfile.TemporaryDirectory()
+>>> enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp.name))
+>>> first = enc.encode_passages(["a cat", "a dog", "a cat"])
+>>> enc.stats.misses, enc.stats.duplicates
+(2, 1)
+>>> again = enc.encode_passages(["a dog", "a cat"])
+>>> enc.stats.hits, bool((again == first[[1, 0]]).all())
+(2, True)
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import struct
+import tempfile
+import time
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.encoders import Encoder, EncoderIdentity, Role, _check_texts
+
+__all__ = [
+    "CACHE_ENV",
+    "CacheStats",
+    "CachedEncoder",
+    "VectorCache",
+    "default_cache_dir",
+    "text_keys",
+]
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming the vector cache folder.
+CACHE_ENV = "HIERRET_CACHE"
+
+_MAGIC = b"HRVCACHE"
+_FORMAT = 1
+_SUFFIX = ".hvc"
+_TMP_PREFIX = ".tmp-"
+_STALE_TMP_S = 600.0
+_U32 = struct.Struct("<I")
+
+
+def default_cache_dir() -> Path:
+    """The default vector cache folder.
+
+    ``$HIERRET_CACHE`` when set, else ``$XDG_CACHE_HOME/hierret/vectors``, else
+    ``~/.cache/hierret/vectors``. The folder is not created.
+
+    Examples
+    --------
+    >>> import os
+    >>> old = os.environ.get("HIERRET_CACHE")
+    >>> os.environ["HIERRET_CACHE"] = "/srv/vectors"
+    >>> str(default_cache_dir())
+    '/srv/vectors'
+    >>> _ = os.environ.pop("HIERRET_CACHE") if old is None else os.environ.update(HIERRET_CACHE=old)
+    """
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "hierret" / "vectors").resolve()
+
+
+def text_keys(identity: EncoderIdentity, role: Role, texts: Sequence[str]) -> list[bytes]:
+    """32-byte cache keys: SHA-256 of identity key, precision, window, role and text.
+
+    Examples
+    --------
+    >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 8, 128)
+    >>> a, b = text_keys(ident, "query", ["x", "x"])
+    >>> a == b, len(a), a == text_keys(ident, "passage", ["x"])[0]
+    (True, 32, False)
+    """
+    identity.prefix(role)  # validates role
+    head = f"hierret-vector-v1\0{identity.key()}\0{identity.precision}\0{identity.window}\0{role}\0"
+    base = hashlib.sha256(head.encode())
+    keys = []
+    for text in texts:
+        h = base.copy()
+        h.update(text.encode("utf-8", "surrogatepass"))
+        keys.append(h.digest())
+    return keys
+
+
+@dataclass
+class CacheStats:
+    """Counters since creation (or :meth:`reset`).
+
+    Attributes
+    ----------
+    hits, misses : int
+        Distinct keys found / not found.
+    duplicates : int
+        Texts repeated within one request (served by the first copy).
+    stored : int
+        Vectors written.
+    corrupt : int
+        Records found damaged and ignored.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    duplicates: int = 0
+    stored: int = 0
+    corrupt: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        """``hits / (hits + misses)``; 0 before any lookup."""
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+    def reset(self) -> None:
+        """Set every counter to zero."""
+        self.hits = self.misses = self.duplicates = self.stored = self.corrupt = 0
+
+    def as_dict(self) -> dict[str, int | float]:
+        """Counters plus ``hit_rate``, for tables and logs."""
+        return {**asdict(self), "hit_rate": self.hit_rate}
+
+
+def _record_dtype(dimension: int) -> np.dtype[Any]:
+    return np.dtype([("key", "V32"), ("vec", "<f4", (dimension,)), ("crc", "<u4")])
+
+
+class _Shard:
+    """One shard file held in memory; each record is checked before its first use."""
+
+    def __init__(
+        self, path: Path, raw: bytes | memoryview, dtype: np.dtype[Any], seed: int
+    ) -> None:
+        self.path = path
+        self.raw = memoryview(raw).cast("B")
+        self.size = dtype.itemsize
+        self.records = np.frombuffer(self.raw, dtype=dtype)
+        self.seed = seed
+        self.checked = np.zeros(len(self.records), dtype=bool)
+        self.damaged = False
+
+    def keys(self) -> list[bytes]:
+        blob = np.ascontiguousarray(self.records["key"]).tobytes()
+        return [blob[i : i + 32] for i in range(0, len(blob), 32)]
+
+    def verify(self, rows: NDArray[np.intp]) -> NDArray[np.bool_]:
+        """``True`` for each row whose checksum holds."""
+        ok = np.ones(len(rows), dtype=bool)
+        crcs = self.records["crc"]
+        size, raw, checked = self.size, self.raw, self.checked
+        for j, r in enumerate(rows.tolist()):
+            if checked[r]:
+                continue
+            if zlib.crc32(raw[r * size : (r + 1) * size - 4], self.seed) == int(crcs[r]):
+                checked[r] = True
+            else:
+                ok[j] = False
+        return ok
+
+
+def _atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write to a temporary file beside ``path``, fsync, then :func:`os.replace`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _Shelf:
+    """All shards of one encoder identity, with an in-memory key index."""
+
+    def __init__(self, folder: Path, identity: EncoderIdentity) -> None:
+        self.folder = folder
+        self.identity = identity
+        self.ident_key = identity.key()
+        self.seed = zlib.crc32(self.ident_key.encode())
+        self.dtype = _record_dtype(identity.dimension)
+        self.shards: list[_Shard] = []
+        self.broken: list[Path] = []  # unreadable files, removed at the next write
+        self.index: dict[bytes, tuple[int, int]] = {}
+        if folder.is_dir():
+            self._remove_stale_tmp()
+            for path in sorted(folder.glob("*" + _SUFFIX)):
+                shard = self._read(path)
+                if shard is None:
+                    self.broken.append(path)
+                else:
+                    self._add(shard)
+
+    def _remove_stale_tmp(self) -> None:
+        now = time.time()
+        for tmp in self.folder.glob(_TMP_PREFIX + "*"):
+            try:
+                if now - tmp.stat().st_mtime > _STALE_TMP_S:
+                    tmp.unlink()
+            except OSError:  # pragma: no cover - raced or permissions
+                pass
+
+    def _read(self, path: Path) -> _Shard | None:
+        data = path.read_bytes()
+        try:
+            if data[:8] != _MAGIC:
+                raise ValueError("not a hierret vector shard")
+            (hlen,) = _U32.unpack_from(data, 8)
+            head = data[12 : 12 + hlen]
+            (hcrc,) = _U32.unpack_from(data, 12 + hlen)
+            if zlib.crc32(head) != hcrc:
+                raise ValueError("header checksum mismatch")
+            meta = json.loads(head)
+            if meta.get("identity") != self.ident_key:
+                raise ValueError(f"written for identity {meta.get('identity')!r}")
+            if meta.get("dimension") != self.identity.dimension:
+                raise ValueError(f"dimension {meta.get('dimension')}")
+            count = int(meta["count"])
+        except (ValueError, KeyError, TypeError, struct.error) as err:
+            log.warning("vector cache: ignoring unreadable shard %s (%s)", path, err)
+            return None
+        body = memoryview(data)[16 + hlen :]
+        size = self.dtype.itemsize
+        whole = min(len(body) // size, count)
+        shard = _Shard(path, body[: whole * size], self.dtype, self.seed)
+        if whole != count or len(body) != count * size:
+            log.warning(
+                "vector cache: shard %s is truncated or padded (%d bytes for %d records); "
+                "missing records will be recomputed",
+                path,
+                len(body),
+                count,
+            )
+            shard.damaged = True
+        return shard
+
+    def _add(self, shard: _Shard) -> None:
+        i = len(self.shards)
+        self.shards.append(shard)
+        for row, key in enumerate(shard.keys()):
+            self.index[key] = (i, row)
+
+    def get(
+        self, keys: Sequence[bytes], stats: CacheStats
+    ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        n, d = len(keys), self.identity.dimension
+        out = np.zeros((n, d), dtype=np.float32)
+        found = np.zeros(n, dtype=bool)
+        by_shard: dict[int, tuple[list[int], list[int]]] = {}
+        for pos, key in enumerate(keys):
+            loc = self.index.get(key)
+            if loc is not None:
+                positions, rows = by_shard.setdefault(loc[0], ([], []))
+                positions.append(pos)
+                rows.append(loc[1])
+        for i, (positions, rows) in by_shard.items():
+            shard = self.shards[i]
+            pos_a = np.asarray(positions, dtype=np.intp)
+            rows_a = np.asarray(rows, dtype=np.intp)
+            ok = shard.verify(rows_a)
+            if not ok.all():
+                bad = int((~ok).sum())
+                log.warning(
+                    "vector cache: %d corrupt record(s) in %s (checksum mismatch); recomputing",
+                    bad,
+                    shard.path,
+                )
+                stats.corrupt += bad
+                shard.damaged = True
+                for key in (keys[p] for p in pos_a[~ok]):
+                    del self.index[key]
+            out[pos_a[ok]] = shard.records["vec"][rows_a[ok]]
+            found[pos_a[ok]] = True
+        return out, found
+
+    def put(self, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ident_file = self.folder / "identity.json"
+        if not ident_file.exists():
+            doc = {"key": self.ident_key, **asdict(self.identity)}
+            _atomic_write(ident_file, [json.dumps(doc, indent=2).encode()])
+        name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+        shard = self._write(self.folder / name, keys, vectors)
+        self._add(shard)
+
+    def _write(self, path: Path, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> _Shard:
+        records = np.zeros(len(keys), dtype=self.dtype)
+        records["key"] = np.frombuffer(b"".join(keys), dtype="V32")
+        records["vec"] = vectors
+        raw, size = records.tobytes(), self.dtype.itemsize
+        records["crc"] = [
+            zlib.crc32(raw[r * size : (r + 1) * size - 4], self.seed) for r in range(len(keys))
+        ]
+        meta = {
+            "format": _FORMAT,
+            "identity": self.ident_key,
+            "dimension": self.identity.dimension,
+            "count": len(keys),
+            "name": self.identity.name,
+        }
+        head = json.dumps(meta, sort_keys=True).encode()
+        prelude = _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
+        body = records.tobytes()
+        _atomic_write(path, [prelude, body])
+        shard = _Shard(path, body, self.dtype, self.seed)
+        shard.checked[:] = True
+        return shard
+
+    def compact(self, everything: bool) -> None:
+        """Rewrite the valid, current records of the damaged shards (of all shards
+        when ``everything``) into one new shard and delete the old files."""
+        chosen = [i for i, s in enumerate(self.shards) if everything or s.damaged]
+        keys: list[bytes] = []
+        vecs: list[NDArray[np.float32]] = []
+        for i in chosen:
+            shard = self.shards[i]
+            current = [
+                (row, key)
+                for row, key in enumerate(shard.keys())
+                if self.index.get(key) == (i, row)
+            ]
+            rows = np.asarray([r for r, _ in current], dtype=np.intp)
+            ok = shard.verify(rows)
+            if not ok.all():
+                log.warning(
+                    "vector cache: dropping %d corrupt record(s) from %s",
+                    int((~ok).sum()),
+                    shard.path,
+                )
+            keys.extend(k for (_, k), good in zip(current, ok, strict=True) if good)
+            vecs.append(shard.records["vec"][rows[ok]])
+        old = [self.shards[i].path for i in chosen] + self.broken
+        kept = [s for i, s in enumerate(self.shards) if i not in set(chosen)]
+        self.shards, self.broken, self.index = [], [], {}
+        for shard in kept:
+            self._add(shard)
+        if keys:
+            name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+            self._add(self._write(self.folder / name, keys, np.concatenate(vecs)))
+        for path in old:
+            path.unlink(missing_ok=True)
+
+
+class VectorCache:
+    """A folder of vectors keyed by (encoder identity, role, text).
+
+    Parameters
+    ----------
+    root : path, optional
+        Cache folder; :func:`default_cache_dir` when omitted. Created on first write.
+    max_shards : int
+        Merge an identity's shards into one when there are more than this.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> cache = VectorCache(tmp.name)
+    >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+    >>> keys = text_keys(ident, "passage", ["x", "y"])
+    >>> cache.put(ident, keys[:1], np.array([[0.6, 0.8]], dtype=np.float32))
+    >>> vecs, found = cache.get(ident, keys)
+    >>> found.tolist(), vecs[0].tolist(), cache.count(ident)
+    ([True, False], [0.6000000238418579, 0.800000011920929], 1)
+    >>> tmp.cleanup()
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, max_shards: int = 32) -> None:
+        if max_shards < 1:
+            raise ValueError(f"max_shards must be positive, got {max_shards}")
+        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.max_shards = max_shards
+        self.stats = CacheStats()
+        self._shelves: dict[str, _Shelf] = {}
+
+    def __repr__(self) -> str:
+        return f"VectorCache({str(self.root)!r})"
+
+    def _shelf(self, identity: EncoderIdentity) -> _Shelf:
+        key = identity.key()
+        shelf = self._shelves.get(key)
+        if shelf is None:
+            shelf = self._shelves[key] = _Shelf(self.root / key, identity)
+        return shelf
+
+    def folder(self, identity: EncoderIdentity) -> Path:
+        """Where the shards of ``identity`` live."""
+        return self.root / identity.key()
+
+    def get(
+        self, identity: EncoderIdentity, keys: Sequence[bytes]
+    ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """Stored vectors for ``keys`` (zeros where missing) and a found mask.
+
+        Parameters
+        ----------
+        identity : EncoderIdentity
+        keys : sequence of bytes
+            From :func:`text_keys`.
+
+        Returns
+        -------
+        vectors : ndarray of float32, shape (len(keys), dimension)
+        found : ndarray of bool, shape (len(keys),)
+        """
+        vectors, found = self._shelf(identity).get(keys, self.stats)
+        hits = int(found.sum())
+        self.stats.hits += hits
+        self.stats.misses += len(keys) - hits
+        return vectors, found
+
+    def put(
+        self, identity: EncoderIdentity, keys: Sequence[bytes], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store ``vectors`` (rows matching ``keys``) as one new shard."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(keys), identity.dimension):
+            raise ValueError(
+                f"vectors have shape {vectors.shape}, expected {(len(keys), identity.dimension)} "
+                f"for {identity.describe()}"
+            )
+        if any(len(k) != 32 for k in keys):
+            raise ValueError("keys must be 32-byte digests from text_keys()")
+        if not keys:
+            return
+        shelf = self._shelf(identity)
+        shelf.put(keys, vectors)
+        self.stats.stored += len(keys)
+        if len(shelf.shards) > self.max_shards:
+            shelf.compact(everything=True)
+        elif shelf.broken or any(s.damaged for s in shelf.shards):
+            shelf.compact(everything=False)
+
+    def count(self, identity: EncoderIdentity) -> int:
+        """Number of distinct texts stored for ``identity`` (any role)."""
+        return len(self._shelf(identity).index)
+
+    def compact(self, identity: EncoderIdentity) -> None:
+        """Merge the shards of ``identity`` into one, dropping damaged records."""
+        shelf = self._shelf(identity)
+        if shelf.shards or shelf.broken:
+            shelf.compact(everything=True)
+
+    def clear(self, identity: EncoderIdentity | None = None) -> None:
+        """Delete the stored vectors of ``identity`` (of every identity when ``None``)."""
+        if identity is not None:
+            folders = [self.folder(identity)]
+        else:
+            folders = [p for p in self.root.glob("*") if p.is_dir()]
+        for folder in (f for f in folders if f.is_dir()):
+            for path in folder.glob("*"):
+                if path.suffix in (_SUFFIX, ".json", ".part"):
+                    path.unlink(missing_ok=True)
+            if not any(folder.iterdir()):
+                folder.rmdir()
+        if identity is None:
+            self._shelves.clear()
+        else:
+            self._shelves.pop(identity.key(), None)
+
+
+class CachedEncoder(Encoder):
+    """An encoder that looks every text up in a :class:`VectorCache` first.
+
+    Only the missing texts are encoded, deduplicated, in one batched call; the
+    new vectors are stored and all rows come back in input order. Identity,
+    token counts and windows are those of the wrapped encoder.
+
+    Parameters
+    ----------
+    encoder : Encoder
+    cache : VectorCache, optional
+        Defaults to ``VectorCache()`` at :func:`default_cache_dir`.
+
+    Attributes
+    ----------
+    stats : CacheStats
+        Hits, misses and duplicates of this encoder's requests.
+    """
+
+    def __init__(self, encoder: Encoder, cache: VectorCache | None = None) -> None:
+        self.encoder = encoder
+        self.cache = cache if cache is not None else VectorCache()
+        self.stats = CacheStats()
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self.encoder.identity
+
+    @property
+    def n_special_tokens(self) -> int:
+        return self.encoder.n_special_tokens
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        return self.encoder._embed(texts)
+
+    def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
+        return self.encoder._token_offsets(text)
+
+    def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
+        return self.encoder.count_tokens(texts, role)
+
+    def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
+        items = _check_texts(texts)
+        ident = self.identity
+        keys = text_keys(ident, role, items)
+        first: dict[bytes, int] = {}
+        positions = np.empty(len(items), dtype=np.intp)
+        unique_texts: list[str] = []
+        for i, (key, text) in enumerate(zip(keys, items, strict=True)):
+            j = first.get(key)
+            if j is None:
+                j = first[key] = len(unique_texts)
+                unique_texts.append(text)
+            positions[i] = j
+        unique_keys = list(first)
+        vectors, found = self.cache.get(ident, unique_keys)
+        missing = np.flatnonzero(~found)
+        self.stats.hits += len(unique_keys) - len(missing)
+        self.stats.misses += len(missing)
+        self.stats.duplicates += len(items) - len(unique_keys)
+        if len(missing):
+            fresh = self.encoder.encode([unique_texts[j] for j in missing], role)
+            vectors[missing] = fresh
+            self.cache.put(ident, [unique_keys[j] for j in missing], fresh)
+            self.stats.stored += len(missing)
+        return vectors[positions]
