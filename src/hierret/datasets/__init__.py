@@ -4,14 +4,21 @@ from hierret.datasets.beir import BeirDataset, load_beir
 from hierret.datasets.download import data_home
 from hierret.datasets.gold import GoldSet, default_gold_path, load_gold, locate
 from hierret.datasets.python_reference import load_python_reference
+from hierret.datasets.qasper import QasperDataset, QasperStats, load_qasper
+from hierret.datasets.synthetic import SectionedDataset, build_sectioned
 
 __all__ = [
     "BeirDataset",
     "GoldSet",
+    "QasperDataset",
+    "QasperStats",
+    "SectionedDataset",
+    "build_sectioned",
     "data_home",
     "default_gold_path",
     "load_beir",
     "load_gold",
     "load_python_reference",
+    "load_qasper",
     "locate",
 ]

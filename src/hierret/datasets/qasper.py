@@ -1,0 +1,570 @@
+r"""Loader for Qasper v0.3 (questions over NLP papers, with evidence paragraphs).
+
+Each paper becomes one :class:`~hierret.units.Document` whose text is Markdown,
+so :func:`hierret.hierarchy.build_hierarchy` finds its sections *with their
+nesting*::
+
+    # Paper title
+
+    ## Abstract
+
+    abstract text
+
+    ## Method
+
+    paragraph
+
+    ### Encoder
+
+    paragraph
+
+Blocks are separated by one blank line and paragraph text is kept verbatim
+(paragraphs that are empty or whitespace-only are skipped and counted). A
+``full_text`` entry named ``"Method ::: Encoder"`` sits at nesting depth 2 and
+gets a level-3 heading; its ancestors that are not the currently open sections
+are written first, once each (``"Appendices ::: Lexicon ::: Positive"`` after
+``"Conclusion"`` writes ``## Appendices``, ``### Lexicon`` and
+``#### Positive``). Parts nested deeper than Markdown's six levels are joined
+into the level-6 heading. An entry whose name is empty (or only ``:::``
+separators) continues the previous section; before any named section it opens
+a level-2 ``(untitled)`` section instead of joining the abstract.
+
+Every question becomes a :class:`~hierret.units.Query` whose evidence is the
+span of each evidence paragraph cited by an annotation that did not mark the
+question unanswerable. Evidence starting with ``FLOAT SELECTED`` (or equal to
+a figure or table caption) points at a figure or table, which the text does
+not hold: it is counted and left out. Other evidence is matched to a paragraph
+exactly, else located modulo whitespace with :func:`hierret.datasets.locate`
+inside the same paper (every occurrence is kept). A question is kept when at
+least one evidence item was located; the others are counted in
+:class:`QasperStats` (unanswerable, figure/table evidence only, or no located
+evidence) and dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hierret.datasets.download import (
+    DATA_ENV,
+    DataNotFoundError,
+    DigestAlgorithm,
+    DownloadError,
+    UnsafeArchiveError,
+    data_home,
+    extract_tar,
+    fetch,
+)
+from hierret.datasets.gold import locate
+from hierret.hierarchy import detect_headings
+from hierret.units import Corpus, Document, Query, Span
+
+__all__ = [
+    "QASPER_BASE_URL",
+    "QASPER_DOWNLOADS",
+    "QasperDataset",
+    "QasperFormatError",
+    "QasperRemote",
+    "QasperStats",
+    "load_qasper",
+    "paper_document",
+]
+
+log = logging.getLogger(__name__)
+
+QASPER_BASE_URL = "https://qasper-dataset.s3.us-west-2.amazonaws.com"
+
+#: Separator of nested section names in ``full_text[].section_name``.
+LEVEL_SEPARATOR = ":::"
+#: Prefix Qasper gives to evidence that points at a figure or table.
+FLOAT_PREFIX = "FLOAT SELECTED"
+UNTITLED = "(untitled)"
+_MAX_LEVEL = 6
+
+
+@dataclass(frozen=True)
+class QasperRemote:
+    """Where one Qasper split is downloaded from.
+
+    Parameters
+    ----------
+    url : str
+        The ``.tgz`` archive holding the split.
+    digest : str
+        Pinned hex digest of the archive.
+    algorithm : {"sha256", "md5"}
+        Algorithm of ``digest``.
+    member : str
+        File name of the split's JSON inside the archive.
+    """
+
+    url: str
+    digest: str
+    algorithm: DigestAlgorithm
+    member: str
+
+    @property
+    def archive(self) -> str:
+        """The archive's file name (last part of the URL)."""
+        return self.url.rsplit("/", 1)[-1]
+
+
+# AllenAI publishes no checksum for these archives. The SHA-256 digests (and sizes:
+# 10,835,856 and 3,865,061 bytes) are the ones that many independent public projects
+# pin for these exact URLs (found with code search over public GitHub code: download
+# scripts, dataset READMEs and manifests, all agreeing). ir_datasets has no Qasper entry.
+_TRAIN_DEV_SHA256 = "a28fdf966db827bcee3d873107d6b6669864fb7ca8fbf73a192f5e39191bdb5a"
+_TEST_SHA256 = "72a52a41193e2838b8074f80ac074b94f956b84886c36a61c58a7df4171bdd72"
+
+#: Known split names and their archives. Tests (or users with a mirror) may add or
+#: replace entries.
+QASPER_DOWNLOADS: dict[str, QasperRemote] = {
+    "train": QasperRemote(
+        f"{QASPER_BASE_URL}/qasper-train-dev-v0.3.tgz",
+        _TRAIN_DEV_SHA256,
+        "sha256",
+        "qasper-train-v0.3.json",
+    ),
+    "dev": QasperRemote(
+        f"{QASPER_BASE_URL}/qasper-train-dev-v0.3.tgz",
+        _TRAIN_DEV_SHA256,
+        "sha256",
+        "qasper-dev-v0.3.json",
+    ),
+    "test": QasperRemote(
+        f"{QASPER_BASE_URL}/qasper-test-and-evaluator-v0.3.tgz",
+        _TEST_SHA256,
+        "sha256",
+        "qasper-test-v0.3.json",
+    ),
+}
+
+
+class QasperFormatError(ValueError):
+    """A Qasper file is not in the v0.3 layout."""
+
+
+@dataclass(frozen=True)
+class QasperStats:
+    """What the loader kept, dropped and could not place.
+
+    ``questions == kept + unanswerable + figure_table_only +
+    no_located_evidence``. Evidence items are counted per annotation (two
+    annotators citing one paragraph count twice); ``evidence_total`` counts
+    text evidence only, so ``evidence_located`` of ``evidence_total`` were found
+    in the paper, and ``evidence_figure_table`` more were left out as pointing
+    at figures or tables. ``blank_paragraphs`` were empty or whitespace-only and
+    skipped; ``stray_headings`` are headings that
+    :func:`~hierret.hierarchy.detect_headings` finds in paragraph text (so the
+    section tree has more sections than the paper).
+    """
+
+    papers: int = 0
+    questions: int = 0
+    kept: int = 0
+    unanswerable: int = 0
+    figure_table_only: int = 0
+    no_located_evidence: int = 0
+    evidence_total: int = 0
+    evidence_located: int = 0
+    evidence_figure_table: int = 0
+    blank_paragraphs: int = 0
+    stray_headings: int = 0
+
+    def summary(self) -> str:
+        """One line for logs and reports.
+
+        Examples
+        --------
+        >>> print(QasperStats(2, 5, 3, 1, 1, 0, 4, 4, 1).summary())
+        2 papers, 5 questions: 3 kept; dropped 1 unanswerable, 1 with figure/table evidence only, 0 without located evidence; 4/4 evidence spans located (1 figure/table evidence left out)
+        """  # noqa: E501
+        return (
+            f"{self.papers} papers, {self.questions} questions: {self.kept} kept; dropped "
+            f"{self.unanswerable} unanswerable, {self.figure_table_only} with figure/table "
+            f"evidence only, {self.no_located_evidence} without located evidence; "
+            f"{self.evidence_located}/{self.evidence_total} evidence spans located "
+            f"({self.evidence_figure_table} figure/table evidence left out)"
+        )
+
+
+@dataclass(frozen=True)
+class QasperDataset:
+    """Qasper papers as a corpus, with the questions that have located evidence.
+
+    Parameters
+    ----------
+    name : str
+        The split name, or the file stem for a file path.
+    corpus : Corpus
+        One document per paper (id: the arXiv id), named ``qasper-{name}``.
+    queries : list of Query
+        Kept questions (id: ``question_id``), in file order.
+    stats : QasperStats
+        Counts of what was kept and dropped.
+    unlocated : list of str
+        One line per text evidence item not found in its paper.
+    path : Path
+        The JSON file read.
+    """
+
+    name: str
+    corpus: Corpus
+    queries: list[Query]
+    stats: QasperStats
+    unlocated: list[str] = field(default_factory=list)
+    path: Path = Path()
+
+    def identity(self) -> dict[str, str | int]:
+        """What a result records about the data it ran on (no local paths)."""
+        h = hashlib.sha256()
+        for q in self.queries:
+            h.update(f"{q.id}\t{q.text}\t{q.evidence}\n".encode())
+        return {
+            **self.corpus.identity(),
+            "dataset": f"qasper/{self.name}",
+            "queries": len(self.queries),
+            "evidence_fingerprint": h.hexdigest()[:16],
+            **{f"qasper_{k}": v for k, v in asdict(self.stats).items()},
+        }
+
+
+def load_qasper(
+    path_or_split: str | os.PathLike[str],
+    *,
+    max_papers: int | None = None,
+    download: bool = True,
+    progress: bool = True,
+) -> QasperDataset:
+    """Load a Qasper v0.3 file or split.
+
+    Parameters
+    ----------
+    path_or_split : str or path-like
+        A JSON file in the official layout, or a split name (``"train"``,
+        ``"dev"``, ``"test"``; a key of :data:`QASPER_DOWNLOADS`) looked for in
+        ``data_home() / "qasper"``.
+    max_papers : int, optional
+        Keep only the first ``max_papers`` papers of the file.
+    download : bool
+        Download and extract the pinned archive when a split is absent.
+    progress : bool
+        Show a progress bar while downloading.
+
+    Returns
+    -------
+    QasperDataset
+        Corpus, kept questions with evidence spans, and counts.
+
+    Raises
+    ------
+    DataNotFoundError
+        Neither a file nor a known split; or the split is absent and could not
+        (or may not) be downloaded.
+    QasperFormatError
+        The file is not a JSON object of papers in the v0.3 layout.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> paper = {"title": "T", "abstract": "We study x.", "figures_and_tables": [],
+    ...          "full_text": [{"section_name": "Intro", "paragraphs": ["X is y."]}],
+    ...          "qas": [{"question": "What is x?", "question_id": "q1", "answers": [
+    ...              {"answer": {"unanswerable": False, "evidence": ["X is y."]}}]}]}
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name, "mini.json")
+    >>> _ = path.write_text(json.dumps({"p1": paper}))
+    >>> ds = load_qasper(path)
+    >>> print(ds.corpus["p1"].text)
+    # T
+    <BLANKLINE>
+    ## Abstract
+    <BLANKLINE>
+    We study x.
+    <BLANKLINE>
+    ## Intro
+    <BLANKLINE>
+    X is y.
+    >>> doc, start, end = ds.queries[0].evidence[0]
+    >>> ds.corpus[doc].text[start:end]
+    'X is y.'
+    >>> ds.corpus.name, ds.stats.kept, ds.stats.evidence_located
+    ('qasper-mini', 1, 1)
+    >>> tmp.cleanup()
+    """
+    path, name = _resolve(path_or_split, download=download, progress=progress)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except json.JSONDecodeError as err:
+        raise QasperFormatError(f"{path}: malformed JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise QasperFormatError(f"{path}: expected a JSON object mapping paper ids to papers")
+    papers = list(raw.items())[:max_papers] if max_papers is not None else list(raw.items())
+    counts: dict[str, int] = dict.fromkeys(asdict(QasperStats()), 0)
+    docs: list[Document] = []
+    queries: list[Query] = []
+    unlocated: list[str] = []
+    seen: set[str] = set()
+    for pid, paper in papers:
+        if not isinstance(paper, dict):
+            raise QasperFormatError(f"{path}: paper {pid!r} is not a JSON object")
+        paper_doc = _PaperText(str(pid), paper, path)
+        docs.append(paper_doc.document)
+        counts["papers"] += 1
+        counts["blank_paragraphs"] += paper_doc.blank_paragraphs
+        counts["stray_headings"] += paper_doc.stray_headings
+        for query in _questions(paper_doc, paper, path, counts, unlocated):
+            if query.id in seen:
+                raise QasperFormatError(f"{path}: duplicate question_id {query.id!r}")
+            seen.add(query.id)
+            queries.append(query)
+    stats = QasperStats(**counts)
+    log.info("loaded qasper/%s: %s", name, stats.summary())
+    if stats.stray_headings:
+        log.warning(
+            "qasper/%s: %d heading(s) detected inside paragraph text; those papers' section "
+            "trees have extra sections",
+            name,
+            stats.stray_headings,
+        )
+    return QasperDataset(name, Corpus(f"qasper-{name}", docs), queries, stats, unlocated, path)
+
+
+def paper_document(paper_id: str, paper: Mapping[str, Any]) -> Document:
+    """The document of one paper in the official layout (see the module docstring).
+
+    Examples
+    --------
+    >>> paper = {"title": "T", "abstract": "", "full_text": [
+    ...     {"section_name": "A ::: B", "paragraphs": ["x"]}]}
+    >>> paper_document("p", paper).text
+    '# T\\n\\n## A\\n\\n### B\\n\\nx'
+    """
+    return _PaperText(paper_id, paper, Path("<paper>")).document
+
+
+class _PaperText:
+    """Build one paper's Markdown text, remembering where each paragraph went."""
+
+    def __init__(self, pid: str, paper: Mapping[str, Any], path: Path) -> None:
+        self.pid = pid
+        self.parts: list[str] = []
+        self.pos = 0
+        self.paragraphs: dict[str, list[tuple[int, int]]] = {}
+        self.headings: set[tuple[int, int, str]] = set()
+        self.blank_paragraphs = 0
+        title = _clean(_text(paper, "title", pid, path)) or pid
+        self._heading(1, title)
+        abstract = _text(paper, "abstract", pid, path)
+        if abstract.strip():
+            self._heading(2, "Abstract")
+            self._paragraph(abstract)
+        full_text = paper.get("full_text") or []
+        if not isinstance(full_text, list):
+            raise QasperFormatError(f"{path}: paper {pid!r}: 'full_text' must be a list")
+        open_path: list[str] = []
+        for section in full_text:
+            if not isinstance(section, dict) or not isinstance(section.get("paragraphs"), list):
+                raise QasperFormatError(
+                    f"{path}: paper {pid!r}: each full_text entry needs 'section_name' and "
+                    "a list of 'paragraphs'"
+                )
+            open_path = self._open(_section_parts(section.get("section_name")), open_path)
+            for para in section["paragraphs"]:
+                if not isinstance(para, str):
+                    raise QasperFormatError(f"{path}: paper {pid!r}: a paragraph is not a string")
+                if para.strip():
+                    self._paragraph(para)
+                else:
+                    self.blank_paragraphs += 1
+        text = "".join(self.parts)
+        self.document = Document(pid, title, text)
+        self.stray_headings = sum(
+            (h.start, h.level, h.title) not in self.headings for h in detect_headings(text)
+        )
+
+    def _add(self, block: str) -> tuple[int, int]:
+        if self.parts:
+            self.parts.append("\n\n")
+            self.pos += 2
+        start = self.pos
+        self.parts.append(block)
+        self.pos += len(block)
+        return start, self.pos
+
+    def _heading(self, level: int, title: str) -> None:
+        start, _ = self._add(f"{'#' * level} {title}")
+        self.headings.add((start, level, title))
+
+    def _paragraph(self, text: str) -> None:
+        self.paragraphs.setdefault(text, []).append(self._add(text))
+
+    def _open(self, parts: list[str], open_path: list[str]) -> list[str]:
+        """Write the headings that take the text from ``open_path`` to ``parts``."""
+        if not parts:  # unnamed: continue the open section, or open "(untitled)"
+            parts = open_path or [UNTITLED]
+        if len(parts) > _MAX_LEVEL - 1:
+            parts = [*parts[: _MAX_LEVEL - 2], f" {LEVEL_SEPARATOR} ".join(parts[_MAX_LEVEL - 2 :])]
+        if parts == open_path:
+            return open_path
+        common = 0
+        while common < min(len(parts), len(open_path)) and parts[common] == open_path[common]:
+            common += 1
+        if common == len(parts):  # back up to an ancestor: repeat its heading
+            common -= 1
+        for depth in range(common, len(parts)):
+            self._heading(depth + 2, parts[depth])
+        return parts
+
+    def spans(self, evidence: str) -> list[Span]:
+        """Where ``evidence`` is in the text: exact paragraphs, else modulo whitespace."""
+        exact = self.paragraphs.get(evidence)
+        if exact:
+            return [(self.pid, s, e) for s, e in exact]
+        return locate(evidence, Corpus("paper", [self.document]))
+
+
+def _questions(
+    paper: _PaperText,
+    raw: Mapping[str, Any],
+    path: Path,
+    counts: dict[str, int],
+    unlocated: list[str],
+) -> list[Query]:
+    captions = {
+        _clean(f.get("caption") or "")
+        for f in raw.get("figures_and_tables") or []
+        if isinstance(f, dict)
+    } - {""}
+    kept: list[Query] = []
+    for qa in raw.get("qas") or []:
+        try:
+            qid, question, annotations = str(qa["question_id"]), qa["question"], qa["answers"]
+            answers = [a["answer"] for a in annotations]
+        except (KeyError, TypeError):
+            raise QasperFormatError(
+                f"{path}: paper {paper.pid!r}: each of 'qas' needs 'question_id', 'question' "
+                "and 'answers' with an 'answer' each"
+            ) from None
+        counts["questions"] += 1
+        answerable = [a for a in answers if not a.get("unanswerable")]
+        if not answerable:
+            counts["unanswerable"] += 1
+            continue
+        spans: list[Span] = []
+        n_text = n_float = 0
+        for answer in answerable:
+            for item in answer.get("evidence") or []:
+                if not isinstance(item, str) or not item.strip():
+                    continue
+                if item.lstrip().startswith(FLOAT_PREFIX) or _clean(item) in captions:
+                    n_float += 1
+                    continue
+                n_text += 1
+                found = paper.spans(item)
+                if found:
+                    counts["evidence_located"] += 1
+                    spans.extend(found)
+                else:
+                    unlocated.append(
+                        f"{qid}: evidence {item[:60]!r} not found in paper {paper.pid}"
+                    )
+        counts["evidence_total"] += n_text
+        counts["evidence_figure_table"] += n_float
+        if spans:
+            counts["kept"] += 1
+            kept.append(Query(qid, str(question), tuple(dict.fromkeys(spans))))
+        elif n_float and not n_text:
+            counts["figure_table_only"] += 1
+        else:
+            counts["no_located_evidence"] += 1
+    return kept
+
+
+def _text(paper: Mapping[str, Any], key: str, pid: str, path: Path) -> str:
+    value = paper.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise QasperFormatError(f"{path}: paper {pid!r}: {key!r} must be a string")
+    return value
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _section_parts(name: object) -> list[str]:
+    """``"A ::: B"`` -> ``["A", "B"]``; empty parts (and None) are dropped."""
+    if not isinstance(name, str):
+        return []
+    return [p for p in (_clean(part) for part in name.split(LEVEL_SEPARATOR)) if p]
+
+
+def _resolve(
+    path_or_split: str | os.PathLike[str], *, download: bool, progress: bool
+) -> tuple[Path, str]:
+    """The JSON file to read and the dataset name (split, or file stem)."""
+    path = Path(path_or_split).expanduser()
+    if path.is_file():
+        return path, path.stem
+    split = str(path_or_split)
+    if split not in QASPER_DOWNLOADS:
+        raise DataNotFoundError(
+            f"{split!r} is neither an existing file nor a known Qasper split "
+            f"(known: {', '.join(sorted(QASPER_DOWNLOADS))})"
+        )
+    remote = QASPER_DOWNLOADS[split]
+    folder = data_home() / "qasper"
+    extracted = folder / remote.archive.removesuffix(".tgz").removesuffix(".tar.gz")
+    found = _find(folder, extracted, remote.member)
+    if found:
+        return found, split
+    hint = (
+        f"Set {DATA_ENV} to a folder that holds qasper/{remote.member} (the full splits are "
+        f"not on the project's machines)"
+    )
+    if not download:
+        raise DataNotFoundError(
+            f"Qasper split {split!r} not found: looked for {folder / remote.member} and in "
+            f"{extracted}. {hint}, or allow download=True to fetch {remote.url}."
+        )
+    try:
+        archive = fetch(
+            remote.url,
+            remote.digest,
+            folder / remote.archive,
+            algorithm=remote.algorithm,
+            progress=progress,
+        )
+        extract_tar(archive, extracted)
+    except FileExistsError:  # pragma: no cover - another process extracted it first
+        pass
+    except (DownloadError, UnsafeArchiveError, tarfile.TarError, OSError) as err:
+        raise DataNotFoundError(
+            f"Qasper split {split!r} not found in {folder} and could not be downloaded:\n"
+            f"{err}\n{hint}."
+        ) from err
+    found = _find(folder, extracted, remote.member)
+    if not found:
+        raise DataNotFoundError(f"{remote.url} holds no {remote.member} (extracted to {extracted})")
+    return found, split
+
+
+def _find(folder: Path, extracted: Path, member: str) -> Path | None:
+    direct = folder / member
+    if direct.is_file():
+        return direct
+    if extracted.is_dir():
+        matches: Sequence[Path] = sorted(extracted.rglob(member))
+        return matches[0] if matches else None
+    return None
