@@ -42,6 +42,7 @@ autosummary_generate = False
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_rtype = False
+napoleon_use_ivar = True  # "Attributes" sections as fields: no duplicate object entries
 
 html_theme = "sphinx_book_theme"
 html_title = "hierret: method and evaluation"

@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         notebooks = [nb for nb in notebooks if nb.stem in args.only]
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not for pages
     for nb in notebooks:
         declared = pm.inspect_notebook(str(nb))
         params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}

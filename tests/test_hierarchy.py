@@ -124,3 +124,11 @@ def test_hierarchy_invariants(parts: list[str], max_chars: int, within: bool) ->
     for p in h.passages:
         covered.update(range(p.start, p.end))
     assert all(i in covered or c.isspace() for i, c in enumerate(text))
+
+
+def test_heading_styles_can_be_restricted() -> None:
+    text = "# Paper\n\n## Intro\n\nText.\n\n5 Public House Las Vegas\n\nMore.\n"
+    assert [h.title for h in detect_headings(text)] == ["Paper", "Intro", "5 Public House Las Vegas"]
+    assert [h.title for h in detect_headings(text, ("markdown",))] == ["Paper", "Intro"]
+    with pytest.raises(ValueError, match="unknown heading styles"):
+        detect_headings(text, ("latex",))

@@ -28,14 +28,21 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
 from hierret.units import Corpus, Document, Level, Unit
 
-__all__ = ["Heading", "Hierarchy", "Section", "build_hierarchy", "detect_headings"]
+__all__ = [
+    "HEADING_STYLES",
+    "Heading",
+    "Hierarchy",
+    "Section",
+    "build_hierarchy",
+    "detect_headings",
+]
 
 _RST_UNDERLINE = re.compile(r"^([=\-~*^\"#+`:.'_])\1{2,}[ \t\r]*$")
 _MARKDOWN = re.compile(r"^(#{1,6})[ \t]+(\S.*?)[ \t#]*$")
@@ -100,8 +107,15 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def detect_headings(text: str) -> list[Heading]:
+HEADING_STYLES = ("rst", "markdown", "numbered")
+
+
+def detect_headings(text: str, styles: Sequence[str] = HEADING_STYLES) -> list[Heading]:
     """Find headings in ``text``.
+
+    ``styles`` selects the heading syntaxes to look for; a corpus built with
+    Markdown headings (Qasper, synthetic documents) passes ``("markdown",)`` so
+    that a paragraph that happens to start with a number is never a heading.
 
     reStructuredText: a non-indented line followed by an underline of one
     repeated punctuation character at least as long as the title; levels follow
@@ -117,6 +131,9 @@ def detect_headings(text: str) -> list[Heading]:
     >>> [(h.level, h.title) for h in detect_headings("x\\n\\n2.1 Results\\n\\nmore\\n")]
     [(2, '2.1 Results')]
     """
+    unknown = set(styles) - set(HEADING_STYLES)
+    if unknown:
+        raise ValueError(f"unknown heading styles {sorted(unknown)}: use {HEADING_STYLES}")
     lines = _line_spans(text)
     get = [text[s:e] for s, e in lines]
     rst_order: list[str] = []
@@ -127,7 +144,7 @@ def detect_headings(text: str) -> list[Heading]:
         blank_before = i == 0 or not get[i - 1].strip()
         nxt = get[i + 1] if i + 1 < len(lines) else ""
         under = _RST_UNDERLINE.match(nxt)
-        if (line.strip() and not line[0].isspace() and under and blank_before
+        if ("rst" in styles and line.strip() and not line[0].isspace() and under and blank_before
                 and len(nxt.rstrip()) >= len(line.rstrip())):
             char = under.group(1)
             if char not in rst_order:
@@ -137,21 +154,21 @@ def detect_headings(text: str) -> list[Heading]:
             i += 2
             continue
         md = _MARKDOWN.match(line)
-        if md and blank_before:
+        if md and blank_before and "markdown" in styles:
             found.append(Heading(len(md.group(1)), md.group(2), *lines[i]))
         else:
             num = _NUMBERED.match(line)
             blank_after = i + 1 >= len(lines) or not nxt.strip()
-            if (num and blank_before and blank_after
+            if (num and blank_before and blank_after and "numbered" in styles
                     and not line.rstrip().endswith((".", ":", ";", ",", "?", "!"))):
                 found.append(Heading(num.group(1).count(".") + 1, line.strip(), *lines[i]))
         i += 1
     return found
 
 
-def _sections_of(doc: Document) -> list[Section]:
+def _sections_of(doc: Document, styles: Sequence[str]) -> list[Section]:
     text = doc.text
-    headings = detect_headings(text)
+    headings = detect_headings(text, styles)
     sections: list[Section] = []
     first = headings[0].start if headings else len(text)
     if text[:first].strip() or not headings:
@@ -239,6 +256,7 @@ def build_hierarchy(
     max_chars: int = DEFAULT_MAX_CHARS,
     overlap_chars: int = DEFAULT_OVERLAP_CHARS,
     pack_within_sections: bool = False,
+    heading_styles: Sequence[str] = HEADING_STYLES,
 ) -> Hierarchy:
     """Detect sections and cut passages for every document of ``corpus``.
 
@@ -251,6 +269,8 @@ def build_hierarchy(
     pack_within_sections : bool, default False
         Pack passages inside each section's own span instead of over the whole
         document, so that no passage straddles a heading.
+    heading_styles : sequence of str, default ("rst", "markdown", "numbered")
+        Which heading syntaxes make sections (see :func:`detect_headings`).
 
     Returns
     -------
@@ -267,7 +287,7 @@ def build_hierarchy(
     sections: dict[str, list[Section]] = {}
     passages: list[Unit] = []
     for doc in corpus:
-        secs = _sections_of(doc)
+        secs = _sections_of(doc, heading_styles)
         sections[doc.id] = secs
         if pack_within_sections:
             spans = [(sec.start + a, sec.start + b) for sec in secs
@@ -279,5 +299,6 @@ def build_hierarchy(
             owner = _assign(span, secs)
             passages.append(Unit(f"{doc.id}#p{n}", doc.id, "chunks", span[0], span[1], owner.id))
     params = {"max_chars": max_chars, "overlap_chars": overlap_chars,
-              "pack_within_sections": pack_within_sections}
+              "pack_within_sections": pack_within_sections,
+              "heading_styles": ",".join(heading_styles)}
     return Hierarchy(corpus, sections, passages, params)
