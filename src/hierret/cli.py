@@ -1,0 +1,171 @@
+"""The ``hierret`` command line: try hierarchical search on the embedded corpus.
+
+::
+
+    python -m hierret search "how does finally work?" --level fused --k 5
+
+searches the Python Language Reference (:func:`hierret.datasets.load_python_reference`)
+at one level, or fused, and prints each hit's rank, score, unit id, span,
+section path and a one-line snippet. Vectors are cached on disk
+(:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE`` or ``--cache-dir``),
+so only the first call embeds the corpus (with a progress bar for a real
+model); later calls load the model and read the cache.
+
+Examples
+--------
+>>> import tempfile
+>>> tmp = tempfile.TemporaryDirectory()
+>>> main(["search", "finally clause", "--encoder", "hash", "--k", "1",
+...       "--cache-dir", tmp.name])  # doctest: +ELLIPSIS
+python-reference: ...
+ 1  ...
+0
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from hierret.datasets import load_python_reference
+from hierret.encoders import load_encoder
+from hierret.hierarchical import SEARCH_LEVELS, HierarchicalIndex, Hit
+from hierret.hierarchy import build_hierarchy
+from hierret.levels import STRATEGIES
+
+__all__ = ["build_parser", "format_hit", "main"]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _weight(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hierret`` (subcommand ``search``)."""
+    parser = argparse.ArgumentParser(
+        prog="hierret",
+        description="Retrieval over long structured documents (hierret).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    s = sub.add_parser(
+        "search",
+        help="search the embedded Python Language Reference",
+        description="Search the Python Language Reference topics at one level or fused "
+        "(passages lifted to sections, blended with the section search).",
+    )
+    s.add_argument("question", help="the question to search for")
+    s.add_argument("--level", choices=SEARCH_LEVELS, default="fused",
+                   help="units to rank (default: fused, which ranks sections)")
+    s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
+    s.add_argument("--strategy", choices=STRATEGIES, default="rawspan",
+                   help="section and document vectors: embedding of the raw span "
+                   "(window-pooled when long) or centroid of passages (default: rawspan)")
+    s.add_argument("--section-weight", type=_weight, default=0.65,
+                   help="fused: weight of the section leg in [0, 1] (default: 0.65)")
+    s.add_argument("--depth", type=_positive, default=50,
+                   help="fused: candidates per leg before fusion (default: 50)")
+    s.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS,
+                   help=f"passage size in characters (default: {DEFAULT_MAX_CHARS})")
+    s.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS,
+                   help=f"passage overlap in characters (default: {DEFAULT_OVERLAP_CHARS})")
+    s.add_argument("--encoder", default="all-MiniLM-L6-v2",
+                   help="encoder name for load_encoder (default: all-MiniLM-L6-v2, offline; "
+                   "'hash' needs no model)")
+    s.add_argument("--cache-dir", default=None,
+                   help="vector cache folder (default: $HIERRET_CACHE or ~/.cache/hierret/vectors)")
+    s.add_argument("--snippet-chars", type=_not_negative, default=100,
+                   help="snippet length per hit, 0 for none (default: 100)")
+    return parser
+
+
+def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
+    """Two lines for one hit: rank, score, id, span, section path; then the snippet.
+
+    Examples
+    --------
+    >>> h = Hit(1, "try#s1", 0.8123, "fused", "try", 'The "try" statement', 0, 1562, "Text.")
+    >>> print(format_hit(h))
+     1  0.8123  try#s1  [0, 1562)  The "try" statement
+        Text.
+    """
+    line = f"{hit.rank:2d}  {hit.score:.4f}  {hit.unit_id}  [{hit.start}, {hit.end})  {hit.path}"
+    if snippet_chars <= 0 or not hit.snippet:
+        return line
+    text = hit.snippet
+    if len(text) > snippet_chars:
+        cut = text[: snippet_chars - 1]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+    return f"{line}\n    {text}"
+
+
+def _search(args: argparse.Namespace) -> int:
+    if args.overlap_chars >= args.max_chars:
+        print(f"hierret search: error: --overlap-chars ({args.overlap_chars}) must be smaller "
+              f"than --max-chars ({args.max_chars})", file=sys.stderr)
+        return 2
+    corpus = load_python_reference()
+    hierarchy = build_hierarchy(corpus, args.max_chars, args.overlap_chars)
+    encoder = CachedEncoder(load_encoder(args.encoder), VectorCache(args.cache_dir))
+    index = HierarchicalIndex(hierarchy, encoder, args.strategy)
+    n_sections = sum(len(s) for s in hierarchy.sections.values())
+    how = (f"fused, section weight {args.section_weight}, depth {args.depth}"
+           if args.level == "fused" else args.level)
+    print(f"{corpus.name}: {len(corpus)} documents, {n_sections} sections, "
+          f"{len(hierarchy.passages)} passages; {encoder.identity.name}; "
+          f"{args.strategy} vectors; {how}")
+    hits = index.search(args.question, args.level, args.k, args.section_weight, args.depth)
+    for hit in hits:
+        print(format_hit(hit, args.snippet_chars))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 on a usage error (argparse exits with 2 itself on
+        malformed arguments).
+    """
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else list(argv))
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return _search(args)

@@ -1,0 +1,106 @@
+"""The command line: hits with section paths and spans, the cache, clear usage errors."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+import hierret
+from hierret.cli import main
+from hierret.datasets import load_python_reference
+from hierret.hierarchy import build_hierarchy
+
+HIT = re.compile(r"^ ?(\d+)  (-?\d\.\d{4})  (\S+)  \[(\d+), (\d+)\)  (.+)$")
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("vectors")
+
+
+def search(cache: Path, *args: str) -> list[str]:
+    return ["search", "how does finally work?", "--encoder", "hash", "--cache-dir", str(cache),
+            *args]
+
+
+def hits(out: str) -> list[re.Match[str]]:
+    return [m for line in out.splitlines() if (m := HIT.match(line))]
+
+
+def test_fused_search_prints_section_paths_and_spans(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(search(cache_dir, "--level", "fused", "--k", "4")) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("python-reference: 79 documents")
+    found = hits(out)
+    assert [int(m[1]) for m in found] == [1, 2, 3, 4]
+    h = build_hierarchy(load_python_reference())
+    sections = {s.id: s for ss in h.sections.values() for s in ss}
+    for m in found:
+        s = sections[m[3]]
+        assert (int(m[4]), int(m[5])) == (s.start, s.own_end)
+        assert m[6] == " > ".join(s.path)
+    assert len(out.splitlines()) == 1 + 2 * 4  # header, then hit and snippet lines
+
+
+def test_second_call_reads_the_cache(cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(search(cache_dir))
+    shards = sorted(cache_dir.rglob("*.hvc"))
+    assert shards
+    first = capsys.readouterr().out
+    main(search(cache_dir))
+    assert sorted(cache_dir.rglob("*.hvc")) == shards
+    assert capsys.readouterr().out == first
+
+
+@pytest.mark.parametrize(("level", "strategy"), [("chunks", "rawspan"),
+                                                 ("documents", "centroid"),
+                                                 ("sections", "centroid")])
+def test_other_levels_and_strategies(cache_dir: Path, capsys: pytest.CaptureFixture[str],
+                                     level: str, strategy: str) -> None:
+    args = search(cache_dir, "--level", level, "--strategy", strategy, "--k", "2",
+                  "--snippet-chars", "0")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert len(hits(out)) == 2
+    assert len(out.splitlines()) == 3
+    assert f"{strategy} vectors; {level}" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--level", "paragraphs"], "invalid choice: 'paragraphs'"),
+    (["--strategy", "mean"], "invalid choice: 'mean'"),
+    (["--section-weight", "1.5"], "expected a number in [0, 1]"),
+    (["--k", "0"], "expected a positive integer"),
+])
+def test_usage_errors_are_clear(cache_dir: Path, capsys: pytest.CaptureFixture[str],
+                                args: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(search(cache_dir, *args))
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_overlap_not_below_passage_size(cache_dir: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(search(cache_dir, "--max-chars", "100", "--overlap-chars", "100")) == 2
+    assert "--overlap-chars" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "search" in capsys.readouterr().err
+
+
+def test_python_dash_m(cache_dir: Path, capsys: pytest.CaptureFixture[str],
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["hierret", *search(cache_dir, "--k", "1")])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_path(str(Path(hierret.__file__).with_name("__main__.py")), run_name="__main__")
+    assert exit_info.value.code == 0
+    assert len(hits(capsys.readouterr().out)) == 1
