@@ -1,0 +1,70 @@
+"""Reranking: re-score a first stage's candidates, then select, under one named profile.
+
+* :class:`Reranker` – scores candidate texts for a query; backends:
+  :class:`CrossEncoderReranker` (a sentence-transformers cross-encoder),
+  :class:`MaxSimReranker` (ColBERT-style late interaction over an untrained
+  encoder's token vectors) and :class:`EncoderReranker` (a second bi-encoder).
+* :func:`rerank` – re-orders one ranking by a reranker, keeping every candidate.
+* :class:`Selection` – threshold / floor / ceiling, the same after every reranker.
+* :class:`Profile`, :func:`run_profile`, :func:`evaluate_profile` – a whole stack
+  as one frozen value, run and evaluated exactly as given and recorded with
+  its results (:data:`SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
+
+Examples
+--------
+>>> from hierret.encoders import HashEncoder
+>>> texts = {"a": "quantum flux", "b": "the cat sat on the mat", "c": "dogs bark"}
+>>> ranking = rerank(EncoderReranker(HashEncoder(dimension=32)), "cat on the mat",
+...                  [("a", 3.0), ("b", 2.0), ("c", 1.0)], texts)
+>>> sorted(uid for uid, _ in ranking)  # the same candidates, re-ordered
+['a', 'b', 'c']
+>>> Selection(min_score=0.5, top_k=2).select(ranking)  # doctest: +ELLIPSIS
+[('b', 0.88388...)]
+"""
+
+from hierret.rerank.base import Reranker, RerankerIdentity, rerank
+from hierret.rerank.cross_encoder import Activation, CrossEncoderReranker
+from hierret.rerank.dense import EncoderReranker
+from hierret.rerank.maxsim import (
+    MaxSimReranker,
+    SentenceTransformerTokens,
+    TokenCacheInfo,
+    TokenEncoder,
+)
+from hierret.rerank.profiles import (
+    REORDER_ONLY,
+    SHIPPED,
+    LatencySummary,
+    Profile,
+    ProfileEvaluation,
+    ProfileRun,
+    evaluate_profile,
+    latency_summary,
+    run_profile,
+    score_distribution,
+)
+from hierret.rerank.selection import Selection
+
+__all__ = [
+    "REORDER_ONLY",
+    "SHIPPED",
+    "Activation",
+    "CrossEncoderReranker",
+    "EncoderReranker",
+    "LatencySummary",
+    "MaxSimReranker",
+    "Profile",
+    "ProfileEvaluation",
+    "ProfileRun",
+    "Reranker",
+    "RerankerIdentity",
+    "Selection",
+    "SentenceTransformerTokens",
+    "TokenCacheInfo",
+    "TokenEncoder",
+    "evaluate_profile",
+    "latency_summary",
+    "rerank",
+    "run_profile",
+    "score_distribution",
+]

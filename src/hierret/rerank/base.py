@@ -1,0 +1,139 @@
+"""The reranker interface and :func:`rerank`, which re-orders one ranking."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.evaluation.runs import Ranking, rank
+
+__all__ = ["Reranker", "RerankerIdentity", "rerank"]
+
+
+@dataclass(frozen=True)
+class RerankerIdentity:
+    """What produced a reranker's scores.
+
+    Parameters
+    ----------
+    name : str
+        Short label for tables, e.g. ``"maxsim-minilm"``.
+    kind : str
+        ``"cross-encoder"``, ``"maxsim"``, ``"encoder"`` or a user's own kind.
+    model : str
+        The model, e.g. a hub id, a folder or an encoder's identity line.
+    settings : str
+        Anything else that changes the scores (activation, reduction, ...).
+
+    Examples
+    --------
+    >>> RerankerIdentity("ce", "cross-encoder", "tiny", "activation=sigmoid").describe()
+    'ce (cross-encoder: tiny; activation=sigmoid)'
+    """
+
+    name: str
+    kind: str
+    model: str
+    settings: str = ""
+
+    def describe(self) -> str:
+        """One line for logs and tables."""
+        tail = f"; {self.settings}" if self.settings else ""
+        return f"{self.name} ({self.kind}: {self.model}{tail})"
+
+
+class Reranker(ABC):
+    """Scores candidate texts for a query; higher is better.
+
+    Subclasses implement :attr:`identity` and :meth:`score`. Scores are on the
+    reranker's own scale, so a :class:`~hierret.rerank.Selection` threshold
+    chosen for one reranker does not transfer to another.
+    """
+
+    @property
+    @abstractmethod
+    def identity(self) -> RerankerIdentity:
+        """What produced the scores (see :class:`RerankerIdentity`)."""
+
+    @abstractmethod
+    def score(self, query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
+        """One score per candidate, in input order, higher = better.
+
+        Parameters
+        ----------
+        query : str
+        candidates : sequence of str
+
+        Returns
+        -------
+        ndarray of float64, shape (len(candidates),)
+        """
+
+    def clear_cache(self) -> None:  # noqa: B027 - deliberately a no-op by default
+        """Forget in-memory caches (before timing a cold start); a no-op by default."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identity.describe()})"
+
+
+def _check_scores(scores: NDArray[np.float64], n: int, who: RerankerIdentity) -> None:
+    if scores.shape != (n,):
+        raise RuntimeError(f"{who.describe()} returned shape {scores.shape}, expected ({n},)")
+    if not np.isfinite(scores).all():
+        raise ValueError(f"{who.describe()} returned NaN or infinite scores")
+
+
+def rerank(
+    reranker: Reranker, query: str, ranking: Ranking, texts: Mapping[str, str]
+) -> Ranking:
+    """Re-order the candidates of ``ranking`` by ``reranker``'s scores.
+
+    The result holds exactly the same unit ids, each with its reranker score,
+    ordered by :func:`~hierret.evaluation.rank` (score descending, ties by unit
+    id). Nothing is dropped: dropping is :class:`~hierret.rerank.Selection`'s job.
+
+    Parameters
+    ----------
+    reranker : Reranker
+    query : str
+        The query text.
+    ranking : Ranking
+        First-stage ``(unit_id, score)`` pairs; their scores are ignored.
+    texts : Mapping[str, str]
+        Unit id to the text the reranker reads.
+
+    Returns
+    -------
+    Ranking
+
+    Raises
+    ------
+    KeyError
+        A candidate has no text in ``texts``.
+    ValueError
+        A unit is listed twice, or the reranker returns NaN or infinite scores.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> from hierret.rerank import EncoderReranker
+    >>> texts = {"a": "quantum flux", "b": "the cat sat on the mat"}
+    >>> rr = EncoderReranker(HashEncoder(dimension=32))
+    >>> [uid for uid, _ in rerank(rr, "cat on a mat", [("a", 2.0), ("b", 1.0)], texts)]
+    ['b', 'a']
+    """
+    ids = [uid for uid, _ in ranking]
+    if len(set(ids)) != len(ids):
+        raise ValueError("the ranking lists a unit more than once")
+    if not ids:
+        return []
+    missing = [uid for uid in ids if uid not in texts]
+    if missing:
+        raise KeyError(f"no text for {len(missing)} candidates, e.g. {missing[:3]}")
+    scores = np.asarray(reranker.score(query, [texts[uid] for uid in ids]), dtype=np.float64)
+    _check_scores(scores, len(ids), reranker.identity)
+    return rank(dict(zip(ids, scores.tolist(), strict=True)))

@@ -1,0 +1,67 @@
+"""Re-score candidates with a second bi-encoder: cosine of its query and passage vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.encoders import Encoder
+from hierret.rerank.base import Reranker, RerankerIdentity
+
+__all__ = ["EncoderReranker"]
+
+
+class EncoderReranker(Reranker):
+    """Cosine between a query and each candidate under another encoder.
+
+    Meant for a second, different encoder over a first stage (e.g. E5 over
+    MiniLM): with the first stage's own encoder on a dense first stage it only
+    reproduces the first-stage order. Query and passage prefixes are the
+    encoder's (its :class:`~hierret.encoders.EncoderIdentity`). Pass a
+    :class:`~hierret.cache.CachedEncoder` to embed each candidate once across
+    queries and runs; this class keeps no cache of its own. Texts longer than
+    the encoder's window are cut by the model, as in the dense first stage.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        Any hierret encoder (unit vectors, so the dot product is the cosine).
+    name : str, optional
+        Label; defaults to ``"encoder:<model name>"``.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> rr = EncoderReranker(HashEncoder(dimension=32))
+    >>> s = rr.score("cat on a mat", ["quantum flux", "the cat sat on the mat"])
+    >>> s.shape, bool(s[1] > s[0])
+    ((2,), True)
+    >>> rr.identity.kind
+    'encoder'
+    """
+
+    def __init__(self, encoder: Encoder, name: str | None = None) -> None:
+        self.encoder = encoder
+        ident = encoder.identity
+        self._identity = RerankerIdentity(
+            name=name or f"encoder:{ident.name}",
+            kind="encoder",
+            model=ident.describe(),
+            settings=f"identity key {ident.key()}",
+        )
+
+    @property
+    def identity(self) -> RerankerIdentity:
+        return self._identity
+
+    def score(self, query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
+        """Cosine of the query vector with each candidate's passage vector."""
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a sequence of strings, not a single str")
+        if len(candidates) == 0:
+            return np.zeros(0, dtype=np.float64)
+        q = self.encoder.encode_queries([query])[0].astype(np.float64)
+        passages = self.encoder.encode_passages(list(candidates)).astype(np.float64)
+        return np.asarray(passages @ q, dtype=np.float64)
