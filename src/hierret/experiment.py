@@ -31,7 +31,7 @@ from hierret.stats import (
     wilson_interval,
 )
 
-__all__ = ["align", "compare", "compare_hits"]
+__all__ = ["align", "compare", "compare_hits", "paired_tests"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -154,4 +154,54 @@ def compare_hits(
     table["p_holm"] = pd.Series(adjusted, dtype=float)
     table.index.name = "arm"
     table.attrs.update(baseline=baseline, family=declared, confidence=confidence)
+    return table
+
+
+def paired_tests(
+    per_query: PerQuery,
+    pairs: Sequence[tuple[str, str]],
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Paired comparisons ``a − b`` for a declared family of arm pairs, Holm-adjusted.
+
+    Parameters
+    ----------
+    per_query : mapping
+        ``{arm: {query_id: score}}`` on the same queries.
+    pairs : sequence of (str, str)
+        The family, declared before the run: each ``(a, b)`` tests ``a − b``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair (index ``"a vs b"``): ``a``, ``b``, ``mean_a``,
+        ``mean_b``, ``diff`` with its paired bootstrap interval
+        (``diff_low``, ``diff_high``), randomisation ``p`` and ``p_holm``.
+
+    Examples
+    --------
+    >>> scores = {"x": {"q1": 1.0, "q2": 0.5}, "y": {"q1": 0.5, "q2": 0.5}}
+    >>> float(paired_tests(scores, [("x", "y")], n_resamples=100).loc["x vs y", "diff"])
+    0.25
+    """
+    frame = align(per_query)
+    unknown = sorted({arm for pair in pairs for arm in pair} - set(frame.columns))
+    if unknown:
+        raise ValueError(f"pairs name unknown arms {unknown}; arms: {list(frame.columns)}")
+    rows: dict[str, dict[str, object]] = {}
+    pvalues: dict[str, float] = {}
+    for a, b in pairs:
+        x, y = frame[a].to_numpy(), frame[b].to_numpy()
+        d = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                             method="percentile")
+        name = f"{a} vs {b}"
+        pvalues[name] = paired_randomization(x, y, n_resamples=n_resamples, seed=seed)
+        rows[name] = {"a": a, "b": b, "mean_a": float(np.mean(x)), "mean_b": float(np.mean(y)),
+                      "diff": d.estimate, "diff_low": d.low, "diff_high": d.high,
+                      "p": pvalues[name]}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
+    table.attrs.update(confidence=confidence, n=len(frame))
     return table
