@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,10 +32,12 @@ def sentences_of(text: str) -> list[str]:
         ("Pi is 3.14159 roughly. Ok.", ["Pi is 3.14159 roughly.", "Ok."]),
         ("Wait... it moved. Then it stopped.", ["Wait... it moved.", "Then it stopped."]),
         ("See Section 3.2. for details. Done.", ["See Section 3.2. for details.", "Done."]),
-        ("1. Introduction of things\nand more. End.", ["1. Introduction of things\nand more.", "End."]),
+        ("1. Introduction of things\nand more. End.",
+         ["1. Introduction of things\nand more.", "End."]),
         ("He said \"stop.\" Then left!", ["He said \"stop.\"", "Then left!"]),
         ("Really? Yes! No.", ["Really?", "Yes!", "No."]),
-        ("a heading\n\nparagraph without stop\n\nlast", ["a heading", "paragraph without stop", "last"]),
+        ("a heading\n\nparagraph without stop\n\nlast",
+         ["a heading", "paragraph without stop", "last"]),
     ],
 )
 def test_sentence_splitter(text: str, expected: list[str]) -> None:
@@ -87,7 +91,8 @@ def test_overlap_is_trailing_whole_sentences() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_chars": 150, "overlap_chars": 200}, r"overlap_chars \(200\) must be smaller than max_chars \(150\)"),
+        ({"max_chars": 150, "overlap_chars": 200},
+         r"overlap_chars \(200\) must be smaller than max_chars \(150\)"),
         ({"max_chars": 100, "overlap_chars": 100}, r"overlap_chars \(100\) must be smaller"),
         ({"max_chars": 0, "overlap_chars": 0}, r"max_chars \(0\) must be positive"),
         ({"max_chars": 10, "overlap_chars": -1}, r"overlap_chars \(-1\)"),
@@ -110,7 +115,8 @@ def _check_invariants(text: str, passages: list[tuple[int, int]], max_chars: int
     covered = [False] * len(text)
     for a, b in passages:
         assert 0 <= a < b <= len(text)
-        assert not text[a].isspace() and not text[b - 1].isspace()
+        assert not text[a].isspace()
+        assert not text[b - 1].isspace()
         for i in range(a, b):
             covered[i] = True
         if b - a > max_chars:  # only a single unsplittable token may exceed the limit
@@ -118,11 +124,13 @@ def _check_invariants(text: str, passages: list[tuple[int, int]], max_chars: int
     assert all(covered[i] or c.isspace() for i, c in enumerate(text)), "lost characters"
     sentence_starts = {a for a, _ in split_sentences(text)}
     sentence_ends = {b for _, b in split_sentences(text)}
-    for (a1, b1), (a2, b2) in zip(passages, passages[1:], strict=False):
-        assert a1 < a2 and b1 < b2, "passages must move forward"
+    for (a1, b1), (a2, b2) in itertools.pairwise(passages):
+        assert a1 < a2, "passages must move forward"
+        assert b1 < b2, "passages must move forward"
         if a2 < b1:  # overlapping: at most overlap_chars, made of whole sentences
             assert b1 - a2 <= overlap_chars
-            assert a2 in sentence_starts and b1 in sentence_ends
+            assert a2 in sentence_starts
+            assert b1 in sentence_ends
 
 
 _words = st.sampled_from(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +29,8 @@ def test_rst_levels_follow_first_appearance() -> None:
         ("d#s1.2", 2, "B", "d#s1"),
     ]
     a = h.sections["d"][1]
-    assert text[a.start:a.end].startswith("A\n=") and text[a.end:].startswith("B\n=")
+    assert text[a.start:a.end].startswith("A\n=")
+    assert text[a.end:].startswith("B\n=")
     assert text[a.start:a.own_end].rstrip().endswith("text a.")
 
 
@@ -74,17 +77,20 @@ def test_passages_identical_with_or_without_sections() -> None:
                              pack_within_sections=True)
     for p in inside.passages:
         sec = next(s for s in inside.sections["d"] if s.id == p.parent)
-        assert sec.start <= p.start and p.end <= sec.own_end
+        assert sec.start <= p.start
+        assert p.end <= sec.own_end
 
 
 def test_python_reference_structure() -> None:
     corpus = load_python_reference()
-    assert len(corpus) == 79 and 400_000 < corpus.n_chars < 550_000
+    assert len(corpus) == 79
+    assert 400_000 < corpus.n_chars < 550_000
     h = build_hierarchy(corpus)
     depths = {s.depth for secs in h.sections.values() for s in secs}
     assert depths == {1, 2, 3, 4}
     compound = [s.title for s in h.sections["compound"]]
-    assert 'The "try" statement' in compound and 'The "with" statement' in compound
+    assert 'The "try" statement' in compound
+    assert 'The "with" statement' in compound
     ids = [u.id for lvl in ("documents", "sections", "chunks") for u in h.units(lvl)]
     assert len(ids) == len(set(ids)), "unit ids must be unique"
     assert h.parents("chunks", "sections")["try#p0"] == "try#s1"
@@ -108,7 +114,7 @@ def test_hierarchy_invariants(parts: list[str], max_chars: int, within: bool) ->
     secs = h.sections["d"]
     # own spans partition the text from the first section on, in order
     assert secs[0].start == 0 or not text[: secs[0].start].strip()
-    for a, b in zip(secs, secs[1:], strict=False):
+    for a, b in itertools.pairwise(secs):
         assert a.own_end == b.start
     assert secs[-1].own_end == len(text)
     for s in secs:
@@ -128,7 +134,8 @@ def test_hierarchy_invariants(parts: list[str], max_chars: int, within: bool) ->
 
 def test_heading_styles_can_be_restricted() -> None:
     text = "# Paper\n\n## Intro\n\nText.\n\n5 Public House Las Vegas\n\nMore.\n"
-    assert [h.title for h in detect_headings(text)] == ["Paper", "Intro", "5 Public House Las Vegas"]
+    titles = [h.title for h in detect_headings(text)]
+    assert titles == ["Paper", "Intro", "5 Public House Las Vegas"]
     assert [h.title for h in detect_headings(text, ("markdown",))] == ["Paper", "Intro"]
     with pytest.raises(ValueError, match="unknown heading styles"):
         detect_headings(text, ("latex",))

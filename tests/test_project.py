@@ -64,9 +64,10 @@ def test_notebooks_are_committed_without_outputs() -> None:
 
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+        assert nb.cells[0].cell_type == "markdown"
+        assert nb.cells[0].source.startswith("# ")
         assert any("parameters" in c.metadata.get("tags", []) for c in nb.cells), path.name
         for cell in nb.cells:
             if cell.cell_type == "code":
-                assert not cell.outputs and cell.execution_count is None, (
-                    f"{path.name} has stored outputs: clear them before committing")
+                assert not cell.outputs, f"{path.name} has stored outputs: clear them"
+                assert cell.execution_count is None, f"{path.name} has execution counts"

@@ -56,7 +56,8 @@ def interval_plot(
     for yi, e, lo_hi, c in zip(y, est, err.T, colors, strict=True):
         ax.errorbar(e, yi, xerr=lo_hi.reshape(2, 1), fmt="o", color=c, capsize=3)
     if baseline is not None:
-        ax.axvline(float(table.loc[baseline, value]), color="grey", linestyle=":", zorder=0)
+        ref = table[value].to_numpy(dtype=float)[list(table.index).index(baseline)]
+        ax.axvline(float(ref), color="grey", linestyle=":", zorder=0)
     ax.set_yticks(y, [str(i) for i in table.index])
     ax.set_xlabel(xlabel)
     if title:

@@ -69,10 +69,12 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     from IPython.core.formatters import format_display_data
     from IPython.display import display as ipy_display
 
-    bundle, metadata = format_display_data(_plain(value))
+    bundle, metadata = format_display_data(_plain(value))  # type: ignore[no-untyped-call]
     prefix = "" if display else GLUE_PREFIX
     metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
-    ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+    ipy_display(  # type: ignore[no-untyped-call]
+        {prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata
+    )
 
 
 def _atomic_write(path: Path, text: str) -> None:

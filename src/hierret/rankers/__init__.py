@@ -4,4 +4,15 @@ from hierret.rankers.analyzer import ANALYZERS, ENGLISH_STOP_WORDS, Analyzer, ge
 from hierret.rankers.bm25 import BM25, top_k
 from hierret.rankers.fusion import minmax_fuse, minmax_normalize, rrf, rrf_runs
 
-__all__ = ["ANALYZERS", "BM25", "ENGLISH_STOP_WORDS", "Analyzer", "get_analyzer", "minmax_fuse", "minmax_normalize", "rrf", "rrf_runs", "top_k"]
+__all__ = [
+    "ANALYZERS",
+    "BM25",
+    "ENGLISH_STOP_WORDS",
+    "Analyzer",
+    "get_analyzer",
+    "minmax_fuse",
+    "minmax_normalize",
+    "rrf",
+    "rrf_runs",
+    "top_k",
+]
