@@ -3,8 +3,11 @@
 Dense ranking is the inner product of unit vectors (cosine similarity), as in
 the study this package starts from, computed exactly by ``faiss.IndexFlatIP``.
 Every index records the identity of the encoder that wrote its vectors;
-searching it with queries from another encoder raises an error naming both,
-even when the two have the same dimension.
+searching it with queries from another encoder, or extending it with vectors
+from another encoder, raises an :class:`IdentityMismatchError` naming both,
+even when the two have the same dimension (MiniLM fp32, MiniLM int8 and
+e5-small are all 384-d). An index can be saved to a folder and loaded back
+with the same guard.
 
 Examples
 --------
@@ -17,19 +20,52 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import faiss
 import numpy as np
 import numpy.typing as npt
 
+from hierret.encoders import EncoderIdentity
 from hierret.evaluation.runs import Ranking
 
-__all__ = ["IdentityMismatchError", "VectorIndex", "normalize"]
+__all__ = [
+    "INDEX_FILE",
+    "IdentityLike",
+    "IdentityMismatchError",
+    "IndexFileError",
+    "StaleIndexWarning",
+    "VectorIndex",
+    "normalize",
+]
+
+#: Name of the JSON file of a saved index (the vectors sit next to it, named in it).
+INDEX_FILE = "index.json"
+_FORMAT = 1
+_TMP_PREFIX = ".tmp-"
+
+#: What identifies an encoder: its :class:`~hierret.encoders.EncoderIdentity`, or any
+#: stable string (e.g. ``EncoderIdentity.describe()``).
+IdentityLike = EncoderIdentity | str
 
 
 class IdentityMismatchError(ValueError):
     """Vectors from one encoder met an index written by another."""
+
+
+class IndexFileError(ValueError):
+    """A saved index is missing, incomplete or damaged."""
+
+
+class StaleIndexWarning(UserWarning):
+    """A saved index lacks a guarantee this version makes (e.g. unit vectors)."""
 
 
 def normalize(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
@@ -42,7 +78,42 @@ def normalize(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """
     arr = np.array(vectors, dtype=np.float32, ndmin=2)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    return np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
+    out: npt.NDArray[np.float32] = np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
+    return out
+
+
+def _describe(identity: IdentityLike) -> str:
+    return identity.describe() if isinstance(identity, EncoderIdentity) else str(identity)
+
+
+def _same(a: IdentityLike, b: IdentityLike) -> bool:
+    """Equal identities; an identity and a string match when the string is its describe()."""
+    if isinstance(a, EncoderIdentity) and isinstance(b, EncoderIdentity):
+        return a == b
+    return _describe(a) == _describe(b)
+
+
+_REBUILD = (
+    "Rebuild it with the encoder you mean to use: "
+    "VectorIndex(ids, encoder.encode_passages(texts), encoder.identity).save(folder)"
+)
+
+
+def _mismatch(
+    index_identity: IdentityLike, other: IdentityLike, what: str, where: str = "the index"
+) -> IdentityMismatchError:
+    return IdentityMismatchError(
+        f"{what} come from a different encoder than {where}:\n"
+        f"  {where} was written by: {_describe(index_identity)}\n"
+        f"  {what} come from: {_describe(other)}\n"
+        "Vectors of different encoders are not comparable, even with the same dimension. "
+        "Encode with the index's encoder, or rebuild the index with the new one: "
+        "VectorIndex(ids, encoder.encode_passages(texts), encoder.identity)."
+    )
+
+
+def _vectors_digest(mat: npt.NDArray[np.float32]) -> str:
+    return hashlib.sha256(np.ascontiguousarray(mat, dtype="<f4").tobytes()).hexdigest()
 
 
 class VectorIndex:
@@ -54,44 +125,105 @@ class VectorIndex:
         Unit ids, one per row of ``vectors``.
     vectors : array, shape (n, d)
         Vectors; L2-normalised here whatever they were.
-    identity : str
-        Identity of the encoder that wrote them (``EncoderIdentity.describe()``
-        or any stable string).
+    identity : EncoderIdentity or str
+        Identity of the encoder that wrote them: best the encoder's
+        :class:`~hierret.encoders.EncoderIdentity` (compared field by field
+        and saved with the index), or any stable string such as its
+        ``describe()`` (compared as text).
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> enc = HashEncoder(dimension=16)
+    >>> index = VectorIndex(["a", "b"], enc.encode_passages(["cats purr", "dogs bark"]),
+    ...                     enc.identity)
+    >>> index.search(enc.encode_queries(["dogs"]), k=1, identity=enc.identity)[0][0][0]
+    'b'
+    >>> other = HashEncoder(dimension=16, query_prefix="query: ")
+    >>> index.search(other.encode_queries(["dogs"]), k=1, identity=other.identity)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hierret.index.IdentityMismatchError: query vectors come from a different encoder ...
     """
 
-    def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: str) -> None:
-        mat = normalize(vectors)
+    def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
+        self._setup(list(ids), normalize(vectors), identity)
+
+    def _setup(self, ids: list[str], mat: npt.NDArray[np.float32], identity: IdentityLike) -> None:
+        """Fill the index from rows that are unit length already."""
+        if not isinstance(identity, EncoderIdentity | str):
+            raise TypeError(
+                f"identity must be an EncoderIdentity or a str, got {type(identity).__name__}"
+            )
+        if mat.ndim != 2:
+            raise ValueError(f"vectors must be a 2-d array, got shape {mat.shape}")
         if len(ids) != mat.shape[0]:
             raise ValueError(f"{len(ids)} ids for {mat.shape[0]} vectors: pass one id per row")
         if len(set(ids)) != len(ids):
             raise ValueError("unit ids must be unique")
-        self.ids = list(ids)
-        self.identity = identity
-        self.dimension = int(mat.shape[1])
+        if (
+            isinstance(identity, EncoderIdentity)
+            and mat.shape[0]
+            and (mat.shape[1] != identity.dimension)
+        ):
+            raise ValueError(
+                f"vectors have {mat.shape[1]} dimensions but {identity.describe()} "
+                f"makes {identity.dimension}"
+            )
+        self.ids = ids
+        self.identity: IdentityLike = identity
+        self.dimension = int(
+            identity.dimension
+            if isinstance(identity, EncoderIdentity) and not mat.shape[0]
+            else mat.shape[1]
+        )
         self._index = faiss.IndexFlatIP(self.dimension)
         if len(ids):
             self._index.add(mat)
-        self._vectors = mat
+        self._vectors = mat.reshape(len(ids), self.dimension)
+        self._positions = {u: i for i, u in enumerate(ids)}
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def check(self, identity: str) -> None:
-        """Raise :class:`IdentityMismatchError` unless ``identity`` wrote this index."""
-        if identity != self.identity:
-            raise IdentityMismatchError(
-                "query vectors come from a different encoder than the index:\n"
-                f"  index written by: {self.identity}\n  queries from:     {identity}\n"
-                "Encode the queries with the index's encoder, or rebuild the index with the "
-                "new encoder."
-            )
+    def __repr__(self) -> str:
+        return (
+            f"VectorIndex({len(self)} vectors, {self.dimension} dims, {_describe(self.identity)})"
+        )
 
-    def scores(self, queries: npt.ArrayLike, identity: str) -> npt.NDArray[np.float32]:
+    @property
+    def vectors(self) -> npt.NDArray[np.float32]:
+        """The unit vectors, one row per id (a read-only view)."""
+        view = self._vectors.view()
+        view.flags.writeable = False
+        return view
+
+    def check(self, identity: IdentityLike, what: str = "query vectors") -> None:
+        """Raise :class:`IdentityMismatchError` unless ``identity`` wrote this index.
+
+        Parameters
+        ----------
+        identity : EncoderIdentity or str
+            Identity of the encoder behind the vectors about to meet the index.
+        what : str
+            What those vectors are, for the message.
+        """
+        if not _same(identity, self.identity):
+            raise _mismatch(self.identity, identity, what)
+
+    def _queries(self, queries: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        q = normalize(queries)
+        if q.ndim != 2 or q.shape[1] != self.dimension:
+            raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
+        return q
+
+    def scores(self, queries: npt.ArrayLike, identity: IdentityLike) -> npt.NDArray[np.float32]:
         """Cosine of every query with every unit, shape (n_queries, n_units)."""
         self.check(identity)
-        return normalize(queries) @ self._vectors.T
+        return self._queries(queries) @ self._vectors.T
 
-    def search(self, queries: npt.ArrayLike, k: int, identity: str) -> list[Ranking]:
+    def search(self, queries: npt.ArrayLike, k: int, identity: IdentityLike) -> list[Ranking]:
         """Top ``k`` units per query, ties broken by unit id.
 
         Parameters
@@ -100,13 +232,16 @@ class VectorIndex:
             Query vectors (normalised here).
         k : int
             Depth; capped at the index size.
-        identity : str
+        identity : EncoderIdentity or str
             Identity of the encoder that wrote ``queries``; must equal the index's.
+
+        Returns
+        -------
+        list of Ranking
+            One ``[(unit id, cosine), ...]`` per query, best first.
         """
         self.check(identity)
-        q = normalize(queries)
-        if q.shape[1] != self.dimension:
-            raise ValueError(f"query dimension {q.shape[1]} != index dimension {self.dimension}")
+        q = self._queries(queries)
         k = min(k, len(self))
         if k <= 0:
             return [[] for _ in range(q.shape[0])]
@@ -119,3 +254,219 @@ class VectorIndex:
             pairs.sort(key=lambda p: (-p[1], p[0]))
             out.append(pairs[:k])
         return out
+
+    def add(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
+        """Append vectors from the index's encoder.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            New unit ids, none already in the index.
+        vectors : array, shape (len(ids), d)
+            Their vectors (normalised here).
+        identity : EncoderIdentity or str
+            Identity of the encoder that wrote ``vectors``; must equal the index's.
+
+        Raises
+        ------
+        IdentityMismatchError
+            ``identity`` is not the index's.
+        ValueError
+            Wrong shape, duplicate or already indexed ids.
+
+        Examples
+        --------
+        >>> index = VectorIndex(["a"], [[1.0, 0.0]], identity="toy")
+        >>> index.add(["b"], [[0.0, 2.0]], identity="toy")
+        >>> index.search([[0.0, 1.0]], k=1, identity="toy")
+        [[('b', 1.0)]]
+        """
+        self.check(identity, "new vectors")
+        new_ids = list(ids)
+        mat = normalize(vectors)
+        if mat.ndim != 2 or mat.shape != (len(new_ids), self.dimension):
+            raise ValueError(
+                f"expected {len(new_ids)} vectors of {self.dimension} dimensions, "
+                f"got shape {mat.shape}"
+            )
+        if len(set(new_ids)) != len(new_ids):
+            raise ValueError("unit ids must be unique")
+        clash = sorted(set(new_ids) & self._positions.keys())
+        if clash:
+            raise ValueError(f"{len(clash)} ids are already in the index, e.g. {clash[:3]}")
+        if not new_ids:
+            return
+        self._index.add(mat)
+        for i, u in enumerate(new_ids, start=len(self.ids)):
+            self._positions[u] = i
+        self.ids.extend(new_ids)
+        self._vectors = np.concatenate([self._vectors, mat])
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write the index to ``folder`` (created if needed); returns the JSON file.
+
+        The folder gets ``vectors-<digest>.npy`` (float32 unit rows) and
+        :data:`INDEX_FILE`: ids, the encoder identity (as a dict and its
+        ``describe()``), dimension, ``normalized: true`` and the vectors' SHA-256.
+        Both are written under temporary names and moved into place, the JSON
+        last, so a reader sees the old index or the new one, never a mix.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> index = VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], identity="toy")
+        >>> _ = index.save(tmp.name)
+        >>> VectorIndex.load(tmp.name, expected_identity="toy").ids
+        ['a', 'b']
+        >>> tmp.cleanup()
+        """
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        mat = np.ascontiguousarray(self._vectors, dtype="<f4")
+        digest = _vectors_digest(mat)
+        vectors_name = f"vectors-{digest[:16]}.npy"
+        ident = self.identity
+        doc: dict[str, Any] = {
+            "format": _FORMAT,
+            "ids": self.ids,
+            "identity": ident.as_dict() if isinstance(ident, EncoderIdentity) else None,
+            "identity_describe": _describe(ident),
+            "identity_key": ident.key() if isinstance(ident, EncoderIdentity) else None,
+            "dimension": self.dimension,
+            "count": len(self.ids),
+            "normalized": True,
+            "vectors_file": vectors_name,
+            "vectors_sha256": digest,
+        }
+        if not (root / vectors_name).is_file():
+            _atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
+        blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
+        target = root / INDEX_FILE
+        _atomic_write(target, lambda f: f.write(blob))
+        for old in root.glob("vectors-*.npy"):  # earlier saves, now unreferenced
+            if old.name != vectors_name:
+                old.unlink(missing_ok=True)
+        return target
+
+    @classmethod
+    def load(
+        cls,
+        folder: str | os.PathLike[str],
+        expected_identity: IdentityLike | None = None,
+    ) -> VectorIndex:
+        """Read an index written by :meth:`save`.
+
+        Parameters
+        ----------
+        folder : str or Path
+            The folder given to :meth:`save`.
+        expected_identity : EncoderIdentity or str, optional
+            The encoder you will query it with; a different one raises.
+
+        Returns
+        -------
+        VectorIndex
+
+        Raises
+        ------
+        IndexFileError
+            A file is missing, unreadable, incomplete or fails its checksum.
+        IdentityMismatchError
+            The index was written by another encoder than ``expected_identity``.
+
+        Warns
+        -----
+        StaleIndexWarning
+            The index does not say its vectors are unit length (saved by an
+            older version): they are normalised on load, but it should be rebuilt.
+        """
+        root = Path(folder)
+        meta_path = root / INDEX_FILE
+        try:
+            doc = json.loads(meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise IndexFileError(
+                f"no saved index at {root}: {INDEX_FILE} is missing. {_REBUILD}"
+            ) from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise IndexFileError(f"{meta_path} is damaged ({err}). {_REBUILD}") from err
+        try:
+            ids = doc["ids"]
+            dimension = int(doc["dimension"])
+            vectors_name = str(doc.get("vectors_file", "vectors.npy"))
+            raw_identity = doc.get("identity")
+            identity: IdentityLike = (
+                EncoderIdentity.from_dict(raw_identity)
+                if raw_identity is not None
+                else str(doc["identity_describe"])
+            )
+            if not isinstance(ids, list) or not all(isinstance(u, str) for u in ids):
+                raise ValueError("ids must be a list of strings")
+        except (KeyError, TypeError, ValueError) as err:
+            raise IndexFileError(
+                f"{meta_path} is not a saved index ({type(err).__name__}: {err}). {_REBUILD}"
+            ) from err
+        if Path(vectors_name).name != vectors_name:
+            raise IndexFileError(f"{meta_path} names a vectors file outside its folder")
+        vec_path = root / vectors_name
+        try:
+            mat = np.load(vec_path, allow_pickle=False)
+        except FileNotFoundError:
+            raise IndexFileError(
+                f"{vec_path} is missing: the index at {root} is incomplete. {_REBUILD}"
+            ) from None
+        except (OSError, ValueError, EOFError) as err:
+            raise IndexFileError(f"{vec_path} is damaged ({err}). {_REBUILD}") from err
+        if mat.ndim != 2 or mat.shape != (len(ids), dimension):
+            raise IndexFileError(
+                f"{vec_path} holds an array of shape {mat.shape}, but {meta_path} lists "
+                f"{len(ids)} ids of {dimension} dimensions. {_REBUILD}"
+            )
+        expected_digest = doc.get("vectors_sha256")
+        if expected_digest is not None and _vectors_digest(mat) != expected_digest:
+            raise IndexFileError(
+                f"{vec_path} fails its SHA-256 check: the vectors changed after saving. {_REBUILD}"
+            )
+        if doc.get("normalized") is not True:
+            warnings.warn(
+                f"the index at {root} does not record unit-length vectors "
+                f"(normalized={doc.get('normalized')!r}): it was saved by an older version or "
+                "from vectors that were not unit length. "
+                "Its vectors are normalised on load, but scores may differ from when it was "
+                f"built. {_REBUILD}",
+                StaleIndexWarning,
+                stacklevel=2,
+            )
+        if expected_identity is not None and not _same(expected_identity, identity):
+            raise _mismatch(
+                identity,
+                expected_identity,
+                "the expected encoder's vectors",
+                f"the index at {root}",
+            )
+        unit = doc.get("normalized") is True  # then keep the saved rows bit for bit
+        if unit and len(mat):
+            norms = np.linalg.norm(mat.astype(np.float64), axis=1)
+            if not np.all((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)):
+                raise IndexFileError(
+                    f"{meta_path} says its vectors are unit length, but {vec_path} holds rows "
+                    f"of norm {norms.min():.4g} to {norms.max():.4g}. {_REBUILD}"
+                )
+        index = cls.__new__(cls)
+        index._setup(ids, np.asarray(mat, dtype=np.float32) if unit else normalize(mat), identity)
+        return index
+
+
+def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` through a temporary file in the same folder and os.replace it."""
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

