@@ -81,8 +81,10 @@ def _sphinx(session: nox.Session, site: Path) -> Path:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
-    _install(session, "test,notebooks,docs,models")
+    """Lint, unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
+    _install(session, "test,notebooks,docs,models,lint")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs")
+    session.run("mypy", "src/hierret")
     session.run("pytest", "tests", "src/hierret", "notebooks", "--nbval-lax",
                 "--nbval-current-env", "-p", "no:cacheprovider", *session.posargs,
                 env={**_env(), "HIERRET_SMOKE": "1"})

@@ -34,7 +34,8 @@ def test_compare_declares_the_family_and_adjusts() -> None:
               "better": dict(enumerate(np.clip(base + 0.2, 0, 1)))}
     scores = {a: {f"q{k}": float(v) for k, v in s.items()} for a, s in scores.items()}
     t = compare(scores, baseline="base", n_resamples=2000)
-    assert t.loc["same", "p"] == 1.0 and t.loc["same", "diff"] == 0.0
+    assert t.loc["same", "p"] == 1.0
+    assert t.loc["same", "diff"] == 0.0
     assert t.loc["better", "p_holm"] < 0.01
     assert t.loc["better", "p_holm"] >= t.loc["better", "p"]
     assert t.attrs["family"] == ["same", "better"]
@@ -53,7 +54,8 @@ def test_paired_tests_holm_over_pairs() -> None:
     scores = {"a": {f"q{i}": 1.0 for i in range(20)}, "b": {f"q{i}": 0.0 for i in range(20)},
               "c": {f"q{i}": float(i % 2) for i in range(20)}}
     t = paired_tests(scores, [("a", "b"), ("c", "b")], n_resamples=2000)
-    assert t.loc["a vs b", "diff"] == 1.0 and t.loc["c vs b", "diff"] == 0.5
+    assert t.loc["a vs b", "diff"] == 1.0
+    assert t.loc["c vs b", "diff"] == 0.5
     assert (t["p_holm"] >= t["p"]).all()
     with pytest.raises(ValueError, match="unknown arms"):
         paired_tests(scores, [("a", "z")])
