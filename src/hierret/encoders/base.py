@@ -228,10 +228,12 @@ class Encoder(ABC):
     normalisation, shape checks, token counting and windowing live here.
     """
 
+    _identity: EncoderIdentity  #: set by each backend's constructor
+
     @property
-    @abstractmethod
     def identity(self) -> EncoderIdentity:
         """What made the vectors (see :class:`EncoderIdentity`)."""
+        return self._identity
 
     @property
     @abstractmethod
@@ -449,10 +451,6 @@ class HashEncoder(Encoder):
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
         )
-
-    @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
 
     @property
     def n_special_tokens(self) -> int:

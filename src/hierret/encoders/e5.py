@@ -154,10 +154,6 @@ class E5Encoder(Encoder):
         )
 
     @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
     def n_special_tokens(self) -> int:
         return 2  # <s>, </s>
 

@@ -190,10 +190,6 @@ class OnnxEncoder(Encoder):
         )
 
     @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
     def n_special_tokens(self) -> int:
         processor = self._counter.post_processor
         return 0 if processor is None else int(processor.num_special_tokens_to_add(False))

@@ -165,10 +165,6 @@ class SentenceTransformerEncoder(Encoder):
         )
 
     @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
     def n_special_tokens(self) -> int:
         return int(self._tokenizer.num_special_tokens_to_add(pair=False))
 

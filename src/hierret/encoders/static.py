@@ -107,10 +107,6 @@ class WordLlamaEncoder(Encoder):
         )
 
     @property
-    def identity(self) -> EncoderIdentity:
-        return self._identity
-
-    @property
     def n_special_tokens(self) -> int:
         return 0
 
