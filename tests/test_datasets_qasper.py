@@ -19,6 +19,7 @@ import pytest
 from hierret.datasets import qasper
 from hierret.datasets.download import ChecksumError, DataNotFoundError
 from hierret.datasets.qasper import (
+    HEADING_STYLES,
     QASPER_DOWNLOADS,
     QasperFormatError,
     QasperRemote,
@@ -422,7 +423,7 @@ def test_real_sample() -> None:
         "evidence_located": 77,
         "evidence_figure_table": 11,
         "blank_paragraphs": 140,
-        "stray_headings": 1,
+        "stray_headings": 0,
     }
     raw = json.loads(path.read_text(encoding="utf-8"))
     for q in ds.queries:
@@ -432,8 +433,11 @@ def test_real_sample() -> None:
             assert cut == paper["abstract"] or any(
                 cut in s["paragraphs"] for s in paper["full_text"]
             )
-    h = build_hierarchy(ds.corpus)
-    assert sum(len(s) for s in h.sections.values()) == 166
+    # with every heading style, "5 Public House Las Vegas ..." in 1805.02400 becomes a
+    # numbered heading; with the Markdown the loader writes, it does not
+    assert sum(len(s) for s in build_hierarchy(ds.corpus).sections.values()) == 166
+    h = build_hierarchy(ds.corpus, heading_styles=HEADING_STYLES)
+    assert sum(len(s) for s in h.sections.values()) == 165
     secs = h.sections["1909.00694"]
     assert len(secs) == 26
     assert max(s.depth for s in secs) == 4

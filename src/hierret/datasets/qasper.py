@@ -65,9 +65,15 @@ from hierret.datasets.download import (
 )
 from hierret.datasets.gold import locate
 from hierret.hierarchy import detect_headings
+
+#: The heading syntax Qasper documents are written in: build their hierarchy with
+#: ``build_hierarchy(corpus, heading_styles=HEADING_STYLES)`` so that a paragraph
+#: starting with a number ("5 Public House ...") never becomes a section.
+HEADING_STYLES: tuple[str, ...] = ("markdown",)
 from hierret.units import Corpus, Document, Query, Span
 
 __all__ = [
+    "HEADING_STYLES",
     "QASPER_BASE_URL",
     "QASPER_DOWNLOADS",
     "QasperDataset",
@@ -331,8 +337,8 @@ def load_qasper(
     log.info("loaded qasper/%s: %s", name, stats.summary())
     if stats.stray_headings:
         log.warning(
-            "qasper/%s: %d heading(s) detected inside paragraph text; those papers' section "
-            "trees have extra sections",
+            "qasper/%s: %d Markdown heading(s) found inside paragraph text; those papers' "
+            "section trees have extra sections",
             name,
             stats.stray_headings,
         )
@@ -389,7 +395,8 @@ class _PaperText:
         text = "".join(self.parts)
         self.document = Document(pid, title, text)
         self.stray_headings = sum(
-            (h.start, h.level, h.title) not in self.headings for h in detect_headings(text)
+            (h.start, h.level, h.title) not in self.headings
+            for h in detect_headings(text, HEADING_STYLES)
         )
 
     def _add(self, block: str) -> tuple[int, int]:
