@@ -38,6 +38,9 @@ from hierret.rerank import (
     rerank,
     run_profile,
     score_distribution,
+    scores_by_relevance,
+    selection_sweep,
+    set_scores,
 )
 from hierret.search import Searcher
 from hierret.units import Corpus, Document, Query
@@ -549,3 +552,96 @@ def test_latency_summary_and_score_distribution() -> None:
     run = {"q2": [("a", 0.9), ("b", 0.1)], "q1": [("c", 0.5)]}
     assert score_distribution(run).tolist() == [0.5, 0.9, 0.1]
     assert score_distribution(run, rank_limit=1).tolist() == [0.5, 0.9]
+
+
+def test_scores_by_relevance_splits_judged_queries_only() -> None:
+    run = {"q2": [("a", 0.9), ("b", 0.1)], "q1": [("c", 0.5), ("d", 0.3)], "q9": [("e", 1.0)]}
+    qrels = {"q1": {"d": 2, "c": 0}, "q2": {"a": 1}}
+    rel, non = scores_by_relevance(run, qrels)
+    assert rel.tolist() == [0.3, 0.9]  # q1 then q2; grade 0 is not relevant
+    assert non.tolist() == [0.5, 0.1]  # q9 has no qrels: left out
+    rel1, non1 = scores_by_relevance(run, qrels, rank_limit=1)
+    assert (rel1.tolist(), non1.tolist()) == ([0.9], [0.5])
+    assert scores_by_relevance({}, qrels)[0].dtype == np.float64
+
+
+def test_set_scores_precision_recall_and_size() -> None:
+    run = {"q1": [("a", 3.0), ("x", 2.0), ("b", 1.0), ("y", 0.5)], "q2": [], "q3": [("c", 1.0)],
+           "q4": [("z", 1.0)]}
+    qrels = {"q1": {"a": 1, "b": 1, "c": 1, "y": 0}, "q2": {"a": 1}, "q4": {"z": 0}}
+    scores = set_scores(run, qrels)
+    assert scores["precision"] == {"q1": 0.5, "q2": 0.0, "q4": 0.0}
+    assert scores["recall"] == pytest.approx({"q1": 2 / 3, "q2": 0.0, "q4": 0.0})
+    assert scores["kept"] == {"q1": 4.0, "q2": 0.0, "q4": 1.0}
+    with pytest.raises(ValueError, match="more than once"):
+        set_scores({"q1": [("a", 1.0), ("a", 0.5)]}, qrels)
+
+
+def test_selection_sweep_matches_select_then_set_scores() -> None:
+    reranked = {
+        "q1": [("a", 0.9), ("b", 0.7), ("x", 0.6), ("y", 0.2), ("z", 0.1)],
+        "q2": [("p", 0.4), ("c", 0.35), ("w", 0.3)],
+        "q9": [("a", 1.0)],  # unjudged: ignored
+    }
+    qrels = {"q1": {"a": 1, "y": 1}, "q2": {"c": 1}}
+    grid = [0.0, 0.5, 0.8, 1.0]
+    table = selection_sweep(reranked, qrels, grid, min_keep=2, top_k=4)
+    assert table["min_score"].tolist() == grid
+    for row in table.itertuples():
+        sel = Selection(min_score=row.min_score, min_keep=2, top_k=4)
+        final = {q: sel.select(r) for q, r in reranked.items() if q in qrels}
+        expected = set_scores(final, qrels)
+        assert row.precision == pytest.approx(np.mean(list(expected["precision"].values())))
+        assert row.recall == pytest.approx(np.mean(list(expected["recall"].values())))
+        assert row.kept == pytest.approx(np.mean(list(expected["kept"].values())))
+    # t=0: the ceiling of 4 cuts q1; t=1: only the floor of 2 keeps anything
+    assert table["kept"].tolist() == [3.5, 2.5, 2.0, 2.0]
+    assert table["floored"].tolist() == [0.0, 0.5, 1.0, 1.0]
+    # a higher threshold never returns more
+    assert table["kept"].is_monotonic_decreasing
+    with pytest.raises(ValueError, match="no query"):
+        selection_sweep({"q9": [("a", 1.0)]}, qrels, grid)
+
+
+def test_prepare_moves_candidate_work_before_the_queries(tmp_path: Path) -> None:
+    tokens = TableTokens(HAND)
+    rr = MaxSimReranker(tokens, cache_size=None)
+    rr.prepare(["d1", "d2", "d1"])
+    assert tokens.seen == [("d1", "passage"), ("d2", "passage")]
+    rr.score("q", ["d2", "d1"])
+    assert tokens.seen[2:] == [("q", "query")]  # the candidates were ready
+    with pytest.raises(TypeError, match="single str"):
+        rr.prepare("d1")
+
+    cached = CachedEncoder(load_encoder("hash", dimension=16), VectorCache(tmp_path))
+    dense = EncoderReranker(cached)
+    dense.prepare(["alpha beta", "gamma"])
+    assert cached.stats.misses == 2
+    before = dense.score("beta", ["gamma", "alpha beta"])
+    assert cached.stats.hits == 2  # passages from the cache; the query is new
+    np.testing.assert_allclose(before, EncoderReranker(cached.encoder).score(
+        "beta", ["gamma", "alpha beta"]), rtol=1e-6)
+    EncoderReranker(load_encoder("hash", dimension=16)).prepare(["x"])  # nowhere to keep: no-op
+    FixedReranker({}).prepare(["x"])  # the default does nothing
+
+
+def test_cache_queries_false_encodes_every_query_and_scores_the_same(tmp_path: Path) -> None:
+    tokens = TableTokens(HAND)
+    rr = MaxSimReranker(tokens, cache_queries=False)
+    first = rr.score("q", ["d1", "d2"])
+    second = rr.score("q", ["d2", "d1"])
+    assert [t for t, role in tokens.seen if role == "query"] == ["q", "q"]
+    assert [t for t, role in tokens.seen if role == "passage"] == ["d1", "d2"]  # still cached
+    np.testing.assert_allclose(first, second[::-1])
+    np.testing.assert_allclose(first, MaxSimReranker(TableTokens(HAND)).score("q", ["d1", "d2"]))
+
+    cached = CachedEncoder(load_encoder("hash", dimension=16), VectorCache(tmp_path))
+    fresh = EncoderReranker(cached, cache_queries=False)
+    fresh.prepare(["alpha beta", "gamma"])
+    misses = cached.stats.misses
+    a = fresh.score("beta", ["gamma", "alpha beta"])
+    b = fresh.score("beta", ["gamma", "alpha beta"])
+    assert cached.stats.misses == misses  # the query never went through the cache
+    assert cached.stats.hits == 4  # the candidates, twice
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(a, EncoderReranker(cached).score("beta", ["gamma", "alpha beta"]))

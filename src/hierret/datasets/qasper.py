@@ -65,12 +65,12 @@ from hierret.datasets.download import (
 )
 from hierret.datasets.gold import locate
 from hierret.hierarchy import detect_headings
+from hierret.units import Corpus, Document, Query, Span
 
 #: The heading syntax Qasper documents are written in: build their hierarchy with
 #: ``build_hierarchy(corpus, heading_styles=HEADING_STYLES)`` so that a paragraph
 #: starting with a number ("5 Public House ...") never becomes a section.
 HEADING_STYLES: tuple[str, ...] = ("markdown",)
-from hierret.units import Corpus, Document, Query, Span
 
 __all__ = [
     "HEADING_STYLES",

@@ -5,7 +5,9 @@
   :class:`MaxSimReranker` (ColBERT-style late interaction over an untrained
   encoder's token vectors) and :class:`EncoderReranker` (a second bi-encoder).
 * :func:`rerank` – re-orders one ranking by a reranker, keeping every candidate.
-* :class:`Selection` – threshold / floor / ceiling, the same after every reranker.
+* :class:`Selection` – threshold / floor / ceiling, the same after every reranker;
+  :func:`set_scores` and :func:`selection_sweep` measure the returned set as
+  the threshold moves, :func:`scores_by_relevance` splits a run's scores by label.
 * :class:`Profile`, :func:`run_profile`, :func:`evaluate_profile` – a whole stack
   as one frozen value, run and evaluated exactly as given and recorded with
   its results (:data:`SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
@@ -42,8 +44,9 @@ from hierret.rerank.profiles import (
     latency_summary,
     run_profile,
     score_distribution,
+    scores_by_relevance,
 )
-from hierret.rerank.selection import Selection
+from hierret.rerank.selection import Selection, selection_sweep, set_scores
 
 __all__ = [
     "REORDER_ONLY",
@@ -67,4 +70,7 @@ __all__ = [
     "rerank",
     "run_profile",
     "score_distribution",
+    "scores_by_relevance",
+    "selection_sweep",
+    "set_scores",
 ]

@@ -73,6 +73,22 @@ class Reranker(ABC):
         ndarray of float64, shape (len(candidates),)
         """
 
+    def prepare(self, candidates: Sequence[str]) -> None:  # noqa: B027 - a no-op by default
+        """Do, before any query, the work that depends on the candidates alone.
+
+        A deployment does this at index time: e.g. :class:`~hierret.rerank.MaxSimReranker`
+        computes the candidates' token vectors, :class:`~hierret.rerank.EncoderReranker`
+        their passage vectors. Afterwards the per-query time that
+        :func:`~hierret.rerank.run_profile` records is the query-time work only.
+        A cross-encoder reads query and candidate together, so it has nothing to
+        prepare: the default does nothing.
+
+        Parameters
+        ----------
+        candidates : sequence of str
+            Texts that will be scored later.
+        """
+
     def clear_cache(self) -> None:  # noqa: B027 - deliberately a no-op by default
         """Forget in-memory caches (before timing a cold start); a no-op by default."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,6 +12,8 @@ from hierret.encoders import Encoder
 from hierret.rerank.base import Reranker, RerankerIdentity
 
 __all__ = ["EncoderReranker"]
+
+log = logging.getLogger(__name__)
 
 
 class EncoderReranker(Reranker):
@@ -30,6 +33,12 @@ class EncoderReranker(Reranker):
         Any hierret encoder (unit vectors, so the dot product is the cosine).
     name : str, optional
         Label; defaults to ``"encoder:<model name>"``.
+    cache_queries : bool, default True
+        With ``False``, queries bypass a :class:`~hierret.cache.CachedEncoder`
+        (its wrapped encoder embeds them every time) while candidates still come
+        from the cache. Use it when timing: a query arrives once in a
+        deployment, so a cached query vector would hide the query-time encoding
+        from :func:`~hierret.rerank.run_profile`'s latency.
 
     Examples
     --------
@@ -42,8 +51,17 @@ class EncoderReranker(Reranker):
     'encoder'
     """
 
-    def __init__(self, encoder: Encoder, name: str | None = None) -> None:
+    def __init__(
+        self, encoder: Encoder, name: str | None = None, *, cache_queries: bool = True
+    ) -> None:
+        from hierret.cache import CachedEncoder
+
         self.encoder = encoder
+        self.cache_queries = cache_queries
+        query_encoder = encoder
+        while not cache_queries and isinstance(query_encoder, CachedEncoder):
+            query_encoder = query_encoder.encoder
+        self._query_encoder = query_encoder
         ident = encoder.identity
         self._identity = RerankerIdentity(
             name=name or f"encoder:{ident.name}",
@@ -56,12 +74,29 @@ class EncoderReranker(Reranker):
     def identity(self) -> RerankerIdentity:
         return self._identity
 
+    def prepare(self, candidates: Sequence[str]) -> None:
+        """Embed ``candidates`` as passages ahead of queries, when the encoder can keep them.
+
+        Only a :class:`~hierret.cache.CachedEncoder` keeps vectors between
+        calls; with any other encoder there is nowhere to put them, and nothing
+        is done (a message is logged).
+        """
+        from hierret.cache import CachedEncoder
+
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a sequence of strings, not a single str")
+        if not isinstance(self.encoder, CachedEncoder):
+            log.info("%s: the encoder keeps no vectors; nothing to prepare", self._identity.name)
+            return
+        if candidates:
+            self.encoder.encode_passages(list(candidates))
+
     def score(self, query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
         """Cosine of the query vector with each candidate's passage vector."""
         if isinstance(candidates, str):
             raise TypeError("candidates must be a sequence of strings, not a single str")
         if len(candidates) == 0:
             return np.zeros(0, dtype=np.float64)
-        q = self.encoder.encode_queries([query])[0].astype(np.float64)
+        q = self._query_encoder.encode_queries([query])[0].astype(np.float64)
         passages = self.encoder.encode_passages(list(candidates)).astype(np.float64)
         return np.asarray(passages @ q, dtype=np.float64)

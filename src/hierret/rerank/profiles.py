@@ -42,6 +42,7 @@ __all__ = [
     "latency_summary",
     "run_profile",
     "score_distribution",
+    "scores_by_relevance",
 ]
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,44 @@ def score_distribution(run: Run, rank_limit: int | None = None) -> NDArray[np.fl
     """
     values = [s for q in sorted(run) for _, s in run[q][:rank_limit]]
     return np.asarray(values, dtype=np.float64)
+
+
+def scores_by_relevance(
+    run: Run, qrels: Qrels, rank_limit: int | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The scores of relevant and of non-relevant candidates, in two arrays.
+
+    Only queries with judgements in ``qrels`` count; a candidate is relevant
+    when its grade is above 0, and unjudged candidates count as non-relevant.
+    Queries are taken in id order, candidates in rank order.
+
+    Parameters
+    ----------
+    run : Run
+    qrels : Qrels
+    rank_limit : int, optional
+        Only the first ``rank_limit`` candidates of each query.
+
+    Returns
+    -------
+    relevant, non_relevant : ndarray of float64
+
+    Examples
+    --------
+    >>> run = {"q1": [("a", 0.9), ("b", 0.4)], "q2": [("c", 0.7)], "q3": [("d", 0.1)]}
+    >>> rel, non = scores_by_relevance(run, {"q1": {"a": 1, "b": 0}, "q2": {"x": 1}})
+    >>> rel.tolist(), non.tolist()
+    ([0.9], [0.4, 0.7])
+    """
+    rel: list[float] = []
+    non: list[float] = []
+    for qid in sorted(run):
+        if qid not in qrels:
+            continue
+        grades = qrels[qid]
+        for uid, s in run[qid][:rank_limit]:
+            (rel if grades.get(uid, 0) > 0 else non).append(s)
+    return np.asarray(rel, dtype=np.float64), np.asarray(non, dtype=np.float64)
 
 
 @dataclass
