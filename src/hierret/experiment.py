@@ -56,6 +56,21 @@ def _family(arms: Sequence[str], baseline: str, family: Sequence[str] | None) ->
     return declared
 
 
+def _table(
+    rows: Mapping[str, Mapping[str, float]],
+    pvalues: Mapping[str, float],
+    baseline: str,
+    declared: Sequence[str],
+    confidence: float,
+) -> pd.DataFrame:
+    """One row per arm, Holm-adjusted p-values over the declared family."""
+    table = pd.DataFrame.from_dict(dict(rows), orient="index")
+    table["p_holm"] = pd.Series(holm(pvalues) if pvalues else {}, dtype=float)
+    table.index.name = "arm"
+    table.attrs.update(baseline=baseline, family=list(declared), confidence=confidence)
+    return table
+
+
 def compare(
     per_query: PerQuery,
     baseline: str,
@@ -102,12 +117,7 @@ def compare(
             pvalues[arm] = paired_randomization(x, base, n_resamples=n_resamples, seed=seed)
             row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": pvalues[arm]}
         rows[arm] = row
-    adjusted = holm(pvalues) if pvalues else {}
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table["p_holm"] = pd.Series(adjusted, dtype=float)
-    table.index.name = "arm"
-    table.attrs.update(baseline=baseline, family=declared, confidence=confidence)
-    return table
+    return _table(rows, pvalues, baseline, declared, confidence)
 
 
 def compare_hits(
@@ -149,12 +159,7 @@ def compare_hits(
                     "diff_low": pp.difference.low, "diff_high": pp.difference.high,
                     "p": pp.mcnemar_p}
         rows[arm] = row
-    adjusted = holm(pvalues) if pvalues else {}
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table["p_holm"] = pd.Series(adjusted, dtype=float)
-    table.index.name = "arm"
-    table.attrs.update(baseline=baseline, family=declared, confidence=confidence)
-    return table
+    return _table(rows, pvalues, baseline, declared, confidence)
 
 
 def paired_tests(

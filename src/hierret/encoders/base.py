@@ -210,6 +210,17 @@ def progress_bar(total: int, show: bool | None = None) -> Any:
     return tqdm(total=total, disable=not show, unit="text", desc="encoding", mininterval=1.0)
 
 
+def word_starts(word_ids: Sequence[int | None]) -> list[bool]:
+    """For each token, whether it starts a word (a safe place to split a window).
+
+    Examples
+    --------
+    >>> word_starts([0, 0, 1, None, 2])
+    [True, False, True, True, True]
+    """
+    return [i == 0 or w is None or w != word_ids[i - 1] for i, w in enumerate(word_ids)]
+
+
 def _check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of strings, not a single str: wrap it in a list")

@@ -28,6 +28,7 @@ from hierret.encoders.base import (
     _file_digest,
     _file_sha256,
     progress_bar,
+    word_starts,
 )
 from hierret.encoders.sentence_transformers import MINILM, _minilm_folder
 
@@ -226,9 +227,7 @@ class OnnxEncoder(Encoder):
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
         enc = self._counter.encode(text, add_special_tokens=False)
         offsets = [(int(a), int(b)) for a, b in enc.offsets]
-        words = enc.word_ids
-        starts = [i == 0 or words[i] is None or words[i] != words[i - 1] for i in range(len(words))]
-        return offsets, starts
+        return offsets, word_starts(enc.word_ids)
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
         items = _check_texts(texts)

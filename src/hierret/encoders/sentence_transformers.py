@@ -18,6 +18,7 @@ from hierret.encoders.base import (
     _check_texts,
     _file_sha256,
     progress_bar,
+    word_starts,
 )
 
 __all__ = ["MINILM", "SentenceTransformerEncoder"]
@@ -195,9 +196,7 @@ class SentenceTransformerEncoder(Encoder):
             text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
         offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
-        words = enc.word_ids()
-        starts = [i == 0 or words[i] is None or words[i] != words[i - 1] for i in range(len(words))]
-        return offsets, starts
+        return offsets, word_starts(enc.word_ids())
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
         items = _check_texts(texts)
