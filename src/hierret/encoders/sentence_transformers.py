@@ -17,6 +17,7 @@ from hierret.encoders.base import (
     _available_cpus,
     _check_texts,
     _file_sha256,
+    _versions,
     progress_bar,
     word_starts,
 )
@@ -163,6 +164,7 @@ class SentenceTransformerEncoder(Encoder):
             window=int(window),
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
+            engine=_versions("sentence-transformers", "transformers", "torch"),
         )
 
     @property

@@ -22,6 +22,7 @@ from hierret.encoders.base import (
     EncoderIdentity,
     Role,
     _check_texts,
+    _versions,
 )
 
 __all__ = ["WordLlamaEncoder"]
@@ -104,6 +105,7 @@ class WordLlamaEncoder(Encoder):
             window=UNLIMITED_WINDOW,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
+            engine=_versions("wordllama"),
         )
 
     @property
