@@ -124,6 +124,9 @@ HEADER = "query-id\tcorpus-id\tscore\n"
         ("test", HEADER + "q1\td1\n", r"test\.tsv:2: expected 3 tab-separated"),
         ("test", HEADER + "q1\td1\thigh\n", r"test\.tsv:2: score 'high'"),
         ("test", HEADER, r"no judgments"),
+        ("test", "q1\td1\tyes\nq1\td2\t1\n", r"test\.tsv:1: score 'yes' is not an integer"),
+        ("test", "q1 d1 1\n", r"test\.tsv:1: expected 3 tab-separated .*query-id<TAB>"),
+        ("test", HEADER + "q1\td1\t1\nquery-id\tcorpus-id\tscore\n", r"test\.tsv:3: score"),
     ],
 )
 def test_malformed_files_name_file_and_line(
@@ -132,6 +135,46 @@ def test_malformed_files_name_file_and_line(
     root = write_beir(tmp_path / "mini", **{key: text})
     with pytest.raises(BeirFormatError, match=pattern):
         load_beir(root)
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path: Path) -> None:
+    root = write_beir(tmp_path / "mini")
+    with (root / "corpus.jsonl").open("ab") as f:
+        f.write(b'{"_id": "d4", "text": "Caf\xe9"}\n')
+    with pytest.raises(BeirFormatError, match=r"corpus\.jsonl:4: not valid UTF-8") as info:
+        load_beir(root)
+    assert isinstance(info.value, ValueError)
+    assert "re-encode" in str(info.value)
+    (root / "qrels" / "test.tsv").write_bytes(TEST_QRELS.encode() + b"q1\td\xff\t1\n")
+    (root / "corpus.jsonl").write_text(_jsonl(CORPUS))  # type: ignore[arg-type]
+    with pytest.raises(BeirFormatError, match=r"test\.tsv:6: not valid UTF-8"):
+        load_beir(root)
+
+
+def test_documents_without_text_are_dropped_with_one_warning(tmp_path: Path) -> None:
+    rows = [*CORPUS, {"_id": "d4", "title": "", "text": ""}, {"_id": "d5", "text": " \n"}]
+    qrels = TEST_QRELS + "q1\td4\t1\nq2\td4\t1\nq2\td5\t0\n"
+    root = write_beir(tmp_path / "mini", corpus=_jsonl(rows), test=qrels)  # type: ignore[arg-type]
+    with pytest.warns(BeirDataWarning) as record:
+        ds = load_beir(root)
+    assert len(record) == 1
+    msg = str(record[0].message)
+    assert "dropped 2 document(s) with no text" in msg
+    assert "3 judgment(s) in test.tsv named them" in msg
+    assert [d.id for d in ds.corpus] == ["d1", "d2", "d3"]
+    assert ds.dropped_qrels == 3
+    assert {d for q in ds.queries for d, _, _ in q.evidence} == {"d1", "d3"}
+    assert ds.qrels == {"q2": {"d3": 1, "d1": 1}, "q1": {"d1": 2, "d2": 0}}
+
+
+@pytest.mark.parametrize(
+    "header", ["query-id\tcorpus-id\tscore", "query_id\tdoc_id\trelevance", "QID\tDOCID\tScore"]
+)
+def test_only_a_real_header_is_skipped(tmp_path: Path, header: str) -> None:
+    root = write_beir(tmp_path / "mini", test=TEST_QRELS.replace(HEADER.strip(), header))
+    assert load_beir(root).n_qrels == 4
+    headerless = TEST_QRELS.removeprefix(HEADER)
+    assert load_beir(write_beir(tmp_path / "bare", test=headerless)).n_qrels == 4
 
 
 def test_unknown_ids_in_qrels_are_dropped_and_reported(tmp_path: Path) -> None:
@@ -184,8 +227,6 @@ def test_scifact_pin() -> None:
 
 
 # -- downloading -------------------------------------------------------------
-
-
 
 
 def mini_scifact_zip(tmp_path: Path) -> bytes:

@@ -7,15 +7,18 @@ import io
 import json
 import os
 import tarfile
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import Server
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hierret.datasets import qasper
-from hierret.datasets.download import ChecksumError, DataNotFoundError
+from hierret.datasets.download import ChecksumError, DataFormatError, DataNotFoundError
 from hierret.datasets.qasper import (
     HEADING_STYLES,
     QASPER_DOWNLOADS,
@@ -218,9 +221,37 @@ def test_deep_nesting_is_capped_at_six_levels() -> None:
         ("[1, 2]", r"expected a JSON object"),
         ('{"p": ', r"malformed JSON"),
         ('{"p": [1]}', r"paper 'p' is not a JSON object"),
-        ('{"p": {"full_text": [{"section_name": "x"}]}}', r"list of 'paragraphs'"),
-        ('{"p": {"full_text": [], "qas": [{"question": "?"}]}}', r"'question_id'"),
+        ('{"p": {"full_text": [{"section_name": "x"}]}}', r"list of 'paragraphs'.*got nothing"),
+        ('{"p": {"full_text": [], "qas": [{"question": "?"}]}}', r"'qas\[0\]\.question_id'"),
         ('{"p": {"title": 3}}', r"'title' must be a string"),
+        ('{"p": {"abstract": ["x"]}}', r"'abstract' must be a string .*got array of 1"),
+        ('{"p": {"full_text": "text"}}', r"'full_text' must be a list"),
+        ('{"p": {"full_text": [{"section_name": 7, "paragraphs": []}]}}', r"section_name"),
+        ('{"p": {"full_text": [{"paragraphs": ["x", 3]}]}}', r"'full_text\[0\]\.paragraphs\[1\]'"),
+        ('{"p": {"figures_and_tables": [{"caption": 1}]}}', r"caption' must be a string"),
+        ('{"p": {"figures_and_tables": ["Table 1"]}}', r"'figures_and_tables\[0\]' must be"),
+        ('{"p": {"qas": {"q1": {}}}}', r"'qas' must be a list"),
+        (
+            '{"p": {"qas": [{"question_id": "q", "question": "?", "answers": ["yes"]}]}}',
+            r"'qas\[0\]\.answers\[0\]' must be an object .*got string 'yes'",
+        ),
+        (
+            '{"p": {"qas": [{"question_id": "q", "question": "?", "answers": [{"answer": 1}]}]}}',
+            r"'qas\[0\]\.answers\[0\]\.answer' must be an object .*got number 1",
+        ),
+        (
+            '{"p": {"qas": [{"question_id": "q", "question": "?", "answers": '
+            '[{"answer": {"evidence": "A paragraph."}}]}]}}',
+            r"'qas\[0\]\.answers\[0\]\.answer\.evidence' must be a list of strings .*"
+            r"got string 'A paragraph\.'; put the evidence paragraph\(s\) in a list",
+        ),
+        (
+            '{"p": {"qas": [{"question_id": "q", "question": "?", "answers": '
+            '[{"answer": {"unanswerable": "no"}}]}]}}',
+            r"unanswerable' must be true, false or null",
+        ),
+        ('{"p": {"qas": [{"question_id": null, "question": "?", "answers": []}]}}', r"got null"),
+        ('{"p1": {}, "p2": {}, "p1": {}}', r"paper id\(s\) \['p1'\] appear more than once"),
     ],
 )
 def test_malformed_files(tmp_path: Path, content: str, pattern: str) -> None:
@@ -228,6 +259,154 @@ def test_malformed_files(tmp_path: Path, content: str, pattern: str) -> None:
     path.write_text(content)
     with pytest.raises(QasperFormatError, match=pattern):
         load_qasper(path)
+
+
+def test_string_evidence_is_not_split_into_characters(tmp_path: Path) -> None:
+    paper = json.loads(json.dumps(P1))
+    paper["qas"][0]["answers"][0]["answer"]["evidence"] = "The encoder reads text."
+    path = write_json(tmp_path / "bad.json", {"p1": paper})
+    with pytest.raises(QasperFormatError) as info:
+        load_qasper(path)
+    msg = str(info.value)
+    assert str(path) in msg
+    assert "paper 'p1'" in msg
+    assert "qas[0].answers[0].answer.evidence" in msg
+    assert "got string" in msg
+
+
+def test_errors_are_value_errors_of_the_package(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "bad.json", {"p": {"title": 3}})
+    with pytest.raises(DataFormatError):
+        load_qasper(path)
+    assert issubclass(QasperFormatError, ValueError)
+
+
+def test_invalid_utf8_names_file_byte_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"p": {\n"title": "Caf\xe9"}}')
+    with pytest.raises(
+        QasperFormatError, match=r"latin1\.json: not valid UTF-8: byte 21 \(line 2\)"
+    ):
+        load_qasper(path)
+
+
+def test_negative_or_bad_max_papers(mini: Path) -> None:
+    with pytest.raises(ValueError, match="max_papers must be None or an integer >= 0, got -1"):
+        load_qasper(mini, max_papers=-1)
+    with pytest.raises(ValueError, match="max_papers"):
+        load_qasper(mini, max_papers=True)
+    assert load_qasper(mini, max_papers=0).stats.papers == 0
+
+
+def test_errors_before_any_paper_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    real = qasper._PaperText
+
+    def spy(pid: str, *args: Any) -> Any:
+        built.append(pid)
+        return real(pid, *args)
+
+    monkeypatch.setattr(qasper, "_PaperText", spy)
+    path = write_json(tmp_path / "bad.json", {"p1": P1, "p2": {"qas": 3}})
+    with pytest.raises(QasperFormatError, match="'qas' must be a list"):
+        load_qasper(path)
+    assert built == []
+
+
+# -- hostile shapes: mutate a valid paper ------------------------------------
+
+_MINI_PAPER: dict[str, Any] = {
+    "title": "T",
+    "abstract": "We study x.",
+    "full_text": [
+        {"section_name": "Intro ::: Part", "paragraphs": ["X is y.", ""]},
+        {"section_name": None, "paragraphs": ["More."]},
+    ],
+    "qas": [
+        {
+            "question": "What is x?",
+            "question_id": "q1",
+            "answers": [
+                {"answer": {"unanswerable": False, "evidence": ["X is y.", "FLOAT SELECTED: T"]}},
+                {"answer": {"unanswerable": True, "evidence": []}},
+            ],
+        }
+    ],
+    "figures_and_tables": [{"caption": "Table 1", "file": "t.png"}],
+}
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+
+
+def _paths(value: object, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out += _paths(item, (*prefix, i))
+    return out
+
+
+_PATHS = _paths({"p1": _MINI_PAPER})[1:]
+
+
+def _mutate(doc: Any, path: tuple[str | int, ...], new: object, drop: bool) -> None:
+    """Replace (or drop) the value at ``path`` if it is still there."""
+    parent = doc
+    for key in path[:-1]:
+        try:
+            parent = parent[key]
+        except (KeyError, IndexError, TypeError):
+            return
+    last = path[-1]
+    if (isinstance(parent, dict) and isinstance(last, str) and last in parent) or (
+        isinstance(parent, list) and isinstance(last, int) and last < len(parent)
+    ):
+        if drop:
+            del parent[last]
+        else:
+            parent[last] = new
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PATHS), _json_values, st.booleans()), min_size=1, max_size=3
+    )
+)
+def test_mutated_papers_load_or_raise_the_documented_error(
+    mutations: list[tuple[tuple[str | int, ...], object, bool]],
+) -> None:
+    doc = json.loads(json.dumps({"p1": _MINI_PAPER}))
+    for path, new, drop in mutations:
+        _mutate(doc, path, new, drop)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_json(Path(tmp, "mutated.json"), doc)
+        try:
+            ds = load_qasper(path)
+        except QasperFormatError as err:  # the documented error, naming the file
+            error = str(err)
+        else:
+            error = ""
+    if error:
+        assert str(path) in error
+        return
+    for q in ds.queries:
+        assert q.evidence
+        for d, start, end in q.evidence:
+            assert 0 <= start < end <= len(ds.corpus[d].text)
 
 
 def test_duplicate_question_ids(tmp_path: Path) -> None:
@@ -262,8 +441,6 @@ def test_module_exports() -> None:
 
 
 # -- downloading -------------------------------------------------------------
-
-
 
 
 @pytest.fixture

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import socket
 import tarfile
+import threading
+import time
 import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from hierret.datasets.download import (
+    DEFAULT_DEADLINE,
     ChecksumError,
+    DownloadDeadlineError,
     DownloadError,
     UnsafeArchiveError,
     data_home,
@@ -119,6 +126,77 @@ def test_fetch_network_error_explains_offline_use(tmp_path: Path) -> None:
 def test_fetch_missing_source(tmp_path: Path) -> None:
     with pytest.raises(DownloadError, match="could not download"):
         fetch((tmp_path / "absent").as_uri(), SHA, tmp_path / "f", progress=False)
+
+
+@pytest.fixture
+def drip(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A server on 127.0.0.1 that announces 10,000 bytes and sends one every 0.2 s.
+
+    Each response stops by itself after 50 bytes (10 s), so nothing outlives the test.
+    The URL path ``/headers`` drips the status line instead of the body.
+    """
+    monkeypatch.setenv("no_proxy", "*")
+    monkeypatch.setenv("NO_PROXY", "*")
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/headers":
+                data = b"HTTP/1.0 200 OK\r\n" * 10
+            else:
+                self.send_response(200)
+                self.send_header("Content-Length", "10000")
+                self.end_headers()
+                data = b"x" * 50
+            for i in range(50):
+                if stop.wait(0.2):
+                    return
+                try:
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, fmt: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("path", ["/file.bin", "/headers"])
+def test_fetch_total_deadline_on_a_dripping_server(drip: str, tmp_path: Path, path: str) -> None:
+    dest = tmp_path / "cache" / "file.bin"
+    started = time.monotonic()
+    with pytest.raises(DownloadDeadlineError, match=r"total deadline of 1 s") as info:
+        fetch(drip + path, SHA, dest, progress=False, timeout=5, deadline=1)
+    assert time.monotonic() - started < 3  # the 5 s read timeout alone would never end it
+    assert isinstance(info.value, DownloadError)
+    assert drip + path in str(info.value)
+    assert "Nothing was kept" in str(info.value)
+    assert list(dest.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("deadline", [0, -1, math.nan, True])
+def test_fetch_rejects_bad_deadlines(tmp_path: Path, deadline: float) -> None:
+    with pytest.raises(ValueError, match="deadline must be a positive number"):
+        fetch("file:///nowhere", SHA, tmp_path / "f", deadline=deadline)
+
+
+def test_fetch_without_deadline(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    assert DEFAULT_DEADLINE == 1800
+    dest = fetch(src.as_uri(), SHA, tmp_path / "f", progress=False, deadline=math.inf)
+    assert dest.read_bytes() == PAYLOAD
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,13 @@ judgments are kept as given in :attr:`BeirDataset.qrels`.
 Document text is ``title + "\n\n" + text`` when the title is non-empty (just
 ``text`` otherwise), so a retriever sees the title as BEIR's own baselines do,
 and evidence spans cover it; :attr:`Document.title` keeps the bare title.
+
+Files must be UTF-8. A document whose title and text are both empty (or only
+whitespace) could never be retrieved as evidence: it is dropped, with one
+:class:`BeirDataWarning` that counts such documents and the judgments that named
+them. The first line of a qrels file is skipped only when it is a header
+(``query-id<TAB>corpus-id<TAB>score``); any other line that is not
+``query-id<TAB>corpus-id<TAB>integer score`` is an error naming the file and line.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 from hierret.datasets.download import (
     DATA_ENV,
+    DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
@@ -82,12 +90,12 @@ BEIR_DOWNLOADS: dict[str, Remote] = {
 }
 
 
-class BeirFormatError(ValueError):
-    """A BEIR file is missing or malformed."""
+class BeirFormatError(DataFormatError):
+    """A BEIR file is missing or malformed (a :class:`ValueError`)."""
 
 
 class BeirDataWarning(UserWarning):
-    """Some judgments were dropped (unknown query or document ids, duplicates)."""
+    """Some documents or judgments were dropped (no text, unknown ids, duplicates)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,8 @@ class BeirDataset:
     split : str
         The qrels split (``"test"``, ``"train"``, ``"dev"``).
     corpus : Corpus
-        All documents of ``corpus.jsonl``, in file order, named ``beir-{name}``.
+        The documents of ``corpus.jsonl`` that have text, in file order, named
+        ``beir-{name}``.
     queries : list of Query
         The queries judged in ``split``, in ``queries.jsonl`` order, each with
         whole-document evidence for every document judged with score > 0.
@@ -110,7 +119,8 @@ class BeirDataset:
     path : Path
         The folder read.
     dropped_qrels : int
-        Judgment lines skipped because they name unknown queries or documents.
+        Judgment lines skipped because they name unknown queries or documents
+        (including documents dropped for having no text).
     """
 
     name: str
@@ -238,13 +248,17 @@ def load_beir(
     DataNotFoundError
         The dataset is absent and could not be downloaded.
     BeirFormatError
-        A file is missing or malformed (reported with file and line), or no
-        judgment names a known query and document.
+        A file is missing or malformed: not UTF-8, bad JSON, a field of the
+        wrong type, a qrels line not ``query-id<TAB>corpus-id<TAB>integer``
+        (reported with file and line); or no judgment names a known query and
+        document.
 
     Warns
     -----
     BeirDataWarning
-        Some judgments named unknown queries or documents and were dropped.
+        Documents with no text were dropped (one warning, with how many
+        judgments named them); some judgments named unknown queries or
+        documents and were dropped.
 
     Examples
     --------
@@ -281,9 +295,18 @@ def load_beir(
             + (f" (qrels splits present: {', '.join(splits)})" if splits else "")
         )
     name = str(name_or_path) if str(name_or_path) in BEIR_DOWNLOADS else folder.resolve().name
-    corpus = Corpus(f"beir-{name}", _read_corpus(files["corpus"]))
+    docs, empty = _read_corpus(files["corpus"])
+    corpus = Corpus(f"beir-{name}", docs)
     texts = _read_queries(files["queries"])
-    qrels, dropped = _read_qrels(files["qrels"], texts, corpus)
+    qrels, dropped, to_empty = _read_qrels(files["qrels"], texts, corpus, set(empty))
+    if empty:
+        warnings.warn(
+            f"{files['corpus']}: dropped {len(empty)} document(s) with no text (empty title "
+            f"and text, e.g. {empty[:3]}): they could never be retrieved; {to_empty} "
+            f"judgment(s) in {files['qrels'].name} named them and were dropped too",
+            BeirDataWarning,
+            stacklevel=2,
+        )
     queries = [
         Query(qid, text, _evidence(qrels[qid], corpus))
         for qid, text in texts.items()
@@ -304,29 +327,51 @@ def _evidence(judged: dict[str, int], corpus: Corpus) -> tuple[Span, ...]:
     return tuple((did, 0, len(corpus[did].text)) for did, score in judged.items() if score > 0)
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise BeirFormatError(
+                    f"{path}:{lineno}: not valid UTF-8: byte {err.start} of the line is "
+                    f"{raw[err.start : err.end]!r} ({err.reason}); BEIR files are UTF-8: "
+                    "re-encode the file as UTF-8 (or download it again)"
+                ) from None
+            yield lineno, line
+
+
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line."""
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise BeirFormatError(f"{path}:{lineno}: malformed JSON: {err.msg}") from None
-            if not isinstance(obj, dict):
-                raise BeirFormatError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, obj
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise BeirFormatError(f"{path}:{lineno}: malformed JSON: {err.msg}") from None
+        if not isinstance(obj, dict):
+            raise BeirFormatError(
+                f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; each line "
+                'must be one object such as {"_id": "d1", "title": "...", "text": "..."}'
+            )
+        yield lineno, obj
 
 
 def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, *, required: bool) -> str:
     value = obj.get(key)
     if value is None:
         if required:
-            raise BeirFormatError(f"{path}:{lineno}: missing field {key!r}")
+            raise BeirFormatError(
+                f"{path}:{lineno}: missing field {key!r}; each line needs {key!r} (a string)"
+            )
         return ""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise BeirFormatError(f"{path}:{lineno}: field {key!r} must be a string")
+        raise BeirFormatError(
+            f"{path}:{lineno}: field {key!r} must be a string, got {type(value).__name__} "
+            f"{value!r:.40}; write it as a JSON string"
+        )
     return str(value)
 
 
@@ -336,18 +381,27 @@ def _unique(ids: dict[str, int], key: str, path: Path, lineno: int) -> None:
     ids[key] = lineno
 
 
-def _read_corpus(path: Path) -> list[Document]:
+def _read_corpus(path: Path) -> tuple[list[Document], list[str]]:
+    """The documents with text, and the ids of those without (dropped)."""
     docs: list[Document] = []
+    empty: list[str] = []
     seen: dict[str, int] = {}
     for lineno, obj in _jsonl(path):
         did = _field(obj, "_id", path, lineno, required=True)
         _unique(seen, did, path, lineno)
         title = _field(obj, "title", path, lineno, required=False)
         body = _field(obj, "text", path, lineno, required=True)
-        docs.append(Document(did, title, "\n\n".join(p for p in (title, body) if p)))
+        text = "\n\n".join(p for p in (title, body) if p)
+        if text.strip():
+            docs.append(Document(did, title, text))
+        else:
+            empty.append(did)
     if not docs:
-        raise BeirFormatError(f"{path}: no documents")
-    return docs
+        raise BeirFormatError(
+            f"{path}: no documents"
+            + (f" with text ({len(empty)} have empty title and text)" if empty else "")
+        )
+    return docs, empty
 
 
 def _read_queries(path: Path) -> dict[str, str]:
@@ -360,54 +414,85 @@ def _read_queries(path: Path) -> dict[str, str]:
     return texts
 
 
+_QRELS_FORMAT = (
+    "each line must be query-id<TAB>corpus-id<TAB>integer score, after an optional "
+    "header line query-id<TAB>corpus-id<TAB>score"
+)
+#: Header names (lower case, without ``-``, ``_`` and spaces) of the three qrels columns.
+_HEADER_NAMES = (
+    {"queryid", "qid", "query"},
+    {"corpusid", "docid", "did", "doc", "documentid", "document", "corpus"},
+    {"score", "relevance", "rel", "label", "grade", "judgment", "judgement"},
+)
+
+
+def _is_header(cols: list[str]) -> bool:
+    """Whether three qrels columns are a header (``query-id corpus-id score`` or alike)."""
+    names = ["".join(c for c in col.lower() if c not in "-_ ") for col in cols]
+    return all(name in allowed for name, allowed in zip(names, _HEADER_NAMES, strict=True))
+
+
 def _read_qrels(
-    path: Path, queries: dict[str, str], corpus: Corpus
-) -> tuple[dict[str, dict[str, int]], int]:
-    """Parse a qrels TSV; drop (and warn about) pairs naming unknown ids."""
+    path: Path, queries: dict[str, str], corpus: Corpus, empty: set[str]
+) -> tuple[dict[str, dict[str, int]], int, int]:
+    """Parse a qrels TSV; drop (and warn about) pairs naming unknown ids.
+
+    Returns the qrels, how many judgment lines were dropped, and how many of
+    those named a document in ``empty`` (dropped for having no text).
+    """
     doc_ids = {d.id for d in corpus}
     qrels: dict[str, dict[str, int]] = {}
     total = 0
     unknown_q: list[str] = []
     unknown_d: list[str] = []
+    to_empty = 0
     duplicates = 0
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    first = True
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        cols = line.rstrip("\r\n").split("\t")
+        if len(cols) != 3:
+            raise BeirFormatError(
+                f"{path}:{lineno}: expected 3 tab-separated columns "
+                f"(query-id, corpus-id, score), got {len(cols)}: {line.strip()!r:.60}; "
+                f"{_QRELS_FORMAT}"
+            )
+        qid, did, raw = (c.strip() for c in cols)
+        if first:
+            first = False
+            if _is_header([qid, did, raw]):
                 continue
-            cols = line.rstrip("\r\n").split("\t")
-            if len(cols) != 3:
-                raise BeirFormatError(
-                    f"{path}:{lineno}: expected 3 tab-separated columns "
-                    f"(query-id, corpus-id, score), got {len(cols)}"
-                )
-            qid, did, raw = (c.strip() for c in cols)
-            try:
-                score = int(raw)
-            except ValueError:
-                if lineno == 1:  # the header line
-                    continue
-                raise BeirFormatError(f"{path}:{lineno}: score {raw!r} is not an integer") from None
-            total += 1
-            if qid not in queries:
-                unknown_q.append(qid)
-            elif did not in doc_ids:
-                unknown_d.append(did)
-            else:
-                judged = qrels.setdefault(qid, {})
-                duplicates += did in judged
-                judged[did] = score
+        try:
+            score = int(raw)
+        except ValueError:
+            raise BeirFormatError(
+                f"{path}:{lineno}: score {raw!r} is not an integer (line {line.strip()!r:.60}); "
+                f"{_QRELS_FORMAT}"
+            ) from None
+        total += 1
+        if qid not in queries:
+            unknown_q.append(qid)
+        elif did in empty:
+            to_empty += 1
+        elif did not in doc_ids:
+            unknown_d.append(did)
+        else:
+            judged = qrels.setdefault(qid, {})
+            duplicates += did in judged
+            judged[did] = score
     if total == 0:
         raise BeirFormatError(f"{path}: no judgments")
-    dropped = len(unknown_q) + len(unknown_d)
+    dropped = len(unknown_q) + len(unknown_d) + to_empty
     if not qrels:
         raise BeirFormatError(
             f"{path}: none of the {total} judgments names a known query and document "
-            f"({len(unknown_q)} unknown queries, {len(unknown_d)} unknown documents); "
-            "are the qrels from another dataset?"
+            f"({len(unknown_q)} unknown queries, {len(unknown_d)} unknown documents, "
+            f"{to_empty} documents with no text); are the qrels from another dataset?"
         )
-    if dropped or duplicates:
+    if unknown_q or unknown_d or duplicates:
         _warn_dropped(path, total, unknown_q, unknown_d, duplicates)
-    return qrels, dropped
+    return qrels, dropped, to_empty
 
 
 def _warn_dropped(

@@ -9,25 +9,32 @@ holds a complete extraction or does not exist.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import logging
 import os
 import shutil
+import socket
 import tarfile
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import IO, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
 __all__ = [
     "DATA_ENV",
+    "DEFAULT_DEADLINE",
     "ChecksumError",
+    "DataFormatError",
     "DataNotFoundError",
     "DigestAlgorithm",
+    "DownloadDeadlineError",
     "DownloadError",
     "UnsafeArchiveError",
     "data_home",
@@ -46,6 +53,12 @@ DATA_ENV = "HIERRET_DATA"
 #: upstreams (BEIR) publish nothing stronger; prefer ``sha256``.
 DigestAlgorithm = Literal["sha256", "md5"]
 
+#: Seconds a whole download may take (connecting, headers and body together) before
+#: :func:`fetch` gives up: 30 minutes, enough for the pinned archives (3 MB to 11 MB)
+#: at 10 kB/s. The per-read ``timeout`` alone does not bound a server that sends one
+#: byte just before each read times out.
+DEFAULT_DEADLINE = 30 * 60.0
+
 _DIGEST_HEX_LEN = {"sha256": 64, "md5": 32}
 _CHUNK = 1 << 20
 _OFFLINE_HINT = (
@@ -62,12 +75,26 @@ class ChecksumError(DownloadError):
     """Downloaded bytes do not match the pinned digest."""
 
 
+class DownloadDeadlineError(DownloadError):
+    """A download took longer than its total deadline; nothing was kept."""
+
+
 class DataNotFoundError(FileNotFoundError):
     """A dataset is not on disk and could not (or may not) be downloaded."""
 
 
 class UnsafeArchiveError(ValueError):
     """An archive member would land outside the extraction folder."""
+
+
+class DataFormatError(ValueError):
+    """A data file is not in the layout its loader expects.
+
+    The message names the file, where in it the problem is (line, or path inside
+    the JSON), what was found, the rule, and how to fix it. Each loader raises its
+    own subclass (:class:`~hierret.datasets.qasper.QasperFormatError`,
+    :class:`~hierret.datasets.beir.BeirFormatError`).
+    """
 
 
 def data_home() -> Path:
@@ -173,23 +200,114 @@ def _progress_bar(total: int | None, desc: str, enabled: bool) -> _Bar:
     return _NoBar()
 
 
+class _DeadlinePassed(Exception):
+    """Raised inside :func:`_download_to` when the total deadline has passed."""
+
+
+class _Watchdog:
+    """Enforce a total deadline on one download.
+
+    HTTP connections are made through :meth:`connection` so that, once the
+    deadline passes, their sockets are shut down: a read blocked on a slow server
+    (in the body *or* the headers) then returns at once instead of waiting for
+    more bytes. The watcher thread stops when :meth:`stop` is called.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+        self.expired = threading.Event()
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._connections: list[http.client.HTTPConnection] = []
+        self._thread: threading.Thread | None = None
+        if seconds != float("inf"):
+            self._thread = threading.Thread(target=self._watch, name="hierret-deadline")
+            self._thread.daemon = True
+            self._thread.start()
+
+    def passed(self) -> bool:
+        return self.expired.is_set() or time.monotonic() >= self.end
+
+    def connection(self, cls: type[http.client.HTTPConnection]) -> Callable[..., Any]:
+        """A factory for ``cls`` connections whose sockets this watchdog may shut down."""
+
+        def make(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
+            conn = cls(*args, **kwargs)
+            with self._lock:
+                self._connections.append(conn)
+            return conn
+
+        return make
+
+    def _watch(self) -> None:
+        if self._stopped.wait(self.seconds):
+            return
+        self.expired.set()
+        # Until the download gives up: shut down every socket (one that connects
+        # after the deadline is caught on the next round).
+        while True:
+            with self._lock:
+                socks = [c.sock for c in self._connections if c.sock is not None]
+            for sock in socks:
+                with contextlib.suppress(OSError):  # the plain socket's, also for SSL
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            if self._stopped.wait(0.05):
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, watchdog: _Watchdog) -> None:
+        super().__init__()
+        self._watchdog = watchdog
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._watchdog.connection(http.client.HTTPConnection), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, watchdog: _Watchdog) -> None:
+        super().__init__()
+        self._watchdog = watchdog
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._watchdog.connection(http.client.HTTPSConnection), req)
+
+
 def _download_to(
-    url: str, out: IO[bytes], algorithm: str, timeout: float, progress: bool, desc: str
+    url: str,
+    out: IO[bytes],
+    algorithm: str,
+    timeout: float,
+    progress: bool,
+    desc: str,
+    watchdog: _Watchdog,
 ) -> str:
     """Stream ``url`` into ``out``; return the hex digest of what was written."""
     h = _hasher(algorithm)
     request = urllib.request.Request(url, headers={"User-Agent": "hierret"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    opener = urllib.request.build_opener(_HTTPHandler(watchdog), _HTTPSHandler(watchdog))
+    with opener.open(request, timeout=timeout) as response:
         length = response.headers.get("Content-Length")
         total = int(length) if length and length.isdigit() else None
         bar = _progress_bar(total, desc, progress)
+        # read1: at most one read from the socket, so the deadline is checked between
+        # reads however slowly the bytes come (read(n) would wait for all n bytes)
+        read = getattr(response, "read1", response.read)
         try:
-            while chunk := response.read(_CHUNK):
+            while not watchdog.passed() and (chunk := read(_CHUNK)):
                 out.write(chunk)
                 h.update(chunk)
                 bar.update(len(chunk))
         finally:
             bar.close()
+        if watchdog.passed():
+            raise _DeadlinePassed
         if total is not None and out.tell() != total:
             raise http.client.IncompleteRead(b"", total - out.tell())
     return h.hexdigest()
@@ -203,6 +321,7 @@ def fetch(
     algorithm: DigestAlgorithm = "sha256",
     progress: bool = True,
     timeout: float = 60.0,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> Path:
     """Download ``url`` to ``dest`` unless a verified copy is already there.
 
@@ -223,7 +342,14 @@ def fetch(
     progress : bool
         Show a tqdm progress bar while downloading.
     timeout : float
-        Seconds to wait on the network before giving up.
+        Seconds to wait for each network operation (connect, one read) before
+        giving up.
+    deadline : float
+        Seconds the whole download may take (default :data:`DEFAULT_DEADLINE`,
+        30 minutes); ``math.inf`` for no limit. Checked between reads and
+        enforced by shutting the connection down, so a server that sends bytes
+        too slowly to ever finish fails at the deadline instead of running
+        forever.
 
     Returns
     -------
@@ -234,8 +360,13 @@ def fetch(
     ------
     ChecksumError
         The downloaded bytes do not match ``digest``; nothing is left behind.
+    DownloadDeadlineError
+        The download took longer than ``deadline``; nothing is left behind.
     DownloadError
         The download failed (network, HTTP status, truncated transfer).
+    ValueError
+        ``digest`` is not a hex digest of ``algorithm``, or ``deadline`` is not
+        a positive number.
 
     Examples
     --------
@@ -249,6 +380,10 @@ def fetch(
     >>> tmp.cleanup()
     """
     expected = _check_digest(digest, algorithm)
+    if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not deadline > 0:
+        raise ValueError(
+            f"deadline must be a positive number of seconds (math.inf for none), got {deadline!r}"
+        )
     dest = Path(dest)
     if dest.is_file():
         actual = file_digest(dest, algorithm)
@@ -266,18 +401,34 @@ def fetch(
     log.info("downloading %s to %s", url, dest)
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
     tmp = Path(tmp_name)
+    watchdog = _Watchdog(float(deadline))
     try:
         try:
             with os.fdopen(fd, "wb") as out:
-                actual = _download_to(url, out, algorithm, timeout, progress, dest.name)
+                actual = _download_to(url, out, algorithm, timeout, progress, dest.name, watchdog)
                 out.flush()
                 os.fsync(out.fileno())
-        except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as err:
+        except (
+            _DeadlinePassed,
+            urllib.error.URLError,
+            OSError,
+            http.client.HTTPException,
+            ValueError,
+        ) as err:
             if isinstance(err, urllib.error.HTTPError):
                 err.close()  # it holds the open connection
+            if isinstance(err, _DeadlinePassed) or watchdog.passed():
+                raise DownloadDeadlineError(
+                    f"could not download {url}: not finished after the total deadline of "
+                    f"{deadline:g} s ({_size(tmp)} received; the server sends too slowly or "
+                    f"stalls). Nothing was kept. Try again later, or pass a larger deadline= "
+                    f"to fetch.\n{_OFFLINE_HINT}"
+                ) from None
             raise DownloadError(
                 f"could not download {url}: {_describe(err)}.\n{_OFFLINE_HINT}"
             ) from err
+        finally:
+            watchdog.stop()
         if actual != expected:
             raise ChecksumError(
                 f"checksum mismatch for {url}:\n"
@@ -291,6 +442,13 @@ def fetch(
     finally:
         tmp.unlink(missing_ok=True)
     return dest
+
+
+def _size(path: Path) -> str:
+    try:
+        return f"{path.stat().st_size} bytes"
+    except OSError:  # pragma: no cover - the temporary file is ours
+        return "an unknown number of bytes"
 
 
 def _describe(err: BaseException) -> str:

@@ -39,6 +39,12 @@ inside the same paper (every occurrence is kept). A question is kept when at
 least one evidence item was located; the others are counted in
 :class:`QasperStats` (unanswerable, figure/table evidence only, or no located
 evidence) and dropped.
+
+The file is checked before any text is built: every field the loader reads
+must have the JSON type of the v0.3 layout (``null`` stands for an absent
+optional field), paper ids must be unique and the bytes valid UTF-8. Anything
+else raises :class:`QasperFormatError` naming the file, the paper, the field's
+path inside it, what was found, the rule and the fix.
 """
 
 from __future__ import annotations
@@ -51,10 +57,12 @@ import tarfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import UnionType
 from typing import Any
 
 from hierret.datasets.download import (
     DATA_ENV,
+    DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
@@ -154,8 +162,8 @@ QASPER_DOWNLOADS: dict[str, QasperRemote] = {
 }
 
 
-class QasperFormatError(ValueError):
-    """A Qasper file is not in the v0.3 layout."""
+class QasperFormatError(DataFormatError):
+    """A Qasper file is not in the v0.3 layout (a :class:`ValueError`)."""
 
 
 @dataclass(frozen=True)
@@ -259,7 +267,7 @@ def load_qasper(
         ``"dev"``, ``"test"``; a key of :data:`QASPER_DOWNLOADS`) looked for in
         ``data_home() / "qasper"``.
     max_papers : int, optional
-        Keep only the first ``max_papers`` papers of the file.
+        Keep only the first ``max_papers`` papers of the file (``>= 0``).
     download : bool
         Download and extract the pinned archive when a split is absent.
     progress : bool
@@ -276,7 +284,11 @@ def load_qasper(
         Neither a file nor a known split; or the split is absent and could not
         (or may not) be downloaded.
     QasperFormatError
-        The file is not a JSON object of papers in the v0.3 layout.
+        The file is not valid UTF-8, not JSON, not an object of uniquely named
+        papers, or a field the loader reads has the wrong type (see the module
+        docstring); raised before any paper is built.
+    ValueError
+        ``max_papers`` is negative.
 
     Examples
     --------
@@ -306,23 +318,21 @@ def load_qasper(
     ('qasper-mini', 1, 1)
     >>> tmp.cleanup()
     """
+    if max_papers is not None and (
+        isinstance(max_papers, bool) or not isinstance(max_papers, int) or max_papers < 0
+    ):
+        raise ValueError(f"max_papers must be None or an integer >= 0, got {max_papers!r}")
     path, name = _resolve(path_or_split, download=download, progress=progress)
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
-    except json.JSONDecodeError as err:
-        raise QasperFormatError(f"{path}: malformed JSON: {err}") from None
-    if not isinstance(raw, dict):
-        raise QasperFormatError(f"{path}: expected a JSON object mapping paper ids to papers")
+    raw = _read_json(path)
     papers = list(raw.items())[:max_papers] if max_papers is not None else list(raw.items())
+    for pid, paper in papers:
+        _check_paper(pid, paper, path)
     counts: dict[str, int] = dict.fromkeys(asdict(QasperStats()), 0)
     docs: list[Document] = []
     queries: list[Query] = []
     unlocated: list[str] = []
     seen: set[str] = set()
     for pid, paper in papers:
-        if not isinstance(paper, dict):
-            raise QasperFormatError(f"{path}: paper {pid!r} is not a JSON object")
         paper_doc = _PaperText(str(pid), paper, path)
         docs.append(paper_doc.document)
         counts["papers"] += 1
@@ -348,6 +358,11 @@ def load_qasper(
 def paper_document(paper_id: str, paper: Mapping[str, Any]) -> Document:
     """The document of one paper in the official layout (see the module docstring).
 
+    Raises
+    ------
+    QasperFormatError
+        A field has the wrong type.
+
     Examples
     --------
     >>> paper = {"title": "T", "abstract": "", "full_text": [
@@ -355,6 +370,7 @@ def paper_document(paper_id: str, paper: Mapping[str, Any]) -> Document:
     >>> paper_document("p", paper).text
     '# T\\n\\n## A\\n\\n### B\\n\\nx'
     """
+    _check_paper(paper_id, paper, Path("<paper>"))
     return _PaperText(paper_id, paper, Path("<paper>")).document
 
 
@@ -374,20 +390,11 @@ class _PaperText:
         if abstract.strip():
             self._heading(2, "Abstract")
             self._paragraph(abstract)
-        full_text = paper.get("full_text") or []
-        if not isinstance(full_text, list):
-            raise QasperFormatError(f"{path}: paper {pid!r}: 'full_text' must be a list")
+        full_text = paper.get("full_text") or []  # types checked by _check_paper
         open_path: list[str] = []
         for section in full_text:
-            if not isinstance(section, dict) or not isinstance(section.get("paragraphs"), list):
-                raise QasperFormatError(
-                    f"{path}: paper {pid!r}: each full_text entry needs 'section_name' and "
-                    "a list of 'paragraphs'"
-                )
             open_path = self._open(_section_parts(section.get("section_name")), open_path)
             for para in section["paragraphs"]:
-                if not isinstance(para, str):
-                    raise QasperFormatError(f"{path}: paper {pid!r}: a paragraph is not a string")
                 if para.strip():
                     self._paragraph(para)
                 else:
@@ -447,21 +454,12 @@ def _questions(
     counts: dict[str, int],
     unlocated: list[str],
 ) -> list[Query]:
-    captions = {
-        _clean(f.get("caption") or "")
-        for f in raw.get("figures_and_tables") or []
-        if isinstance(f, dict)
-    } - {""}
+    # types checked by _check_paper
+    captions = {_clean(f.get("caption") or "") for f in raw.get("figures_and_tables") or []} - {""}
     kept: list[Query] = []
     for qa in raw.get("qas") or []:
-        try:
-            qid, question, annotations = str(qa["question_id"]), qa["question"], qa["answers"]
-            answers = [a["answer"] for a in annotations]
-        except (KeyError, TypeError):
-            raise QasperFormatError(
-                f"{path}: paper {paper.pid!r}: each of 'qas' needs 'question_id', 'question' "
-                "and 'answers' with an 'answer' each"
-            ) from None
+        qid, question = str(qa["question_id"]), qa["question"]
+        answers = [a["answer"] for a in qa["answers"]]
         counts["questions"] += 1
         answerable = [a for a in answers if not a.get("unanswerable")]
         if not answerable:
@@ -471,7 +469,7 @@ def _questions(
         n_text = n_float = 0
         for answer in answerable:
             for item in answer.get("evidence") or []:
-                if not isinstance(item, str) or not item.strip():
+                if not item.strip():
                     continue
                 if item.lstrip().startswith(FLOAT_PREFIX) or _clean(item) in captions:
                     n_float += 1
@@ -495,6 +493,171 @@ def _questions(
         else:
             counts["no_located_evidence"] += 1
     return kept
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """The file's top-level object, after checking its encoding, syntax and paper ids."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise QasperFormatError(
+            f"{path}: not valid UTF-8: byte {err.start} (line {line}) is "
+            f"{data[err.start : err.end]!r} ({err.reason}); Qasper files are UTF-8 JSON: "
+            "re-encode the file as UTF-8 (or download it again)"
+        ) from None
+    duplicates: list[tuple[dict[str, Any], list[str]]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            keys = [k for k, _ in items]
+            duplicates.append((obj, [k for k in obj if keys.count(k) > 1]))
+        return obj
+
+    try:
+        raw = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as err:
+        raise QasperFormatError(f"{path}: malformed JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise QasperFormatError(
+            f"{path}: expected a JSON object mapping paper ids to papers, got "
+            f"{_kind(raw)}; a list of papers or several files must be merged into one object "
+            "keyed by paper id"
+        )
+    for obj, dup in duplicates:
+        if obj is raw:
+            raise QasperFormatError(
+                f"{path}: paper id(s) {sorted(set(dup))[:5]} appear more than once (JSON keeps "
+                "only the last, silently dropping papers); give each paper one entry, e.g. "
+                "after merging files drop or rename the repeats"
+            )
+    return raw
+
+
+_LAYOUT = "see the Qasper v0.3 layout (https://allenai.org/data/qasper)"
+
+
+def _kind(value: object) -> str:
+    """A JSON value's type, with a short preview, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        return f"string {value[:40] + '...' if len(value) > 40 else value!r}"
+    if isinstance(value, list):
+        return f"array of {len(value)} item(s)"
+    if isinstance(value, dict):
+        return f"object with keys {sorted(value)[:5]}"
+    return type(value).__name__  # pragma: no cover - json.loads makes nothing else
+
+
+_MISSING = object()
+
+
+class _Checker:
+    """Raise :class:`QasperFormatError` for the first field of a paper with a wrong type."""
+
+    def __init__(self, pid: str, path: Path) -> None:
+        self.pid = pid
+        self.path = path
+
+    def fail(self, where: str, value: object, rule: str, fix: str = _LAYOUT) -> QasperFormatError:
+        got = "nothing (the field is missing)" if value is _MISSING else _kind(value)
+        return QasperFormatError(
+            f"{self.path}: paper {self.pid!r}: field {where!r} must be {rule}, got {got}; {fix}"
+        )
+
+    def required(self, obj: Mapping[str, Any], key: str, where: str, rule: str) -> Any:
+        """``obj[key]``; a missing key fails with ``rule``."""
+        if key not in obj:
+            raise self.fail(where, _MISSING, rule)
+        return obj[key]
+
+    def optional(
+        self, value: object, where: str, kind: type | UnionType, rule: str, fix: str = _LAYOUT
+    ) -> Any:
+        """``value`` if it is ``None`` or of ``kind`` (never a bool for numbers)."""
+        if value is None:
+            return None
+        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+            raise self.fail(where, value, rule, fix)
+        return value
+
+
+def _check_paper(pid: str, paper: object, path: Path) -> None:
+    """Check the type of every field the loader reads from one paper."""
+    c = _Checker(pid, path)
+    if not isinstance(paper, dict):
+        raise QasperFormatError(
+            f"{path}: paper {pid!r} is not a JSON object, got {_kind(paper)}; each paper id "
+            f"must map to an object with 'title', 'abstract', 'full_text' and 'qas' ({_LAYOUT})"
+        )
+    for key in ("title", "abstract"):
+        c.optional(paper.get(key), key, str, "a string (or null)")
+    sections = c.optional(paper.get("full_text"), "full_text", list, "a list (or null)") or []
+    for i, section in enumerate(sections):
+        where = f"full_text[{i}]"
+        if not isinstance(section, dict):
+            raise c.fail(where, section, "an object with 'section_name' and 'paragraphs'")
+        c.optional(section.get("section_name"), f"{where}.section_name", str, "a string or null")
+        rule = "a list of 'paragraphs' (strings)"
+        paragraphs = c.required(section, "paragraphs", f"{where}.paragraphs", rule)
+        if not isinstance(paragraphs, list):
+            raise c.fail(f"{where}.paragraphs", paragraphs, rule)
+        for j, para in enumerate(paragraphs):
+            if not isinstance(para, str):
+                raise c.fail(f"{where}.paragraphs[{j}]", para, "a string")
+    figures = paper.get("figures_and_tables")
+    figures = c.optional(figures, "figures_and_tables", list, "a list (or null)") or []
+    for i, figure in enumerate(figures):
+        where = f"figures_and_tables[{i}]"
+        if not isinstance(figure, dict):
+            raise c.fail(where, figure, "an object with a 'caption'")
+        c.optional(figure.get("caption"), f"{where}.caption", str, "a string (or null)")
+    for i, qa in enumerate(c.optional(paper.get("qas"), "qas", list, "a list (or null)") or []):
+        _check_question(c, f"qas[{i}]", qa)
+
+
+def _check_question(c: _Checker, where: str, qa: object) -> None:
+    if not isinstance(qa, dict):
+        raise c.fail(where, qa, "an object with 'question_id', 'question' and 'answers'")
+    qid = c.required(qa, "question_id", f"{where}.question_id", "a string")
+    c.optional(qid, f"{where}.question_id", str | int, "a string")
+    if qid is None:
+        raise c.fail(f"{where}.question_id", qid, "a string")
+    question = c.required(qa, "question", f"{where}.question", "a string")
+    if not isinstance(question, str):
+        raise c.fail(f"{where}.question", question, "a string")
+    rule = "a list of objects with an 'answer'"
+    annotations = c.required(qa, "answers", f"{where}.answers", rule)
+    if not isinstance(annotations, list):
+        raise c.fail(f"{where}.answers", annotations, rule)
+    for j, annotation in enumerate(annotations):
+        at = f"{where}.answers[{j}]"
+        if not isinstance(annotation, dict):
+            raise c.fail(at, annotation, "an object with an 'answer'")
+        rule = "an object with 'unanswerable' and 'evidence'"
+        answer = c.required(annotation, "answer", f"{at}.answer", rule)
+        if not isinstance(answer, dict):
+            raise c.fail(f"{at}.answer", answer, rule)
+        c.optional(
+            answer.get("unanswerable"), f"{at}.answer.unanswerable", bool, "true, false or null"
+        )
+        evidence = c.optional(
+            answer.get("evidence"),
+            f"{at}.answer.evidence",
+            list,
+            "a list of strings (or null)",
+            'put the evidence paragraph(s) in a list: ["paragraph text", ...]',
+        )
+        for k, item in enumerate(evidence or []):
+            if not isinstance(item, str):
+                raise c.fail(f"{at}.answer.evidence[{k}]", item, "a string (a paragraph's text)")
 
 
 def _text(paper: Mapping[str, Any], key: str, pid: str, path: Path) -> str:

@@ -1,0 +1,149 @@
+"""Bad-input cases for the dataset loaders (Qasper, BEIR, download).
+
+``CASES`` is a list of ``(input, call)``: ``input`` describes a hostile file,
+``call`` writes it into a fresh temporary folder, runs the loader and returns a
+short description of the outcome, or raises the package's error. Another script
+runs each and tabulates "input -> behaviour".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from hierret.datasets.beir import load_beir
+from hierret.datasets.download import fetch
+from hierret.datasets.qasper import load_qasper
+
+
+def _paper(evidence: object = ("X is y.",), answer: object = None) -> dict[str, Any]:
+    ans = answer if answer is not None else {"unanswerable": False, "evidence": evidence}
+    return {
+        "title": "T",
+        "abstract": "",
+        "full_text": [{"section_name": "Intro", "paragraphs": ["X is y."]}],
+        "qas": [{"question": "What?", "question_id": "q1", "answers": [{"answer": ans}]}],
+        "figures_and_tables": [],
+    }
+
+
+def _qasper(content: str | bytes, **kwargs: Any) -> str:
+    path = Path(tempfile.mkdtemp(), "qasper.json")
+    if isinstance(content, str):
+        content = content.encode()
+    path.write_bytes(content)
+    ds = load_qasper(path, **kwargs)
+    return f"loaded {ds.stats.papers} paper(s), {len(ds.queries)} question(s)"
+
+
+def _beir(corpus: bytes | None = None, qrels: str | None = None) -> str:
+    root = Path(tempfile.mkdtemp())
+    (root / "qrels").mkdir()
+    docs = b'{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
+    (root / "corpus.jsonl").write_bytes(docs + (corpus or b""))
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Who purrs?"}\n')
+    (root / "qrels" / "test.tsv").write_text(qrels or "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load_beir(root)
+    said = "; ".join(f"warning: {w.message}" for w in caught)
+    return f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)" + (
+        f" ({said})" if said else ""
+    )
+
+
+def _drip() -> str:
+    """Fetch from a local server that sends one byte every 0.2 s, with a 1 s deadline."""
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "10000")
+            self.end_headers()
+            for _ in range(25):  # stops by itself after 5 s
+                if stop.wait(0.2):
+                    return
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, fmt: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    dest = Path(tempfile.mkdtemp(), "file.bin")
+    try:
+        fetch(
+            f"http://127.0.0.1:{httpd.server_address[1]}/file.bin",
+            hashlib.sha256(b"").hexdigest(),
+            dest,
+            progress=False,
+            timeout=5,
+            deadline=1,
+        )
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    return "downloaded"  # pragma: no cover - the deadline raises
+
+
+CASES: list[tuple[str, Callable[[], object]]] = [
+    (
+        "Qasper answer whose evidence is a string, not a list",
+        lambda: _qasper(json.dumps({"p1": _paper(evidence="X is y.")})),
+    ),
+    (
+        "Qasper annotation whose answer is a string, not an object",
+        lambda: _qasper(json.dumps({"p1": _paper(answer="yes")})),
+    ),
+    (
+        "Qasper figure caption that is a number",
+        lambda: _qasper(json.dumps({"p1": {**_paper(), "figures_and_tables": [{"caption": 1}]}})),
+    ),
+    (
+        "Qasper file with the same paper id twice (merged files)",
+        lambda: _qasper(f'{{"p1": {json.dumps(_paper())}, "p1": {json.dumps(_paper())}}}'),
+    ),
+    (
+        "Qasper load with max_papers=-1",
+        lambda: _qasper(json.dumps({"p1": _paper()}), max_papers=-1),
+    ),
+    (
+        "Qasper file in Latin-1 (invalid UTF-8)",
+        lambda: _qasper(json.dumps({"p1": _paper()}).encode().replace(b'"T"', b'"Caf\xe9"')),
+    ),
+    (
+        "BEIR corpus.jsonl line in Latin-1 (invalid UTF-8)",
+        lambda: _beir(corpus=b'{"_id": "d2", "text": "Caf\xe9"}\n'),
+    ),
+    (
+        "BEIR document with empty title and text, judged relevant",
+        lambda: _beir(
+            corpus=b'{"_id": "d2", "title": "", "text": ""}\n',
+            qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\n",
+        ),
+    ),
+    (
+        "BEIR qrels whose first line is a malformed judgment, not a header",
+        lambda: _beir(qrels="q1\td1\tyes\nq1\td1\t1\n"),
+    ),
+    (
+        "Download from a server that drips one byte every 0.2 s (deadline 1 s)",
+        _drip,
+    ),
+]
