@@ -71,6 +71,8 @@ def _execute(session: nox.Session, src: Path, *args: str) -> None:
 
 
 def _sphinx(session: nox.Session, site: Path) -> Path:
+    session.run("python", "docs/bad_input.py", "--check", "--out",
+                str(site / "src" / "bad-input.md"), env=_env())
     html = site / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", str(site / "src"),
                 str(html), env=_env())

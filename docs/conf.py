@@ -24,7 +24,8 @@ extensions = [
 ]
 
 exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
-                    "check_decisions.py", "notebooks/results"]
+                    "check_decisions.py", "notebooks/results", "bad_input.py",
+                    "bad_input_cases"]
 suppress_warnings = ["myst.header"]
 
 # Notebooks arrive executed by papermill: render their outputs, never re-run them.

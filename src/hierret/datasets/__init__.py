@@ -1,16 +1,31 @@
 """Corpus loaders: one module per corpus."""
 
-from hierret.datasets.beir import BeirDataset, load_beir
-from hierret.datasets.download import data_home
+from hierret.datasets.beir import BeirDataset, BeirDataWarning, BeirFormatError, load_beir
+from hierret.datasets.download import (
+    ChecksumError,
+    DataFormatError,
+    DataNotFoundError,
+    DownloadDeadlineError,
+    DownloadError,
+    data_home,
+)
 from hierret.datasets.gold import GoldSet, default_gold_path, load_gold, locate
 from hierret.datasets.python_reference import load_python_reference
-from hierret.datasets.qasper import QasperDataset, QasperStats, load_qasper
+from hierret.datasets.qasper import QasperDataset, QasperFormatError, QasperStats, load_qasper
 from hierret.datasets.synthetic import SectionedDataset, build_sectioned
 
 __all__ = [
+    "BeirDataWarning",
     "BeirDataset",
+    "BeirFormatError",
+    "ChecksumError",
+    "DataFormatError",
+    "DataNotFoundError",
+    "DownloadDeadlineError",
+    "DownloadError",
     "GoldSet",
     "QasperDataset",
+    "QasperFormatError",
     "QasperStats",
     "SectionedDataset",
     "build_sectioned",
