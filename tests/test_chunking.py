@@ -73,12 +73,57 @@ def test_no_punctuation_and_long_sentence_split_at_whitespace() -> None:
     _check_invariants(text, passages, 100, 20)
 
 
-def test_unsplittable_token_kept_whole() -> None:
+def test_long_token_is_cut_at_max_chars() -> None:
     token = "x" * 250
     text = f"Short start. {token} tail words here."
     passages = chunk_text(text, max_chars=100, overlap_chars=20)
-    assert any(text[a:b] == token for a, b in passages)
+    assert [text[a:b] for a, b in passages][1:4] == [
+        "x" * 100, "x" * 100, "x" * 50 + " tail words here."]
     _check_invariants(text, passages, 100, 20)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("第一句。第二句！第三句？", ["第一句。", "第二句！", "第三句？"]),
+        ("「引用。」次の文。", ["「引用。」", "次の文。"]),
+        ("円周率は３．１４です．次．", ["円周率は３．１４です．", "次．"]),
+        ("यह वाक्य है। दूसरा॥ तीसरा", ["यह वाक्य है।", "दूसरा॥", "तीसरा"]),
+        ("هل هذا سؤال؟ نعم۔ ok", ["هل هذا سؤال؟", "نعم۔", "ok"]),
+        ("one\r\ntwo\r\n\r\nthree", ["one\r\ntwo", "three"]),
+        ("one\rtwo\r\rthree", ["one\rtwo", "three"]),
+        ("one\u2028two\u2028\u2028three\x85\x85four", ["one\u2028two", "three", "four"]),
+        ("a paragraph\u2029another", ["a paragraph", "another"]),
+        ("See\r1. Intro. End.", ["See\r1. Intro.", "End."]),
+    ],
+)
+def test_other_scripts_and_line_breaks(text: str, expected: list[str]) -> None:
+    assert sentences_of(text) == expected
+
+
+@pytest.mark.parametrize("stop", ["", "。"])
+def test_cjk_without_spaces(stop: str) -> None:
+    sentence = "检索长文档中的结构化信息需要可靠的分块方法" * 3 + stop  # 60 or 61 characters
+    text = (sentence * (105_000 // len(sentence) + 1))[:105_000]
+    passages = chunk_text(text)
+    assert max(b - a for a, b in passages) <= 900
+    assert len(passages) >= 105_000 // 900
+    _check_invariants(text, passages, 900, 180)
+
+
+@pytest.mark.parametrize("line", ["word " * 40_000, "x" * 200_000, "e.g. " * 40_000])
+def test_long_line_without_stops(line: str) -> None:
+    passages = chunk_text(line, max_chars=500, overlap_chars=100)
+    assert max(b - a for a, b in passages) <= 500
+    assert passages[0][0] == 0
+    assert passages[-1][1] == len(line.rstrip())
+
+
+def test_hard_cut_keeps_combining_marks_with_their_base() -> None:
+    text = "e\u0301" * 30  # é as e + COMBINING ACUTE ACCENT, no spaces
+    passages = chunk_text(text, max_chars=25, overlap_chars=5)
+    assert all(b - a <= 25 and text[a] == "e" for a, b in passages)
+    _check_invariants(text, passages, 25, 5)
 
 
 def test_overlap_is_trailing_whole_sentences() -> None:
@@ -117,10 +162,9 @@ def _check_invariants(text: str, passages: list[tuple[int, int]], max_chars: int
         assert 0 <= a < b <= len(text)
         assert not text[a].isspace()
         assert not text[b - 1].isspace()
+        assert b - a <= max_chars
         for i in range(a, b):
             covered[i] = True
-        if b - a > max_chars:  # only a single unsplittable token may exceed the limit
-            assert not any(c.isspace() for c in text[a:b])
     assert all(covered[i] or c.isspace() for i, c in enumerate(text)), "lost characters"
     sentence_starts = {a for a, _ in split_sentences(text)}
     sentence_ends = {b for _, b in split_sentences(text)}
@@ -154,8 +198,7 @@ def test_chunk_invariants(text: str, max_chars: int, frac: float) -> None:
     _check_invariants(text, passages, max_chars, overlap)
     assert chunk_text(text, max_chars, overlap) == passages  # deterministic
     for a, b in passages:  # re-chunking a passage's text gives that passage back
-        if b - a <= max_chars:
-            assert chunk_text(text[a:b], max_chars, overlap) == [(0, b - a)]
+        assert chunk_text(text[a:b], max_chars, overlap) == [(0, b - a)]
 
 
 @settings(max_examples=50, deadline=None)
@@ -164,3 +207,49 @@ def test_arbitrary_unicode_never_loses_text(text: str, max_chars: int) -> None:
     overlap = max_chars // 5
     passages = pack_sentences(text, split_sentences(text), max_chars, overlap)
     _check_invariants(text, passages, max_chars, overlap)
+
+
+_LINE_BREAKS = ["\n", "\r\n", "\r", "\u2028", "\u2029", "\x85"]
+_STOPS = ["", "", "", ".", "!", "?", "...", "。", "！", "？", "．", "।", "॥", "؟", "۔", ".»",
+          "。」"]
+_any_script_word = st.text(st.characters(categories=["L", "M", "N", "P", "S"]), min_size=1,
+                           max_size=12)
+_cjk_run = st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1,
+                   max_size=300)
+
+
+@st.composite
+def any_script_texts(draw: st.DrawFn) -> str:
+    """Words of any script or CJK runs, mixed stops, one line-break convention."""
+    brk = draw(st.sampled_from(_LINE_BREAKS))
+    seps = st.sampled_from([" ", " ", "", "\t", "\u3000", brk, brk + brk, " " + brk + " "])
+    parts = []
+    for _ in range(draw(st.integers(0, 60))):
+        word = draw(st.one_of(_any_script_word, _cjk_run))
+        parts.append(word + draw(st.sampled_from(_STOPS)) + draw(seps))
+    return "".join(parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=any_script_texts(), max_chars=st.integers(5, 300), frac=st.floats(0, 0.9))
+def test_any_script_any_line_breaks(text: str, max_chars: int, frac: float) -> None:
+    overlap = int(max_chars * frac)
+    passages = chunk_text(text, max_chars, overlap)
+    _check_invariants(text, passages, max_chars, overlap)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=texts(), max_chars=st.integers(20, 300),
+       brk=st.sampled_from(["\r", "\u2028", "\x85", "\v", "\f"]))
+def test_every_line_break_splits_like_newline(text: str, max_chars: int, brk: str) -> None:
+    text = text.replace("\r\n", "\n")  # one character per break, so spans can match
+    assert chunk_text(text.replace("\n", brk), max_chars, max_chars // 5) == chunk_text(
+        text, max_chars, max_chars // 5)
+
+
+def test_cr_only_text_splits_like_newline_text() -> None:
+    text = "Title\n\n1. First point. More.\nSecond line e.g. here\n\n\nLast paragraph."
+    cr = text.replace("\n", "\r")
+    assert split_sentences(cr) == split_sentences(text)
+    assert len(split_sentences(text)) == 5
+    assert chunk_text(cr, 30, 10) == chunk_text(text, 30, 10)

@@ -5,6 +5,11 @@ this package starts from (DR-001). Every sentence and every passage is a
 half-open span ``(start, end)`` into the original text; nothing is copied or
 normalised, so a passage can always be cut back out of its document and cited.
 
+No passage is ever longer than ``max_chars``, whatever the text: a sentence
+that does not fit is cut at whitespace, or hard at ``max_chars`` where there is
+none (Chinese or Japanese written without spaces, a long URL). Splitting and
+packing take time linear in the length of the text.
+
 Examples
 --------
 >>> text = "Dr. Smith arrived, e.g. at noon. It rained. We left."
@@ -17,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -49,11 +55,26 @@ _NUMBER_CONTEXT = frozenset(
      "item", "page", "version", "eq.", "equation", "pep", "§"}
 )
 
-_CANDIDATE = re.compile(r"[.!?…]+[\"')\]’”»]*(?=\s)|\n[^\S\n]*\n")
+_CLOSE = "\"')\\]’”»"  # closing quotes and brackets after a stop (a regex class body)
+_FULL_CLOSE = _CLOSE + "」』）】〕〗〙〛〉》＂＇］｝"
+#: Stops that end a sentence whether or not whitespace follows (CJK, Indic, Arabic).
+_FULL_STOPS = "。｡．！？।॥؟۔‼⁇⁈⁉"
+#: With ``\r``, the line breaks of :meth:`str.splitlines`; ``\r\n`` is one break.
+_BREAKS = "\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAK = rf"(?:\r\n|\r(?!\n)|[{_BREAKS}])"
+_CANDIDATE = re.compile(
+    rf"(?=[.!?…{_FULL_STOPS}\r{_BREAKS}])"  # lets the regex engine skip other text fast
+    rf"(?:(?P<stop>[.!?…]+[{_CLOSE}]*)"  # ends a sentence only if whitespace follows
+    rf"|(?P<full>[{_FULL_STOPS}][{_FULL_STOPS}.!?…]*[{_FULL_CLOSE}]*)"  # ends one anyway
+    rf"|(?P<blank>{_BREAK}[^\S\r{_BREAKS}]*[\r{_BREAKS}]|\u2029))"  # blank line, U+2029
+)
+_LINE_BREAK = re.compile(rf"[\r{_BREAKS}]")
 _NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*\.$")
 _INITIAL = re.compile(r"^\(?[A-Z]\.$")
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)[\"')\]’”»]*$")
-_WORD_BEFORE = re.compile(r"(\S+)\s*$")
+# Matched against the reversed text, so that looking back costs only what it reads.
+_TOKEN_BACK = re.compile(r"\S*")
+_WORD_BACK = re.compile(r"\s*(\S*)")
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -87,6 +108,12 @@ class SentenceSplitter:
     Decimals (``3.14``) never end a sentence because no whitespace follows the
     point.
 
+    The stops of scripts written without spaces end a sentence with or without
+    whitespace after them: ``。｡．！？`` (``．`` not before a digit), the danda
+    ``।`` and ``॥``, Arabic ``؟`` and Urdu ``۔``, and ``‼⁇⁈⁉``. Every line
+    break that :meth:`str.splitlines` knows counts (``\\r\\n``, ``\\r``, U+2028,
+    U+0085, ...); a blank line or a U+2029 PARAGRAPH SEPARATOR ends a sentence.
+
     Parameters
     ----------
     abbreviations : iterable of str
@@ -99,6 +126,9 @@ class SentenceSplitter:
     >>> text = "Siehe bzw. dort. Ende."
     >>> [text[a:b] for a, b in s.split(text)]
     ['Siehe bzw. dort.', 'Ende.']
+    >>> text = "日本語の文。次の文！\\u2029Last line\\rno stop"
+    >>> [text[a:b] for a, b in s.split(text)]
+    ['日本語の文。', '次の文！', 'Last line\\rno stop']
     """
 
     abbreviations: frozenset[str] = DEFAULT_ABBREVIATIONS
@@ -106,33 +136,47 @@ class SentenceSplitter:
     def __init__(self, abbreviations: Iterable[str] = DEFAULT_ABBREVIATIONS) -> None:
         object.__setattr__(self, "abbreviations", frozenset(a.lower() for a in abbreviations))
 
-    def _is_boundary(self, text: str, match: re.Match[str]) -> bool:
-        if match.group().startswith("\n"):
-            return True
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        before = _WORD_BEFORE.search(text, line_start, match.end())
-        token = before.group(1) if before else match.group()
+    def _is_boundary(self, text: str, rev: str, line_start: int, match: re.Match[str]) -> bool:
+        """Whether a stop ends a sentence; ``rev`` is ``text[::-1]``, for looking back."""
+        end = match.end()
+        if match.lastgroup == "full":  # "３．１４" is a number
+            return not (match.group() == "．" and end < len(text) and text[end].isdigit())
+        if end == len(text) or not text[end].isspace():
+            return False
+        n = len(text)
+        back = _TOKEN_BACK.match(rev, n - end)  # the token the stop ends, read backwards
+        token = back.group()[::-1] if back else match.group()
         if _ELLIPSIS.search(token):
             return False
         core = token.lstrip("(\"'‘“[«").rstrip("\"')]’”»")
         if core.lower() in self.abbreviations or _INITIAL.match(core):
             return False
-        if _NUMBER.match(core):
-            head = text[line_start : match.start() - len(core) + 1]
-            prev = head.split()
-            if not prev or prev[-1].lower() in _NUMBER_CONTEXT:
+        if _NUMBER.match(core):  # a number first on its line or after "Section"
+            before = _WORD_BACK.match(rev, n - (match.start() - len(core) + 1), n - line_start)
+            previous = before.group(1)[::-1] if before else ""
+            if not previous or previous.lower() in _NUMBER_CONTEXT:
                 return False
         return True
 
     def split(self, text: str) -> list[tuple[int, int]]:
         """Split ``text`` into sentence spans covering every non-space character."""
         _check_text(text)
+        rev = text[::-1]
+        breaks = _LINE_BREAK.finditer(text)
+        next_break = next(breaks, None)
+        line_start = 0
         spans: list[tuple[int, int]] = []
         start = 0
         for match in _CANDIDATE.finditer(text):
-            if not self._is_boundary(text, match):
-                continue
-            end = match.start() if match.group().startswith("\n") else match.end()
+            if match.lastgroup == "blank":
+                end = match.start()
+            else:
+                while next_break is not None and next_break.start() < match.start():
+                    line_start = next_break.end()
+                    next_break = next(breaks, None)
+                if not self._is_boundary(text, rev, line_start, match):
+                    continue
+                end = match.end()
             spans.extend(_trimmed(text, start, end))
             start = end
         spans.extend(_trimmed(text, start, len(text)))
@@ -163,22 +207,46 @@ def split_sentences(
 
 
 def _split_long(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """Cut a span longer than ``max_chars`` at whitespace; a longer token stays whole."""
+    """Cut a span longer than ``max_chars`` at whitespace, else hard (see :func:`_hard_cut`)."""
     pieces: list[tuple[int, int]] = []
     while end - start > max_chars:
         cut = start + max_chars
         while cut > start and not text[cut].isspace():
             cut -= 1
-        if cut == start:  # one unsplittable token: keep it whole, up to the next space
-            cut = start + max_chars
-            while cut < end and not text[cut].isspace():
-                cut += 1
+        if cut == start:  # no whitespace in the window
+            cut = _hard_cut(text, start, start + max_chars)
         pieces.extend(_trimmed(text, start, cut))
         start = cut
         while start < end and text[start].isspace():
             start += 1
     pieces.extend(_trimmed(text, start, end))
     return pieces
+
+
+def _hard_cut(text: str, start: int, cut: int) -> int:
+    """``cut``, moved back so that no mark, joiner or surrogate is cut off what it joins.
+
+    Falls back to ``cut`` itself when no such place is left after ``start``.
+
+    Examples
+    --------
+    >>> _hard_cut("abce\\u0301\\u0301f", 0, 5), _hard_cut("\\u0301" * 9, 0, 5)
+    (3, 5)
+    """
+    at = cut
+    while at > start + 1 and _clings(text, at):
+        at -= 1
+    return cut if _clings(text, at) else at
+
+
+def _clings(text: str, i: int) -> bool:
+    """Whether ``text[i]`` belongs to the character before it."""
+    ch, prev = text[i], text[i - 1]
+    return (
+        unicodedata.category(ch) in ("Mn", "Mc", "Me")
+        or "\u200d" in (ch, prev)  # zero-width joiner
+        or ("\udc00" <= ch <= "\udfff" and "\ud800" <= prev <= "\udbff")
+    )
 
 
 def pack_sentences(
@@ -192,8 +260,10 @@ def pack_sentences(
     Whole sentences go into a passage while its span stays within
     ``max_chars``. Each new passage starts with the trailing whole sentences of
     the previous one that fit in ``overlap_chars`` (and leave room for the next
-    sentence). A sentence longer than ``max_chars`` is split at whitespace; its
-    pieces never serve as overlap.
+    sentence). A sentence longer than ``max_chars`` is split at the last
+    whitespace of each ``max_chars`` window, or cut hard at ``max_chars`` where
+    the window has none (not between a character and its combining marks, if
+    avoidable); its pieces never serve as overlap.
 
     Parameters
     ----------
@@ -216,6 +286,8 @@ def pack_sentences(
     [(0, 20), (9, 30)]
     >>> pack_sentences(text, split_sentences(text), max_chars=22, overlap_chars=10)
     [(0, 20), (21, 30)]
+    >>> pack_sentences("x" * 25, [(0, 25)], max_chars=10, overlap_chars=2)
+    [(0, 10), (10, 20), (20, 25)]
     """
     _check_text(text)
     _check_sizes(max_chars, overlap_chars)
@@ -261,8 +333,7 @@ def chunk_text(
     text : str
         Any text; an empty or whitespace-only text gives no passages.
     max_chars : int, default 900
-        Largest passage span, in characters (exceeded only by a single token
-        longer than this).
+        Largest passage span, in characters (code points), for every text.
     overlap_chars : int, default 180
         Largest overlap with the previous passage; made of whole sentences.
     abbreviations : iterable of str
@@ -287,6 +358,8 @@ def chunk_text(
     []
     >>> chunk_text("no punctuation at all")
     [(0, 21)]
+    >>> chunk_text("文" * 2000)
+    [(0, 900), (900, 1800), (1800, 2000)]
     """
     _check_text(text)
     _check_sizes(max_chars, overlap_chars)
