@@ -10,6 +10,7 @@ pieces) and padding to the longest text of each batch.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Sequence
@@ -189,7 +190,10 @@ class OnnxEncoder(Encoder):
             window=max_length,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
-            engine=_versions("onnxruntime", "tokenizers"),
+            engine=(
+                _versions("onnxruntime", "tokenizers") + ", tokenizer sha256:"
+                + hashlib.sha256(tokenizer.to_str().encode()).hexdigest()[:16]
+            ),
         )
 
     @property

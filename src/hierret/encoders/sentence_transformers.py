@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,21 @@ def _resolve_model(model: str) -> tuple[str, str]:
     if model.strip().lower() in _MINILM_ALIASES:
         return MINILM, str(_minilm_folder())
     return model, model
+
+
+def _modules_digest(model: Any) -> str:
+    """Digest of the pipeline's modules and their settings (pooling mode, normalisation,
+    window, lower-casing, ...): what changes vectors besides the weights."""
+    parts = []
+    for module in model:
+        config = module.get_config_dict() if hasattr(module, "get_config_dict") else {}
+        parts.append({"class": type(module).__qualname__, "config": config})
+    parts.append({"max_seq_length": model.max_seq_length})
+    return _text_digest(json.dumps(parts, sort_keys=True, default=str))
+
+
+def _text_digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class SentenceTransformerEncoder(Encoder):
@@ -164,7 +180,11 @@ class SentenceTransformerEncoder(Encoder):
             window=int(window),
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
-            engine=_versions("sentence-transformers", "transformers", "torch"),
+            engine=(
+                _versions("sentence-transformers", "transformers", "torch")
+                + f", modules {_modules_digest(self._model)}, tokenizer "
+                + _text_digest(tokenizer.backend_tokenizer.to_str())
+            ),
         )
 
     @property

@@ -57,7 +57,8 @@ def _in_fresh_process(
         env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
         subprocess.run([sys.executable, "-m", "hierret.encoders.variation", str(job)],
                        check=True, env=env, capture_output=True)
-        return np.load(Path(tmp) / "out.npy")
+        out: NDArray[Any] = np.load(Path(tmp) / "out.npy")
+        return out
 
 
 def _run_job(path: Path) -> None:
