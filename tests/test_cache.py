@@ -1,16 +1,36 @@
-"""The vector cache: hits, misses, identity, corruption, atomic writes, compaction."""
+"""The vector cache: hits, misses, identity, corruption, atomic writes, compaction,
+concurrent processes, permissions and unusable folders."""
 
 from __future__ import annotations
 
 import os
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache, default_cache_dir, text_keys
+import hierret
+from hierret import cache as cache_mod
+from hierret.cache import (
+    CachedEncoder,
+    CacheNotReadableError,
+    CacheNotWritableError,
+    CacheNotWritableWarning,
+    MissingVectorsError,
+    VectorCache,
+    default_cache_dir,
+    text_keys,
+)
 from hierret.encoders import EncoderIdentity, HashEncoder
 
 TEXTS = [f"passage number {i} about topic {i % 7}" for i in range(40)]
@@ -221,3 +241,345 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.delenv("HIERRET_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == (tmp_path / "xdg" / "hierret" / "vectors").resolve()
+
+
+# --- several processes on one folder ------------------------------------------------
+
+_WORKER = r"""
+import random, sys, time
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder
+root, start_at, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+texts = [f"shared text {i}" for i in range(600)]
+truth = HashEncoder(dimension=16).encode_passages(texts)
+rng = random.Random(seed)
+while time.time() < start_at:
+    time.sleep(0.001)
+deadline, rounds, wrong = time.monotonic() + 6.0, 0, 0
+while rounds < 20 and time.monotonic() < deadline:
+    # a fresh reader each round lists and reads up to ~25 shards while the other
+    # process may be compacting (deleting) them
+    cache = VectorCache(root, max_shards=64)
+    enc = CachedEncoder(HashEncoder(dimension=16), cache)
+    for _ in range(12):  # one new shard each
+        idx = rng.sample(range(600), 3)
+        out = enc.encode_passages([texts[i] for i in idx])
+        wrong += int((out != truth[idx]).any(axis=1).sum())
+    cache.compact(enc.identity)
+    rounds += 1
+print(rounds, wrong)
+"""
+
+
+def test_two_processes_embedding_and_compacting_at_once(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    src = str(Path(hierret.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    start_at = time.time() + 2.0  # both interpreters up before either starts
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(tmp_path), str(start_at), str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for seed in (1, 2)
+    ]
+    results = [p.communicate(timeout=60) for p in procs]
+    for proc, (out, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err
+        assert err == ""  # no damaged or unreadable shard was ever seen
+        rounds, wrong = map(int, out.split())
+        assert rounds >= 1
+        assert wrong == 0
+    texts = [f"shared text {i}" for i in range(600)]
+    ident = HashEncoder(dimension=16).identity
+    vecs, found = VectorCache(tmp_path).get(ident, text_keys(ident, "passage", texts))
+    truth = HashEncoder(dimension=16).encode_passages(texts)
+    assert found.any()
+    np.testing.assert_array_equal(vecs[found], truth[found])
+    assert not leftovers(tmp_path)
+
+
+def test_shard_compacted_away_between_listing_and_reading(
+    tmp_path: Path, fake: CountingEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enc = CachedEncoder(fake, VectorCache(tmp_path))
+    enc.encode_passages(TEXTS[:10])
+    enc.encode_passages(TEXTS[10:20])
+    assert len(shards(tmp_path)) == 2
+    read = cache_mod._Shelf._read
+    raced: list[Path] = []
+
+    def racing(self: Any, path: Path) -> Any:
+        if not raced:  # "another process" merges both shards just after our listing
+            raced.append(path)
+            VectorCache(tmp_path).compact(fake.identity)
+        return read(self, path)
+
+    monkeypatch.setattr(cache_mod._Shelf, "_read", racing)
+    reader = CountingEncoder(dimension=16)
+    out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:20])
+    assert raced
+    assert not raced[0].exists()
+    assert not reader.calls  # found everything in the merged shard after listing again
+    np.testing.assert_array_equal(out, HashEncoder(dimension=16).encode_passages(TEXTS[:20]))
+
+
+def test_shards_that_keep_vanishing_are_recomputed_not_raised(
+    tmp_path: Path, fake: CountingEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    CachedEncoder(fake, VectorCache(tmp_path)).encode_passages(TEXTS[:5])
+
+    def gone(self: Any, path: Path) -> Any:
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+    monkeypatch.setattr(cache_mod._Shelf, "_read", gone)
+    reader = CountingEncoder(dimension=16)
+    out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:5])
+    assert reader.calls == [TEXTS[:5]]
+    np.testing.assert_array_equal(out, HashEncoder(dimension=16).encode_passages(TEXTS[:5]))
+
+
+def test_misses_see_shards_written_by_another_process_since(tmp_path: Path) -> None:
+    ident = HashEncoder(dimension=16).identity
+    keys = text_keys(ident, "passage", ["late"])
+    early = VectorCache(tmp_path)
+    assert not early.get(ident, keys)[1].any()  # folder read, nothing there
+    CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path)).encode_passages(["late"])
+    vecs, found = early.get(ident, keys)
+    assert found.all()
+    np.testing.assert_array_equal(vecs, HashEncoder(dimension=16).encode_passages(["late"]))
+
+
+# --- damaged files (property test) -----------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    kind=st.sampled_from(["overwrite", "append", "truncate"]),
+    where=st.floats(min_value=0.0, max_value=1.0),
+    blob=st.binary(min_size=1, max_size=48),
+    which=st.integers(min_value=0, max_value=1),
+)
+def test_damaged_shards_never_give_wrong_vectors(
+    kind: str, where: float, blob: bytes, which: int
+) -> None:
+    truth = HashEncoder(dimension=8).encode_passages(TEXTS[:20])
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(root))
+        enc.encode_passages(TEXTS[:12])
+        enc.encode_passages(TEXTS[12:20])
+        path = shards(root)[which]
+        data = bytearray(path.read_bytes())
+        at = int(where * len(data))
+        if kind == "overwrite":
+            data[at : at + len(blob)] = blob
+        elif kind == "append":
+            data += blob
+        else:
+            del data[at:]
+        path.write_bytes(bytes(data))
+        for _ in range(2):  # the damaged cache, then the repaired one
+            counting = CountingEncoder(dimension=8)
+            out = CachedEncoder(counting, VectorCache(root)).encode_passages(TEXTS[:20])
+            np.testing.assert_array_equal(out, truth)
+        assert not counting.calls
+        assert not leftovers(root)
+        shelf = VectorCache(root)._shelf(HashEncoder(dimension=8).identity)
+        assert not shelf.broken  # unreadable shards were deleted,
+        assert not any(s.damaged for s in shelf.shards)  # truncated/padded ones rewritten
+
+
+# --- modes, unwritable and unreadable folders ------------------------------------------
+
+
+def test_files_and_folders_follow_the_umask(tmp_path: Path) -> None:
+    root = tmp_path / "new" / "cache"
+    old = os.umask(0o022)
+    try:
+        CachedEncoder(HashEncoder(dimension=8), VectorCache(root)).encode_passages(["x"])
+        os.umask(0o002)
+        CachedEncoder(HashEncoder(dimension=4), VectorCache(root)).encode_passages(["x"])
+    finally:
+        os.umask(old)
+    ident8, ident4 = HashEncoder(dimension=8).identity, HashEncoder(dimension=4).identity
+    for ident, file_mode, dir_mode in ((ident8, 0o644, 0o755), (ident4, 0o664, 0o775)):
+        folder = VectorCache(root).folder(ident)
+        files = list(folder.iterdir())
+        assert {p.suffix for p in files} == {".hvc", ".json"}
+        assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {file_mode}
+        assert stat.S_IMODE(folder.stat().st_mode) == dir_mode
+    for folder in (tmp_path / "new", root):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
+class WarnedEncoder(CountingEncoder):
+    """Records, at each model call, how many warnings had been issued."""
+
+    def __init__(self, caught: list[warnings.WarningMessage], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.caught = caught
+        self.seen: list[int] = []
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        self.seen.append(len(self.caught))
+        return super()._embed(texts)
+
+
+def test_unwritable_cache_warns_once_before_embedding_and_keeps_the_vectors(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("a regular file where the cache's parent folder should be")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = WarnedEncoder(caught, dimension=16)
+        enc = CachedEncoder(model, VectorCache(blocker / "cache"))
+        first = enc.encode_passages(TEXTS[:3])
+        second = enc.encode_passages(TEXTS[:3])
+    assert len(caught) == 1
+    assert issubclass(caught[0].category, CacheNotWritableWarning)
+    message = str(caught[0].message)
+    assert str(blocker) in message
+    assert "HIERRET_CACHE" in message
+    assert "VectorCache(root=" in message
+    assert model.seen == [1, 1]  # the check (and its warning) came before the embedding
+    truth = HashEncoder(dimension=16).encode_passages(TEXTS[:3])
+    np.testing.assert_array_equal(first, truth)
+    np.testing.assert_array_equal(second, truth)
+    assert enc.stats.stored == 0
+    ident = model.identity
+    with pytest.raises(CacheNotWritableError, match="HIERRET_CACHE") as info:
+        VectorCache(blocker / "cache").put(
+            ident, text_keys(ident, "passage", ["x"]), np.zeros((1, 16), dtype=np.float32)
+        )
+    assert isinstance(info.value, PermissionError)
+    assert info.value.folder == VectorCache(blocker / "cache").folder(ident)
+
+
+def test_hierret_cache_naming_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "vectors.txt"
+    target.write_text("oops")
+    monkeypatch.setenv("HIERRET_CACHE", str(target))
+    enc = CachedEncoder(HashEncoder(dimension=8))
+    with pytest.warns(CacheNotWritableWarning, match="vectors.txt"):
+        out = enc.encode_passages(["x"])
+    np.testing.assert_array_equal(out, HashEncoder(dimension=8).encode_passages(["x"]))
+    assert target.read_text() == "oops"
+
+
+def test_denied_writes_are_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def denied(folder: Path) -> Any:
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(cache_mod, "_create_tmp", denied)  # works even as root
+    ident = HashEncoder(dimension=8).identity
+    with pytest.raises(CacheNotWritableError, match=r"Permission denied.*HIERRET_CACHE"):
+        VectorCache(tmp_path).check_writable(ident)
+
+
+def test_chmod_readonly_folder(tmp_path: Path) -> None:
+    root = tmp_path / "ro"
+    root.mkdir()
+    root.chmod(0o555)
+    try:
+        if os.access(root, os.W_OK):
+            pytest.skip(
+                "running as root (or with CAP_DAC_OVERRIDE): chmod 0o555 does not stop writes"
+            )
+        model = CountingEncoder(dimension=8)
+        with pytest.warns(CacheNotWritableWarning, match=str(root)):
+            out = CachedEncoder(model, VectorCache(root)).encode_passages(["x"])
+        np.testing.assert_array_equal(out, HashEncoder(dimension=8).encode_passages(["x"]))
+        assert not list(root.iterdir())
+    finally:
+        root.chmod(0o755)
+
+
+def test_unreadable_folder_is_a_clear_error_before_embedding(
+    tmp_path: Path, fake: CountingEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    CachedEncoder(fake, VectorCache(tmp_path)).encode_passages(["x"])
+    folder = VectorCache(tmp_path).folder(fake.identity)
+    listdir = os.listdir
+
+    def denied(path: Any = ".") -> list[str]:
+        if Path(path) == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", denied)  # chmod 0o000 would not stop root
+    reader = CountingEncoder(dimension=16)
+    with pytest.raises(CacheNotReadableError, match="cannot be read") as info:
+        CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(["x", "y"])
+    assert info.value.folder == folder
+    assert str(folder) in str(info.value)
+    assert not reader.calls
+
+
+def test_unreadable_shard_is_recomputed_and_left_alone(
+    tmp_path: Path,
+    fake: CountingEncoder,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    CachedEncoder(fake, VectorCache(tmp_path)).encode_passages(["x"])
+    (shard,) = shards(tmp_path)
+    read_bytes = Path.read_bytes
+
+    def denied(self: Path) -> bytes:
+        if self == shard:  # another user's 0600 shard
+            raise PermissionError(13, "Permission denied", str(self))
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    reader = CountingEncoder(dimension=16)
+    out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(["x"])
+    assert reader.calls == [["x"]]
+    np.testing.assert_array_equal(out, HashEncoder(dimension=16).encode_passages(["x"]))
+    assert shard.exists()
+    assert "cannot read shard" in caplog.text
+
+
+# --- missing keys -----------------------------------------------------------------------
+
+
+def test_missing_keys(tmp_path: Path, fake: CountingEncoder) -> None:
+    cache = VectorCache(tmp_path)
+    CachedEncoder(fake, cache).encode_queries(["stored"])
+    ident = fake.identity
+    vecs, found = cache.get(ident, text_keys(ident, "query", ["stored", "absent"]))
+    assert found.tolist() == [True, False]
+    assert not vecs[1].any()
+    assert cache.lookup(ident, ["stored"], role="query").shape == (1, 16)
+    with pytest.raises(MissingVectorsError) as info:
+        cache.lookup(ident, ["stored", "absent", "also absent"], role="query")
+    err = info.value
+    assert isinstance(err, KeyError)
+    assert err.missing == ["absent", "also absent"]
+    message = str(err)
+    assert "2 of 3 query" in message
+    assert ident.describe() in message
+    assert "put()" in message
+    assert "CachedEncoder" in message
+    with pytest.raises(MissingVectorsError, match="1 of 1 passage"):
+        cache.lookup(ident, ["stored"])  # stored as a query, not as a passage
+
+
+def test_repeated_key_with_a_damaged_record_is_no_keyerror(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+    keys = text_keys(ident, "passage", ["x"])
+    VectorCache(tmp_path).put(ident, keys, np.ones((1, 2), dtype=np.float32))
+    (shard,) = shards(tmp_path)
+    data = bytearray(shard.read_bytes())
+    data[-6] ^= 1
+    shard.write_bytes(bytes(data))
+    vecs, found = VectorCache(tmp_path).get(ident, keys + keys)
+    assert not found.any()
+    assert not vecs.any()
+    assert "checksum mismatch" in caplog.text

@@ -14,7 +14,26 @@ missing (truncated file) is logged as a warning naming the file and recomputed,
 and the damaged shard is rewritten without it. Files are written to a temporary
 name and moved into place with :func:`os.replace`, so no half-written shard is
 ever visible. Shards are merged into one when there are more than
-``max_shards``. One process at a time is assumed.
+``max_shards``.
+
+Several processes may share one folder: a visible shard never changes, names
+are unique, and a lookup that misses re-lists the folder for shards written by
+others since. A shard that vanishes between listing and reading was merged into
+a newer shard by another process's compaction; the folder is listed again
+(a bounded number of times) and whatever is still missing is recomputed.
+Files and folders get the modes a plain :func:`open` and :func:`os.mkdir` would
+give under the current umask (``0o666 & ~umask``, ``0o777 & ~umask``), so a
+group-shared cache stays readable by its group.
+
+Errors: a cache folder that cannot be written raises
+:class:`CacheNotWritableError` from :meth:`VectorCache.put` before anything is
+written, while :class:`CachedEncoder` checks *before* embedding and, when the
+cache cannot be written, still returns the vectors it computes, with a single
+:class:`CacheNotWritableWarning` per encoder (a read-only shared cache keeps
+serving its hits). A folder that exists but cannot be listed raises
+:class:`CacheNotReadableError`. Both are :class:`PermissionError` subclasses
+naming the folder. :meth:`VectorCache.lookup` raises
+:class:`MissingVectorsError` (a :class:`KeyError`) for texts never stored.
 
 Examples
 --------
@@ -38,8 +57,8 @@ import json
 import logging
 import os
 import struct
-import tempfile
 import time
+import warnings
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -53,8 +72,13 @@ from hierret.encoders import Encoder, EncoderIdentity, Role, _check_texts
 
 __all__ = [
     "CACHE_ENV",
+    "CacheAccessError",
+    "CacheNotReadableError",
+    "CacheNotWritableError",
+    "CacheNotWritableWarning",
     "CacheStats",
     "CachedEncoder",
+    "MissingVectorsError",
     "VectorCache",
     "default_cache_dir",
     "text_keys",
@@ -70,7 +94,63 @@ _FORMAT = 1
 _SUFFIX = ".hvc"
 _TMP_PREFIX = ".tmp-"
 _STALE_TMP_S = 600.0
+_LIST_TRIES = 5  # listings of a folder whose shards keep vanishing (others compacting)
 _U32 = struct.Struct("<I")
+_FIX = "set HIERRET_CACHE to a writable folder, or pass VectorCache(root=...)"
+
+
+class CacheAccessError(OSError):
+    """The vector cache folder cannot be used; :attr:`folder` names it."""
+
+    def __init__(self, message: str, folder: Path) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+class CacheNotWritableError(CacheAccessError, PermissionError):
+    """The vector cache folder cannot be created or written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from hierret.encoders import HashEncoder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> blocker = Path(tmp.name) / "a-file"
+    >>> _ = blocker.write_text("not a folder")
+    >>> cache = VectorCache(blocker)
+    >>> try:
+    ...     cache.check_writable(HashEncoder(dimension=4).identity)
+    ... except CacheNotWritableError as err:
+    ...     print(err.folder.parent == blocker, "HIERRET_CACHE" in str(err))
+    True True
+    >>> tmp.cleanup()
+    """
+
+
+class CacheNotReadableError(CacheAccessError, PermissionError):
+    """A vector cache folder exists but cannot be listed."""
+
+
+class CacheNotWritableWarning(UserWarning):
+    """:class:`CachedEncoder` computed vectors it could not store."""
+
+
+class MissingVectorsError(KeyError):
+    """:meth:`VectorCache.lookup` was asked for texts that were never stored.
+
+    Attributes
+    ----------
+    missing : list of str
+        The texts not found, in request order.
+    """
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.missing = missing
+
+    def __str__(self) -> str:  # KeyError would show the repr of the message
+        return self.message
 
 
 def default_cache_dir() -> Path:
@@ -191,9 +271,25 @@ class _Shard:
         return ok
 
 
+def _create_tmp(folder: Path) -> tuple[int, Path]:
+    """A new, empty temporary file in ``folder``, mode ``0o666 & ~umask`` like :func:`open`.
+
+    (:func:`tempfile.mkstemp` would make it ``0o600``: unreadable to the other
+    users of a shared cache.)
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = folder / f"{_TMP_PREFIX}{os.urandom(8).hex()}.part"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # pragma: no cover - 64 random bits collided
+            continue
+
+
 def _atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
     """Write to a temporary file beside ``path``, fsync, then :func:`os.replace`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=".part")
+    fd, tmp = _create_tmp(path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             for chunk in chunks:
@@ -202,8 +298,12 @@ def _atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+class _UnreadableShard(Exception):
+    """:meth:`_Shelf._read`: the shard exists but cannot be opened (logged, left alone)."""
 
 
 class _Shelf:
@@ -218,14 +318,58 @@ class _Shelf:
         self.shards: list[_Shard] = []
         self.broken: list[Path] = []  # unreadable files, removed at the next write
         self.index: dict[bytes, tuple[int, int]] = {}
-        if folder.is_dir():
+        self.seen: set[str] = set()  # shard names read (or given up on) already
+        self.writable = False  # probed once successfully
+        if self._listing() is not None:
             self._remove_stale_tmp()
-            for path in sorted(folder.glob("*" + _SUFFIX)):
-                shard = self._read(path)
+        self.refresh()
+
+    def _listing(self) -> list[str] | None:
+        """Names in the folder; ``None`` when there is no folder (nothing stored yet)."""
+        try:
+            return os.listdir(self.folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as err:
+            raise CacheNotReadableError(
+                f"vector cache folder {self.folder} cannot be read ({err.strerror or err}); "
+                f"fix its permissions, or {_FIX}",
+                self.folder,
+            ) from err
+
+    def refresh(self) -> bool:
+        """Read the shards that appeared since the last listing; ``True`` if any.
+
+        A shard that vanishes between listing and reading was compacted into a
+        newer shard by another process: list again, at most ``_LIST_TRIES`` times.
+        """
+        added = False
+        for _ in range(_LIST_TRIES):
+            names = self._listing() or []
+            vanished = False
+            for name in sorted(n for n in names if n.endswith(_SUFFIX) and n not in self.seen):
+                path = self.folder / name
+                try:
+                    shard = self._read(path)
+                except FileNotFoundError:
+                    vanished = True
+                    continue
+                except _UnreadableShard:
+                    self.seen.add(name)
+                    continue
+                self.seen.add(name)
                 if shard is None:
                     self.broken.append(path)
                 else:
                     self._add(shard)
+                    added = True
+            if not vanished:
+                break
+        else:
+            log.info(
+                "vector cache: shards in %s keep vanishing; missing vectors recomputed", self.folder
+            )
+        return added
 
     def _remove_stale_tmp(self) -> None:
         now = time.time()
@@ -237,7 +381,22 @@ class _Shelf:
                 pass
 
     def _read(self, path: Path) -> _Shard | None:
-        data = path.read_bytes()
+        """The shard at ``path``; ``None`` if damaged (removed at the next write).
+
+        Raises :class:`FileNotFoundError` when it vanished (another process
+        compacted it) and :class:`_UnreadableShard` when it cannot be opened.
+        """
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as err:  # another user's 0600 shard, a folder named *.hvc, EIO
+            log.warning(
+                "vector cache: cannot read shard %s (%s); its vectors will be recomputed",
+                path,
+                err.strerror or err,
+            )
+            raise _UnreadableShard(path) from err
         try:
             if data[:8] != _MAGIC:
                 raise ValueError("not a hierret vector shard")
@@ -252,7 +411,9 @@ class _Shelf:
             if meta.get("dimension") != self.identity.dimension:
                 raise ValueError(f"dimension {meta.get('dimension')}")
             count = int(meta["count"])
-        except (ValueError, KeyError, TypeError, struct.error) as err:
+            if count < 0:
+                raise ValueError(f"record count {count}")
+        except (ValueError, KeyError, TypeError, AttributeError, struct.error) as err:
             log.warning("vector cache: ignoring unreadable shard %s (%s)", path, err)
             return None
         body = memoryview(data)[16 + hlen :]
@@ -304,19 +465,38 @@ class _Shelf:
                 stats.corrupt += bad
                 shard.damaged = True
                 for key in (keys[p] for p in pos_a[~ok]):
-                    del self.index[key]
+                    self.index.pop(key, None)  # a key asked for twice is dropped once
             out[pos_a[ok]] = shard.records["vec"][rows_a[ok]]
             found[pos_a[ok]] = True
         return out, found
 
+    def check_writable(self) -> None:
+        """Create the folder and a probe file in it, or raise :class:`CacheNotWritableError`."""
+        if self.writable:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)  # 0o777 & ~umask
+            fd, probe = _create_tmp(self.folder)
+            os.close(fd)
+            probe.unlink()
+        except OSError as err:
+            raise CacheNotWritableError(
+                f"vector cache folder {self.folder} is not writable ({err.strerror or err}); "
+                + _FIX,
+                self.folder,
+            ) from err
+        self.writable = True
+
     def put(self, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.check_writable()
+        self.folder.mkdir(parents=True, exist_ok=True)  # in case it was cleared since
         ident_file = self.folder / "identity.json"
         if not ident_file.exists():
             doc = {"key": self.ident_key, **asdict(self.identity)}
             _atomic_write(ident_file, [json.dumps(doc, indent=2).encode()])
         name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
         shard = self._write(self.folder / name, keys, vectors)
+        self.seen.add(name)
         self._add(shard)
 
     def _write(self, path: Path, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> _Shard:
@@ -372,6 +552,7 @@ class _Shelf:
             self._add(shard)
         if keys:
             name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+            self.seen.add(name)
             self._add(self._write(self.folder / name, keys, np.concatenate(vecs)))
         for path in old:
             path.unlink(missing_ok=True)
@@ -437,18 +618,92 @@ class VectorCache:
         Returns
         -------
         vectors : ndarray of float32, shape (len(keys), dimension)
+            Rows of keys not found are zeros: check ``found``, or use
+            :meth:`lookup`, which raises :class:`MissingVectorsError` instead.
         found : ndarray of bool, shape (len(keys),)
+
+        Raises
+        ------
+        CacheNotReadableError
+            The identity's folder exists but cannot be listed.
+
+        Notes
+        -----
+        When keys are missing, the folder is listed again for shards written by
+        other processes since it was first read.
         """
-        vectors, found = self._shelf(identity).get(keys, self.stats)
+        shelf = self._shelf(identity)
+        vectors, found = shelf.get(keys, self.stats)
+        if not found.all() and shelf.refresh():
+            miss = np.flatnonzero(~found)
+            more, more_found = shelf.get([keys[i] for i in miss.tolist()], self.stats)
+            vectors[miss], found[miss] = more, more_found
         hits = int(found.sum())
         self.stats.hits += hits
         self.stats.misses += len(keys) - hits
         return vectors, found
 
+    def lookup(
+        self, identity: EncoderIdentity, texts: Sequence[str], role: Role = "passage"
+    ) -> NDArray[np.float32]:
+        """Stored vectors of ``texts``, all of which must be in the cache.
+
+        Raises
+        ------
+        MissingVectorsError
+            A :class:`KeyError` naming the identity, the role and how many texts
+            were never stored (:meth:`put` them first, or embed through a
+            :class:`CachedEncoder`, which fills the cache).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from hierret.encoders import HashEncoder
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> enc = CachedEncoder(HashEncoder(dimension=4), VectorCache(tmp.name))
+        >>> _ = enc.encode_passages(["kept"])
+        >>> enc.cache.lookup(enc.identity, ["kept"]).shape
+        (1, 4)
+        >>> try:
+        ...     enc.cache.lookup(enc.identity, ["kept", "never"])
+        ... except MissingVectorsError as err:
+        ...     print(err.missing, "1 of 2" in str(err))
+        ['never'] True
+        >>> tmp.cleanup()
+        """
+        items = _check_texts(texts)
+        vectors, found = self.get(identity, text_keys(identity, role, items))
+        if not found.all():
+            missing = [t for t, f in zip(items, found.tolist(), strict=True) if not f]
+            raise MissingVectorsError(
+                f"{len(missing)} of {len(items)} {role} text(s) are not in the vector cache "
+                f"{self.folder(identity)} for {identity.describe()} (first: "
+                f"{missing[0][:60]!r}); put() them first, or embed through "
+                "CachedEncoder(encoder, cache), which stores what it computes",
+                missing,
+            )
+        return vectors
+
+    def check_writable(self, identity: EncoderIdentity) -> None:
+        """Create the folder of ``identity`` and probe it with a temporary file.
+
+        Raises
+        ------
+        CacheNotWritableError
+            Naming the folder and the fix (another ``$HIERRET_CACHE`` or ``root``).
+        """
+        self._shelf(identity).check_writable()
+
     def put(
         self, identity: EncoderIdentity, keys: Sequence[bytes], vectors: NDArray[np.float32]
     ) -> None:
-        """Store ``vectors`` (rows matching ``keys``) as one new shard."""
+        """Store ``vectors`` (rows matching ``keys``) as one new shard.
+
+        Raises
+        ------
+        CacheNotWritableError
+            The folder cannot be created or written; nothing was stored.
+        """
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.shape != (len(keys), identity.dimension):
             raise ValueError(
@@ -464,18 +719,41 @@ class VectorCache:
         self.stats.stored += len(keys)
         if len(shelf.shards) > self.max_shards:
             shelf.compact(everything=True)
-        elif shelf.broken or any(s.damaged for s in shelf.shards):
-            shelf.compact(everything=False)
+        else:
+            self.repair(identity)
 
     def count(self, identity: EncoderIdentity) -> int:
         """Number of distinct texts stored for ``identity`` (any role)."""
         return len(self._shelf(identity).index)
 
     def compact(self, identity: EncoderIdentity) -> None:
-        """Merge the shards of ``identity`` into one, dropping damaged records."""
+        """Merge the shards of ``identity`` into one, dropping damaged records.
+
+        Raises
+        ------
+        CacheNotWritableError
+            The folder cannot be written; nothing was changed on disk.
+        """
         shelf = self._shelf(identity)
         if shelf.shards or shelf.broken:
+            shelf.check_writable()
             shelf.compact(everything=True)
+
+    def repair(self, identity: EncoderIdentity) -> bool:
+        """Rewrite the shards of ``identity`` found damaged so far without their
+        damaged records, and delete unreadable ones; ``True`` if there were any.
+
+        Raises
+        ------
+        CacheNotWritableError
+            There is damage to repair but the folder cannot be written.
+        """
+        shelf = self._shelf(identity)
+        if not (shelf.broken or any(s.damaged for s in shelf.shards)):
+            return False
+        shelf.check_writable()
+        shelf.compact(everything=False)
+        return True
 
     def clear(self, identity: EncoderIdentity | None = None) -> None:
         """Delete the stored vectors of ``identity`` (of every identity when ``None``)."""
@@ -502,6 +780,15 @@ class CachedEncoder(Encoder):
     new vectors are stored and all rows come back in input order. Identity,
     token counts and windows are those of the wrapped encoder.
 
+    Before embedding anything it checks that the cache can be written. When it
+    cannot (a read-only shared cache, ``$HIERRET_CACHE`` naming a file), the
+    vectors are still computed and returned, not stored, and one
+    :class:`CacheNotWritableWarning` per encoder says so and how to fix it.
+    A cache folder that cannot be read raises :class:`CacheNotReadableError`
+    before any embedding.
+    When every vector was found but a shard was found damaged on the way (say,
+    padded), the shard is repaired there and then if the cache can be written.
+
     Parameters
     ----------
     encoder : Encoder
@@ -518,6 +805,7 @@ class CachedEncoder(Encoder):
         self.encoder = encoder
         self.cache = cache if cache is not None else VectorCache()
         self.stats = CacheStats()
+        self._warned = False
 
     @property
     def identity(self) -> EncoderIdentity:
@@ -556,8 +844,30 @@ class CachedEncoder(Encoder):
         self.stats.misses += len(missing)
         self.stats.duplicates += len(items) - len(unique_keys)
         if len(missing):
+            store = self._can_store(ident)  # before the (expensive) embedding
             fresh = self.encoder.encode([unique_texts[j] for j in missing], role)
             vectors[missing] = fresh
-            self.cache.put(ident, [unique_keys[j] for j in missing], fresh)
-            self.stats.stored += len(missing)
+            if store:
+                self.cache.put(ident, [unique_keys[j] for j in missing], fresh)
+                self.stats.stored += len(missing)
+        else:  # a padded shard served every vector: repair it now, if we may
+            try:
+                self.cache.repair(ident)
+            except OSError as err:  # a read-only cache: the damage is skipped each time
+                log.debug("vector cache: could not repair %s (%s)", self.cache, err)
         return vectors[positions]
+
+    def _can_store(self, ident: EncoderIdentity) -> bool:
+        try:
+            self.cache.check_writable(ident)
+        except CacheNotWritableError as err:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"{err}. Vectors are computed but not stored (this warning is shown once "
+                    "per CachedEncoder).",
+                    CacheNotWritableWarning,
+                    stacklevel=3,
+                )
+            return False
+        return True
