@@ -14,6 +14,9 @@ classified:
 * **crash**: any other exception (``AttributeError``, ``IndexError``, ...);
 * **hang**: it ran past the time limit.
 
+A command-line case that exits with a non-zero status and a message on stderr
+counts as a clear error.
+
 The page is generated from the code at every site build, so it cannot drift;
 ``--check`` exits 1 when any case crashes or hangs.
 """
@@ -58,6 +61,8 @@ def run_case(call: Callable[[], object]) -> tuple[str, str]:
         return "handled", text
     except _Hang:
         return "hang", f"still running after {LIMIT_S} s"
+    except SystemExit as exit_:  # a command line refusing with a message and a status
+        return ("clear error" if isinstance(exit_.code, str) else "crash"), str(exit_.code)
     except CLEAR as err:
         msg = " ".join(str(err).split())
         msg = msg if len(msg) <= 400 else msg[:399] + "…"

@@ -104,3 +104,26 @@ def test_python_dash_m(cache_dir: Path, capsys: pytest.CaptureFixture[str],
         runpy.run_path(str(Path(hierret.__file__).with_name("__main__.py")), run_name="__main__")
     assert exit_info.value.code == 0
     assert len(hits(capsys.readouterr().out)) == 1
+
+
+@pytest.mark.parametrize(("question", "message"), [
+    ("   ", "the question is empty"),
+    ("caf\udce9 au lait", "not valid UTF-8"),  # what Python makes of Latin-1 bytes in argv
+])
+def test_bad_questions_are_refused_before_any_work(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], question: str, message: str
+) -> None:
+    assert main(["search", question, "--encoder", "hash", "--cache-dir", str(cache_dir)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_interrupt_says_the_cache_is_kept(cache_dir: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("hierret.cli.build_hierarchy", interrupted)
+    assert main(search(cache_dir)) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err
+    assert "Traceback" not in err

@@ -128,7 +128,19 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
     return f"{line}\n    {text}"
 
 
+def _usage_error(message: str) -> int:
+    print(f"hierret search: error: {message}", file=sys.stderr)
+    return 2
+
+
 def _search(args: argparse.Namespace) -> int:
+    try:
+        args.question.encode("utf-8")
+    except UnicodeEncodeError:
+        return _usage_error("the question is not valid UTF-8 text (the terminal passed bytes "
+                            "that are not UTF-8): set a UTF-8 locale, e.g. LANG=C.UTF-8")
+    if not args.question.strip():
+        return _usage_error("the question is empty: give at least one word")
     if args.overlap_chars >= args.max_chars:
         print(f"hierret search: error: --overlap-chars ({args.overlap_chars}) must be smaller "
               f"than --max-chars ({args.max_chars})", file=sys.stderr)
@@ -160,12 +172,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on a usage error (argparse exits with 2 itself on
-        malformed arguments).
+        0 on success, 2 on a usage error or an input the package refuses
+        (argparse exits with 2 itself on malformed arguments), 130 when
+        interrupted (Ctrl-C).
     """
     parser = build_parser()
     args = parser.parse_args(None if argv is None else list(argv))
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    return _search(args)
+    try:
+        return _search(args)
+    except KeyboardInterrupt:
+        print("hierret search: interrupted; the vector cache keeps every vector already "
+              "stored, so the next run continues from there", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as err:
+        return _usage_error(str(err))
