@@ -88,6 +88,8 @@ def test_l2_normalize_guards_zero_and_nan(caplog: pytest.LogCaptureFixture) -> N
     assert "all zero" in caplog.text
     with pytest.raises(ValueError, match="NaN"):
         l2_normalize(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match=r"2 of 3 rows hold them \(rows 0, 2\)"):
+        l2_normalize(np.array([[np.inf, 1.0], [0.0, 1.0], [1.0, -np.inf]]))
 
 
 def test_identity_key_is_stable_and_covers_every_field() -> None:

@@ -154,7 +154,7 @@ def test_bad_arguments(index: HierarchicalIndex) -> None:
         index.search("x", "paragraphs")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="section_weight"):
         index.search("x", "fused", section_weight=1.5)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="depth must be an int >= 1"):
         index.search("x", "fused", depth=0)
     with pytest.raises(ValueError, match="unknown strategy"):
         HierarchicalIndex(index.hierarchy, index.encoder, "mean")  # type: ignore[arg-type]

@@ -34,6 +34,8 @@ Examples
 
 from __future__ import annotations
 
+import logging
+import numbers
 import re
 import time
 from collections.abc import Sequence
@@ -43,12 +45,25 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import Encoder
+from hierret._validate import (
+    check_count,
+    check_query_texts,
+    empty_units_message,
+    long_queries_message,
+)
+from hierret.encoders import Encoder, truncation_report
 from hierret.evaluation.lifting import lift
 from hierret.evaluation.runs import Run
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
-from hierret.levels import STRATEGIES, PoolingReport, Strategy, chunk_vectors, unit_vectors
+from hierret.levels import (
+    STRATEGIES,
+    PoolingReport,
+    Strategy,
+    chunk_vectors,
+    empty_units,
+    unit_vectors,
+)
 from hierret.rankers.fusion import minmax_fuse
 from hierret.units import Level, Query, Unit
 
@@ -58,6 +73,8 @@ __all__ = ["LEVELS", "SEARCH_LEVELS", "HierarchicalIndex", "Hit", "SearchLevel",
 SearchLevel = Literal["chunks", "sections", "documents", "fused"]
 SEARCH_LEVELS: tuple[SearchLevel, ...] = ("chunks", "sections", "documents", "fused")
 LEVELS: tuple[Level, ...] = ("chunks", "sections", "documents")
+
+log = logging.getLogger(__name__)
 
 _UNDERLINE = re.compile(r"^([=\-~*^\"#+`:.'_])\1{2,}$")
 
@@ -122,6 +139,9 @@ class HierarchicalIndex:
 
     Indexes are built on first use (:meth:`build` builds all three); the time
     each took is in ``build_seconds`` and what pooling it needed in ``reports``.
+    Units with no text (an empty document and its section) are left out of
+    every level, never embedded nor ranked; one warning, logged when the index
+    is made, counts them (:func:`hierret.levels.empty_units`).
 
     Parameters
     ----------
@@ -158,6 +178,9 @@ class HierarchicalIndex:
         self._units = {lvl: {u.id: u for u in hierarchy.units(lvl)} for lvl in LEVELS}
         self._to_section = hierarchy.parents("chunks", "sections")
         self._titles = {s.id: s.title for ss in hierarchy.sections.values() for s in ss}
+        notice = empty_units_message(empty_units(hierarchy))
+        if notice:
+            log.warning("%s", notice)
 
     @property
     def identity(self) -> str:
@@ -212,15 +235,16 @@ class HierarchicalIndex:
         level : {"chunks", "sections", "documents", "fused"}, default "fused"
             A level's units, or sections by fused passage + section scores.
         k : int, default 10
-            Units per ranking.
+            Units per ranking, an int >= 1 (fewer when the level holds fewer).
         section_weight : float, default 0.65
             Fused only: weight of the section leg in [0, 1] (0: passages lifted
             to sections alone; 1: sections alone).
         depth : int, default 50
-            Fused only: the candidate depth, how many passages and how many
-            sections each leg retrieves before lifting and fusion. Each leg's
-            min-max scale is set by its own pool, so fused scores depend on
-            it; the fused ranking holds at most the union of the two pools.
+            Fused only (checked at every level): the candidate depth, an int
+            >= 1, how many passages and how many sections each leg retrieves
+            before lifting and fusion. Each leg's min-max scale is set by its
+            own pool, so fused scores depend on it; the fused ranking holds at
+            most the union of the two pools.
         query_encoder : Encoder, optional
             Encodes the queries (default: the index's encoder). Another
             encoder raises :class:`~hierret.index.IdentityMismatchError`.
@@ -229,16 +253,42 @@ class HierarchicalIndex:
         -------
         Run
             Query id to its top ``k`` ``(unit_id, score)``, ties by unit id.
+
+        Raises
+        ------
+        TypeError
+            ``k`` or ``depth`` is not an int (``2.5``, ``"3"``, ``True``,
+            ``None``), or a query text is not a str.
+        ValueError
+            Unknown level; ``k`` or ``depth`` < 1; ``section_weight`` outside
+            [0, 1]; a query with no text (empty, whitespace or control
+            characters only). All checked before any query is embedded.
+
+        Notes
+        -----
+        Queries longer than the encoder's token window are embedded as the
+        encoder embeds any text (most models cut the rest); one warning per
+        call, logged, says how many and by how much.
         """
         if level not in SEARCH_LEVELS:
             raise ValueError(f"unknown level {level!r}: use one of {SEARCH_LEVELS}")
-        if k < 1 or depth < 1:
-            raise ValueError(f"k ({k}) and depth ({depth}) must be positive")
+        k = check_count(k, "k")
+        depth = check_count(depth, "depth")
+        weight: object = section_weight
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+            raise TypeError(
+                f"section_weight must be a number in [0, 1], got {weight!r} "
+                f"({type(weight).__name__})"
+            )
         if not 0.0 <= section_weight <= 1.0:
             raise ValueError(f"section_weight ({section_weight}) must lie in [0, 1]")
         encoder = query_encoder or self.encoder
         ids = [q.id for q in queries]
-        vectors = encoder.encode_queries([q.text for q in queries])
+        texts = check_query_texts([q.text for q in queries], ids)
+        notice = long_queries_message(truncation_report(encoder, texts, "query"))
+        if notice:
+            log.warning("%s", notice)
+        vectors = encoder.encode_queries(texts)
         ident = encoder.identity.describe()
         if level != "fused":
             return dict(zip(ids, self.index(level).search(vectors, k, ident), strict=True))
@@ -259,8 +309,26 @@ class HierarchicalIndex:
     ) -> list[Hit]:
         """Top ``k`` units for one typed question, as :class:`Hit` records.
 
-        Parameters are those of :meth:`run`.
+        Parameters, errors and warnings are those of :meth:`run`.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> from hierret.hierarchy import build_hierarchy
+        >>> from hierret.units import Corpus, Document
+        >>> hi = HierarchicalIndex(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
+        ...                        HashEncoder(dimension=8))
+        >>> hi.search("   ")
+        Traceback (most recent call last):
+        ...
+        ValueError: query is empty: give a question with at least one word
+        >>> hi.search("cats", k=-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: k must be an int >= 1, got -1
         """
+        k = check_count(k, "k")
+        check_query_texts([text])
         ranking = self.run([Query("q", text, ())], level, k, section_weight, depth,
                            query_encoder)["q"]
         return [self.hit(uid, score, r, level) for r, (uid, score) in enumerate(ranking, 1)]

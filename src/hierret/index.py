@@ -33,6 +33,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders import EncoderIdentity
 from hierret.evaluation.runs import Ranking
 
@@ -112,6 +113,44 @@ def _mismatch(
     )
 
 
+def _not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
+    """Rows neither of unit length (to 1e-4) nor all zero: what :meth:`VectorIndex.load` refuses."""
+    if not len(mat):
+        return np.array([], dtype=np.intp)
+    norms = np.linalg.norm(mat.astype(np.float64), axis=1)
+    return np.flatnonzero(~((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)))
+
+
+def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
+    """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
+
+    The arithmetic is :func:`normalize`'s; only the checks are added. A row
+    holding NaN or an infinity (after conversion to float32), or a non-zero row
+    whose norm over- or underflows in float32 so that it cannot be scaled to unit
+    length, raises :class:`ValueError` naming how many rows and which.
+    """
+    with np.errstate(over="ignore"):  # a float64 too large for float32 is refused below
+        arr = np.array(vectors, dtype=np.float32, ndmin=2)
+    bad = nonfinite_rows(arr)
+    if len(bad):
+        raise ValueError(
+            f"{what}: {describe_rows(bad, arr.shape[0], 'hold NaN or infinite values')}; "
+            "vectors must be finite (check the encoder's output before indexing or searching)"
+        )
+    with np.errstate(over="ignore", under="ignore"):  # rows whose norm overflows: below
+        mat = normalize(arr)
+    if mat.ndim == 2 and len(mat):
+        norms = np.linalg.norm(mat.astype(np.float64), axis=1)
+        # zero rows stay zero, as documented; any other row must come out unit length
+        lost = np.flatnonzero((np.abs(norms - 1.0) >= 1e-4) & np.any(arr != 0, axis=1))
+        if len(lost):
+            raise ValueError(
+                f"{what}: {describe_rows(lost, arr.shape[0], 'cannot be scaled to unit length')} "
+                "in float32 (their norm over- or underflows): rescale them"
+            )
+    return mat
+
+
 def _vectors_digest(mat: npt.NDArray[np.float32]) -> str:
     return hashlib.sha256(np.ascontiguousarray(mat, dtype="<f4").tobytes()).hexdigest()
 
@@ -124,7 +163,9 @@ class VectorIndex:
     ids : sequence of str
         Unit ids, one per row of ``vectors``.
     vectors : array, shape (n, d)
-        Vectors; L2-normalised here whatever they were.
+        Finite vectors; L2-normalised here whatever they were (zero rows stay
+        zero). A row holding NaN or an infinity raises :class:`ValueError`
+        naming the rows, as in :meth:`add` and :meth:`search`.
     identity : EncoderIdentity or str
         Identity of the encoder that wrote them: best the encoder's
         :class:`~hierret.encoders.EncoderIdentity` (compared field by field
@@ -148,7 +189,7 @@ class VectorIndex:
     """
 
     def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
-        self._setup(list(ids), normalize(vectors), identity)
+        self._setup(list(ids), _unit_rows(vectors, "vectors"), identity)
 
     def _setup(self, ids: list[str], mat: npt.NDArray[np.float32], identity: IdentityLike) -> None:
         """Fill the index from rows that are unit length already."""
@@ -213,7 +254,7 @@ class VectorIndex:
             raise _mismatch(self.identity, identity, what)
 
     def _queries(self, queries: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        q = normalize(queries)
+        q = _unit_rows(queries, "query vectors")
         if q.ndim != 2 or q.shape[1] != self.dimension:
             raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
         return q
@@ -229,9 +270,10 @@ class VectorIndex:
         Parameters
         ----------
         queries : array, shape (n_queries, d)
-            Query vectors (normalised here).
+            Finite query vectors (normalised here).
         k : int
-            Depth; capped at the index size.
+            Depth, at least 1; capped at the index size (an empty index gives
+            empty rankings).
         identity : EncoderIdentity or str
             Identity of the encoder that wrote ``queries``; must equal the index's.
 
@@ -239,7 +281,24 @@ class VectorIndex:
         -------
         list of Ranking
             One ``[(unit id, cosine), ...]`` per query, best first.
+
+        Raises
+        ------
+        TypeError
+            ``k`` is not an int.
+        ValueError
+            ``k`` < 1; a query row holds NaN or an infinity; wrong dimension.
+
+        Examples
+        --------
+        >>> index = VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], identity="toy")
+        >>> index.search([[float("nan"), 1.0]], k=1, identity="toy")
+        Traceback (most recent call last):
+        ...
+        ValueError: query vectors: 1 of 1 rows hold NaN or infinite values (row 0); vectors \
+must be finite (check the encoder's output before indexing or searching)
         """
+        k = check_count(k, "k")
         self.check(identity)
         q = self._queries(queries)
         k = min(k, len(self))
@@ -263,7 +322,7 @@ class VectorIndex:
         ids : sequence of str
             New unit ids, none already in the index.
         vectors : array, shape (len(ids), d)
-            Their vectors (normalised here).
+            Their vectors, finite (normalised here).
         identity : EncoderIdentity or str
             Identity of the encoder that wrote ``vectors``; must equal the index's.
 
@@ -272,7 +331,8 @@ class VectorIndex:
         IdentityMismatchError
             ``identity`` is not the index's.
         ValueError
-            Wrong shape, duplicate or already indexed ids.
+            Wrong shape, duplicate or already indexed ids, or rows holding NaN
+            or an infinity (named in the message; nothing is added).
 
         Examples
         --------
@@ -283,7 +343,7 @@ class VectorIndex:
         """
         self.check(identity, "new vectors")
         new_ids = list(ids)
-        mat = normalize(vectors)
+        mat = _unit_rows(vectors, "new vectors")
         if mat.ndim != 2 or mat.shape != (len(new_ids), self.dimension):
             raise ValueError(
                 f"expected {len(new_ids)} vectors of {self.dimension} dimensions, "
@@ -311,6 +371,11 @@ class VectorIndex:
         Both are written under temporary names and moved into place, the JSON
         last, so a reader sees the old index or the new one, never a mix.
 
+        Nothing is written unless :meth:`load` would read it back: an index
+        whose ids are not ``str``, whose identity would not load, or whose rows
+        are not finite unit (or zero) rows raises :class:`ValueError` first (the
+        constructor and :meth:`add` refuse such rows already).
+
         Examples
         --------
         >>> import tempfile
@@ -321,9 +386,10 @@ class VectorIndex:
         ['a', 'b']
         >>> tmp.cleanup()
         """
+        mat = np.ascontiguousarray(self._vectors, dtype="<f4")
+        self._check_saveable(mat)
         root = Path(folder)
         root.mkdir(parents=True, exist_ok=True)
-        mat = np.ascontiguousarray(self._vectors, dtype="<f4")
         digest = _vectors_digest(mat)
         vectors_name = f"vectors-{digest[:16]}.npy"
         ident = self.identity
@@ -339,15 +405,39 @@ class VectorIndex:
             "vectors_file": vectors_name,
             "vectors_sha256": digest,
         }
+        blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
         if not (root / vectors_name).is_file():
             _atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
-        blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
         target = root / INDEX_FILE
         _atomic_write(target, lambda f: f.write(blob))
         for old in root.glob("vectors-*.npy"):  # earlier saves, now unreferenced
             if old.name != vectors_name:
                 old.unlink(missing_ok=True)
         return target
+
+    def _check_saveable(self, mat: npt.NDArray[np.float32]) -> None:
+        """Refuse to save what :meth:`load` would refuse, before anything is written."""
+        problem = ""
+        bad_ids = [i for i, u in enumerate(self.ids) if not isinstance(u, str)]
+        if bad_ids:
+            problem = f"ids at positions {bad_ids[:5]} are not str (a saved index holds str ids)"
+        elif any(not _utf8(u) for u in self.ids):
+            problem = "an id is not valid Unicode text (it holds a lone surrogate)"
+        elif isinstance(self.identity, EncoderIdentity):
+            try:
+                EncoderIdentity.from_dict(self.identity.as_dict())
+            except ValueError as err:
+                problem = f"its encoder identity would not load back ({err})"
+        elif not _utf8(self.identity):
+            problem = "its identity string is not valid Unicode text"
+        if not problem:
+            bad = nonfinite_rows(mat)
+            if not len(bad):
+                bad = _not_unit_rows(mat)
+            if len(bad):
+                problem = describe_rows(bad, len(mat), "are neither finite unit rows nor zero")
+        if problem:
+            raise ValueError(f"cannot save this index, it would not load back: {problem}")
 
     @classmethod
     def load(
@@ -446,9 +536,13 @@ class VectorIndex:
                 f"the index at {root}",
             )
         unit = doc.get("normalized") is True  # then keep the saved rows bit for bit
+        bad = nonfinite_rows(mat) if np.issubdtype(mat.dtype, np.number) else np.arange(len(mat))
+        if len(bad):
+            rows = describe_rows(bad, len(mat), "hold NaN, infinite or non-numeric values")
+            raise IndexFileError(f"{vec_path}: {rows}. {_REBUILD}")
         if unit and len(mat):
             norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-            if not np.all((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)):
+            if len(_not_unit_rows(mat)):
                 raise IndexFileError(
                     f"{meta_path} says its vectors are unit length, but {vec_path} holds rows "
                     f"of norm {norms.min():.4g} to {norms.max():.4g}. {_REBUILD}"
@@ -456,6 +550,14 @@ class VectorIndex:
         index = cls.__new__(cls)
         index._setup(ids, np.asarray(mat, dtype=np.float32) if unit else normalize(mat), identity)
         return index
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:

@@ -18,9 +18,17 @@ Two strategies, compared in DR-004:
     The renormalised mean of the unit's passage vectors: the passages
     assigned to the section (each passage belongs to the section whose own
     span holds most of it), or all passages of the document. A unit with no
-    passage (a heading-only section whose text went to its neighbours' passages,
-    an empty document) falls back to the ``rawspan`` vector of its own text;
+    passage (a heading-only section whose text went to its neighbours'
+    passages) falls back to the ``rawspan`` vector of its own text;
     :attr:`PoolingReport.fallback` lists them.
+
+Units with no text (nothing but whitespace or control characters: the
+document, and its one section, of an empty document) are left out of every
+level, never embedded (:func:`text_units`): an empty text has no meaning to
+match, yet a model gives it a vector like any other, one that can rank first
+for short queries. :func:`empty_units` lists them, for the one notice that
+:class:`~hierret.hierarchical.HierarchicalIndex` and
+:class:`~hierret.search.Searcher` log.
 
 All embedding goes through the encoder passed in (a :class:`~hierret.cache.CachedEncoder`
 in practice), in one batched call per level, so window and span vectors share
@@ -52,9 +60,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._validate import has_text
 from hierret.encoders import UNLIMITED_WINDOW, Encoder, l2_normalize
 from hierret.hierarchy import Hierarchy
-from hierret.units import Level
+from hierret.units import Level, Unit
 
 __all__ = [
     "STRATEGIES",
@@ -62,9 +71,13 @@ __all__ = [
     "Strategy",
     "chunk_vectors",
     "embed_spans",
+    "empty_units",
     "pooled_embedding",
+    "text_units",
     "unit_vectors",
 ]
+
+_LEVELS: tuple[Level, ...] = ("documents", "sections", "chunks")
 
 #: How a section or document vector is made.
 Strategy = Literal["rawspan", "centroid"]
@@ -85,7 +98,7 @@ class PoolingReport:
     window : int
         The encoder's token window.
     n_units : int
-        Units of the level.
+        Units of the level that hold text (the units indexed: see :func:`text_units`).
     windows : Mapping[str, int]
         For every unit embedded from its own text (all units under
         ``rawspan``, the fallbacks under ``centroid``), the number of token
@@ -230,11 +243,45 @@ def pooled_embedding(encoder: Encoder, text: str) -> tuple[NDArray[np.float32], 
     return vectors[0], counts[0]
 
 
+def text_units(hierarchy: Hierarchy, level: Level) -> list[Unit]:
+    """The units of ``level`` that hold text, in corpus order: the units every index holds.
+
+    A unit whose text is nothing but whitespace or control characters is left
+    out (see the module docstring).
+
+    Examples
+    --------
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> h = build_hierarchy(Corpus("t", [Document("a", "A", "Cats."), Document("e", "E", " ")]))
+    >>> [u.id for u in text_units(h, "documents")], [u.id for u in text_units(h, "sections")]
+    (['a'], ['a#s1'])
+    """
+    return [u for u in hierarchy.units(level) if has_text(hierarchy.text(u))]
+
+
+def empty_units(hierarchy: Hierarchy) -> dict[Level, list[str]]:
+    """Ids of the units without text, by level (documents, sections, chunks).
+
+    Examples
+    --------
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> h = build_hierarchy(Corpus("t", [Document("a", "A", "Cats."), Document("e", "E", "")]))
+    >>> empty_units(h)
+    {'documents': ['e'], 'sections': ['e#s1'], 'chunks': []}
+    """
+    return {
+        level: [u.id for u in hierarchy.units(level) if not has_text(hierarchy.text(u))]
+        for level in _LEVELS
+    }
+
+
 def _centroids(
     hierarchy: Hierarchy, level: Level, passage_vectors: NDArray[np.float32]
 ) -> dict[str, NDArray[np.float32]]:
     rows: dict[str, list[int]] = {}
-    for i, p in enumerate(hierarchy.passages):
+    for i, p in enumerate(text_units(hierarchy, "chunks")):
         rows.setdefault(p.doc_id if level == "documents" else p.parent or "", []).append(i)
     return {
         uid: l2_normalize(passage_vectors[r].astype(np.float64).mean(axis=0))[0]
@@ -261,14 +308,16 @@ def unit_vectors(
         takes ``strategy="rawspan"`` only: each passage window-pooled like a span.
     strategy : {"rawspan", "centroid"}
         See the module docstring.
-    passage_vectors : ndarray, shape (len(hierarchy.passages), dimension), optional
-        Passage vectors in ``hierarchy.passages`` order, for ``centroid``;
+    passage_vectors : ndarray, shape (n_passages, dimension), optional
+        Passage vectors in ``hierarchy.passages`` order (the rows of
+        :func:`chunk_vectors`: passages with text, which are all of them when
+        :func:`~hierret.hierarchy.build_hierarchy` cut them), for ``centroid``;
         encoded with ``encoder`` (one text per passage) when omitted.
 
     Returns
     -------
     ids : list of str
-        Unit ids in corpus order.
+        Ids of the units with text (:func:`text_units`) in corpus order.
     vectors : ndarray of float32, shape (len(ids), dimension)
         Unit rows.
     report : PoolingReport
@@ -287,20 +336,21 @@ def unit_vectors(
         raise ValueError(f"unknown strategy {strategy!r}: use one of {STRATEGIES}")
     if level == "chunks" and strategy != "rawspan":
         raise ValueError("chunks have no passages to average: use strategy='rawspan'")
-    units = hierarchy.units(level)
+    units = text_units(hierarchy, level)
     ids = [u.id for u in units]
     dim, window = encoder.identity.dimension, encoder.identity.window
     out = np.empty((len(units), dim), dtype=np.float32)
     centroid: dict[str, NDArray[np.float32]] = {}
     if strategy == "centroid":
+        passages = text_units(hierarchy, "chunks")
         if passage_vectors is None:
-            texts = [hierarchy.text(p) for p in hierarchy.passages]
+            texts = [hierarchy.text(p) for p in passages]
             passage_vectors = encoder.encode_passages(texts)
-        expected = (len(hierarchy.passages), dim)
+        expected = (len(passages), dim)
         if passage_vectors.shape != expected:
             raise ValueError(
                 f"passage_vectors have shape {passage_vectors.shape}, expected {expected} "
-                "(one row per hierarchy.passages, in order)"
+                "(one row per hierarchy.passages with text, in order: chunk_vectors' rows)"
             )
         centroid = _centroids(hierarchy, level, passage_vectors)
     todo = [i for i, u in enumerate(units) if u.id not in centroid]
@@ -334,6 +384,8 @@ def chunk_vectors(
     Returns
     -------
     ids : list of str
+        Ids of the passages with text (:func:`text_units`: all of them when
+        :func:`~hierret.hierarchy.build_hierarchy` cut them).
     vectors : ndarray of float32, shape (len(ids), dimension)
     report : PoolingReport
         Strategy ``"whole"`` when not pooled.
@@ -350,7 +402,7 @@ def chunk_vectors(
     """
     if pool:
         return unit_vectors(hierarchy, encoder, "chunks", "rawspan")
-    units = hierarchy.passages
+    units = text_units(hierarchy, "chunks")
     texts = [hierarchy.text(p) for p in units]
     window = encoder.identity.window
     over = tuple(p.id for p, n in zip(units, encoder.count_tokens(texts), strict=True)

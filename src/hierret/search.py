@@ -6,6 +6,14 @@ identity; one BM25 index per level and analyzer) and answers queries with a
 :data:`~hierret.evaluation.Run`. The indexing unit is a parameter (``level``),
 so comparing passages with whole sections or documents changes nothing else.
 
+Bad input is refused before anything is embedded: an empty query (nothing but
+whitespace or control characters), a depth that is not an int >= 1. Units with
+no text are never embedded nor ranked (one warning, logged when the searcher
+is made, counts them); BM25 still counts them in its corpus statistics, so
+the other units score as over the whole corpus. Queries longer than the
+encoder's window are embedded as the encoder embeds any text, with one logged
+warning per run saying how many and by how much.
+
 Examples
 --------
 >>> from hierret.encoders import load_encoder
@@ -16,10 +24,15 @@ Examples
 >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
 >>> s.search("dogs barking", level="chunks", ranker="bm25", k=1)
 [('b#p0', 1.06979...)]
+>>> s.search(" ", level="chunks", ranker="hybrid")
+Traceback (most recent call last):
+...
+ValueError: query is empty: give a question with at least one word
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,16 +40,26 @@ from typing import Literal
 
 import numpy as np
 
-from hierret.encoders import Encoder
+from hierret._validate import (
+    check_count,
+    check_query_texts,
+    empty_units_message,
+    has_text,
+    long_queries_message,
+)
+from hierret.encoders import Encoder, truncation_report
 from hierret.evaluation.runs import Ranking, Run
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
+from hierret.levels import empty_units
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import rrf
 from hierret.units import Level, Query, Unit
 
 __all__ = ["RANKERS", "Ranker", "Searcher"]
+
+log = logging.getLogger(__name__)
 
 Ranker = Literal["dense", "bm25", "hybrid"]
 RANKERS: tuple[Ranker, ...] = ("dense", "bm25", "hybrid")
@@ -57,7 +80,8 @@ class Searcher:
         BM25 analyzer: ``"english"`` (lower-case, stop words, stemming) or
         ``"whitespace"``.
     rrf_k, top_n : int
-        Reciprocal rank fusion constant and the depth of each leg it fuses.
+        Reciprocal rank fusion constant (an int >= 0) and the depth of each leg
+        it fuses (an int >= 1).
     """
 
     hierarchy: Hierarchy
@@ -69,27 +93,52 @@ class Searcher:
     _dense: dict[str, VectorIndex] = field(default_factory=dict, repr=False)
     _bm25: dict[tuple[str, str], BM25] = field(default_factory=dict, repr=False)
     _units: dict[str, list[Unit]] = field(default_factory=dict, repr=False)
+    _has_text: dict[str, list[bool]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        """Check the fusion settings; log one warning counting units without text."""
+        self._check_fusion()
+        notice = empty_units_message(empty_units(self.hierarchy))
+        if notice:
+            log.warning("%s", notice)
+
+    def _check_fusion(self) -> None:
+        check_count(self.rrf_k, "rrf_k", minimum=0)
+        check_count(self.top_n, "top_n")
 
     def units(self, level: Level) -> list[Unit]:
-        """The units of ``level`` (cached)."""
+        """The units of ``level`` (cached), those without text included."""
         if level not in self._units:
             self._units[level] = self.hierarchy.units(level)
         return self._units[level]
+
+    def _with_text(self, level: Level) -> list[bool]:
+        """For each unit of ``level``, whether it holds text (only those are ranked)."""
+        if level not in self._has_text:
+            self._has_text[level] = [has_text(t) for t in self.texts(level)]
+        return self._has_text[level]
 
     def texts(self, level: Level) -> list[str]:
         """The text of every unit of ``level``."""
         return [self.hierarchy.text(u) for u in self.units(level)]
 
     def dense_index(self, level: Level) -> VectorIndex:
-        """The FAISS index of ``level``, built on first use."""
+        """The FAISS index of ``level``'s units with text, built on first use."""
         if level not in self._dense:
-            vectors = self.encoder.encode_passages(self.texts(level))
-            self._dense[level] = VectorIndex([u.id for u in self.units(level)], vectors,
+            keep = self._with_text(level)
+            units = [u for u, k in zip(self.units(level), keep, strict=True) if k]
+            vectors = self.encoder.encode_passages([self.hierarchy.text(u) for u in units])
+            self._dense[level] = VectorIndex([u.id for u in units], vectors,
                                              self.encoder.identity.describe())
         return self._dense[level]
 
     def bm25_index(self, level: Level, analyzer: str | None = None) -> BM25:
-        """The BM25 index of ``level`` with ``analyzer`` (default: the searcher's)."""
+        """The BM25 index of ``level`` with ``analyzer`` (default: the searcher's).
+
+        It holds every unit, those without text included (as empty documents),
+        so that its statistics are those of the whole level; :meth:`run` never
+        ranks the units without text.
+        """
         name = analyzer or self.analyzer
         if (level, name) not in self._bm25:
             self._bm25[(level, name)] = BM25.from_texts(self.texts(level), name)
@@ -118,7 +167,7 @@ class Searcher:
             Cosine of unit vectors; BM25; or reciprocal rank fusion of the
             dense and BM25 top ``top_n``.
         depth : int, default 100
-            How many units each ranking keeps.
+            How many units each ranking keeps, an int >= 1.
         analyzer : str, optional
             BM25 analyzer for this run.
 
@@ -126,11 +175,29 @@ class Searcher:
         -------
         Run
             Query id to ranking, ties broken by unit id.
+
+        Raises
+        ------
+        TypeError
+            ``depth`` (or ``rrf_k``, ``top_n``) is not an int, or a query text
+            is not a str.
+        ValueError
+            Unknown ranker; ``depth`` < 1; a query with no text (empty,
+            whitespace or control characters only). All checked before any
+            query is embedded.
+
+        Notes
+        -----
+        Dense (and hybrid) runs log one warning when queries exceed the
+        encoder's token window, saying how many and by how much; their vectors
+        are what the encoder returns.
         """
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}: use one of {RANKERS}")
+        depth = check_count(depth, "depth")
+        self._check_fusion()
         ids = [q.id for q in queries]
-        texts = [q.text for q in queries]
+        texts = check_query_texts([q.text for q in queries], ids)
         if ranker == "hybrid":
             dense = self.run(queries, level, "dense", max(depth, self.top_n), analyzer)
             lexical = self.run(queries, level, "bm25", max(depth, self.top_n), analyzer)
@@ -141,6 +208,9 @@ class Searcher:
         start = time.perf_counter()
         if ranker == "dense":
             index = self.dense_index(level)
+            notice = long_queries_message(truncation_report(self.encoder, texts, "query"))
+            if notice:
+                log.warning("%s", notice)
             vectors = self.encoder.encode_queries(texts)
             start = time.perf_counter()
             rankings = index.search(vectors, depth, self.encoder.identity.describe())
@@ -149,14 +219,33 @@ class Searcher:
             analyze = get_analyzer(analyzer or self.analyzer)
             start = time.perf_counter()
             unit_ids = [u.id for u in self.units(level)]
-            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth)]
-                        for t in texts]
+            keep = self._with_text(level)
+            n_empty = keep.count(False)  # ask for as many more as may be left out
+            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth + n_empty)
+                         if keep[i]][:depth] for t in texts]
         self._timed(f"{level}/{ranker}", len(ids), time.perf_counter() - start)
         return dict(zip(ids, rankings, strict=True))
 
     def search(self, text: str, level: Level = "chunks", ranker: Ranker = "dense",
                k: int = 10) -> Ranking:
-        """Top ``k`` units of ``level`` for one typed question."""
+        """Top ``k`` units of ``level`` for one typed question.
+
+        ``k`` is an int >= 1; errors and warnings are those of :meth:`run`.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> from hierret.hierarchy import build_hierarchy
+        >>> from hierret.units import Corpus, Document
+        >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
+        ...              HashEncoder(dimension=8))
+        >>> s.search("cats", k="3")
+        Traceback (most recent call last):
+        ...
+        TypeError: k must be an int >= 1, got '3' (str)
+        """
+        k = check_count(k, "k")
+        check_query_texts([text])
         return self.run([Query("q", text, ())], level, ranker, k)["q"]
 
     def mean_latency_ms(self) -> dict[str, float]:

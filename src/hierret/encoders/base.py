@@ -35,6 +35,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._validate import describe_rows, nonfinite_rows
+
 __all__ = [
     "UNLIMITED_WINDOW",
     "Encoder",
@@ -179,6 +181,12 @@ def l2_normalize(vectors: NDArray[Any]) -> NDArray[np.float32]:
     -------
     ndarray of float32, shape (n, d)
 
+    Raises
+    ------
+    ValueError
+        ``vectors`` is not 2-d, or rows hold NaN or an infinity (after
+        conversion to float32); the message counts and names those rows.
+
     Examples
     --------
     >>> l2_normalize(np.array([[3.0, 4.0], [0.0, 0.0]]))
@@ -188,8 +196,12 @@ def l2_normalize(vectors: NDArray[Any]) -> NDArray[np.float32]:
     out = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
     if out.ndim != 2:
         raise ValueError(f"expected a 2-d array of vectors, got shape {out.shape}")
-    if not np.isfinite(out).all():
-        raise ValueError("vectors contain NaN or infinite values")
+    bad = nonfinite_rows(out)
+    if len(bad):
+        raise ValueError(
+            f"vectors contain NaN or infinite values: "
+            f"{describe_rows(bad, len(out), 'hold them')}"
+        )
     norms = np.linalg.norm(out.astype(np.float64), axis=1)
     zero = norms < 1e-12
     if zero.any():

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from hierret._validate import check_count
 from hierret.rankers.analyzer import Analyzer, get_analyzer
 
 __all__ = ["BM25", "top_k"]
@@ -73,21 +74,17 @@ def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
     Raises
     ------
     TypeError
-        If `k` is not an int.
+        If `k` is not an int (a bool, a float or a str are not).
     ValueError
-        If `k` is negative.
+        If `k` is negative (0 is allowed here and gives an empty list).
 
     Examples
     --------
     >>> top_k(np.array([0.5, 2.0, 0.5, 1.0]), 3)
     [(1, 2.0), (3, 1.0), (0, 0.5)]
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+    k = min(check_count(k, "k", minimum=0), scores.shape[0])
     n = scores.shape[0]
-    k = min(int(k), n)
     if k == 0:
         return []
     if k < n:
@@ -379,8 +376,11 @@ class BM25:
         query : sequence of str
             Query tokens.
         k : int, default 10
-            How many documents (all of them if `k` >= `n_docs`). Documents that
-            match no query term (score 0) fill the list if too few match.
+            How many documents, an int >= 0 (all of them if `k` >= `n_docs`).
+            Documents that match no query term (score 0) fill the list if too
+            few match. An empty token list is a valid query here (a question
+            of stop words analyzes to one) and scores every document 0; empty
+            question *texts* are refused by :class:`~hierret.search.Searcher`.
 
         Returns
         -------
@@ -393,6 +393,7 @@ class BM25:
         >>> [(i, round(s, 4)) for i, s in index.search(["b"], k=2)]
         [(1, 0.0571), (0, 0.0391)]
         """
+        check_count(k, "k", minimum=0)  # before scoring
         return top_k(self.score(query), k)
 
     def search_many(
@@ -422,4 +423,5 @@ class BM25:
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a sequence of token lists, not a str")
+        check_count(k, "k", minimum=0)
         return [top_k(self.score(query), k) for query in queries]

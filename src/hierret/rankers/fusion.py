@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hierret._validate import check_count
 from hierret.evaluation.runs import Ranking, Run, rank
 
 __all__ = ["minmax_fuse", "minmax_normalize", "rrf", "rrf_runs"]
@@ -30,12 +31,26 @@ def rrf(rankings: Sequence[Ranking], k: int = 60, depth: int = 100) -> Ranking:
     rankings : sequence of Ranking
         Rankings of the same query, best first.
     k : int, default 60
-        The smoothing constant.
+        The smoothing constant, an int >= 0.
     depth : int, default 100
-        How many of each ranking take part.
+        How many of each ranking take part, an int >= 1.
+
+    Raises
+    ------
+    TypeError
+        ``k`` or ``depth`` is not an int (``2.5``, ``"3"``, ``True``).
+    ValueError
+        ``k`` < 0 or ``depth`` < 1.
+
+    Examples
+    --------
+    >>> rrf([[("a", 1.0)]], depth=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be an int >= 1, got -1
     """
-    if k < 0 or depth < 1:
-        raise ValueError(f"rrf needs k >= 0 and depth >= 1, got k={k}, depth={depth}")
+    k = check_count(k, "k", minimum=0)
+    depth = check_count(depth, "depth")
     scores: dict[str, float] = {}
     for ranking in rankings:
         for r, (unit, _) in enumerate(ranking[:depth], start=1):
@@ -45,6 +60,7 @@ def rrf(rankings: Sequence[Ranking], k: int = 60, depth: int = 100) -> Ranking:
 
 def rrf_runs(runs: Sequence[Run], k: int = 60, depth: int = 100) -> Run:
     """:func:`rrf` query by query over runs with the same queries."""
+    k, depth = check_count(k, "k", minimum=0), check_count(depth, "depth")
     qids = sorted({q for run in runs for q in run})
     return {q: rrf([run.get(q, []) for run in runs], k, depth) for q in qids}
 
