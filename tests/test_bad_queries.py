@@ -22,7 +22,7 @@ from hierret.encoders import HashEncoder
 from hierret.hierarchical import SEARCH_LEVELS, HierarchicalIndex
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.index import IndexFileError, VectorIndex
-from hierret.levels import chunk_vectors, empty_units, text_units, unit_vectors
+from hierret.levels import empty_units, passage_unit_vectors, text_units, unit_vectors
 from hierret.rankers.bm25 import BM25, top_k
 from hierret.rankers.fusion import rrf, rrf_runs
 from hierret.search import RANKERS, Searcher
@@ -117,7 +117,7 @@ def test_hierarchical_search_ranks_or_refuses(text: str, k: object, level: str) 
 
 
 @settings(max_examples=50, deadline=None)
-@given(text=QUERIES, k=KS, level=st.sampled_from(["chunks", "sections", "documents"]),
+@given(text=QUERIES, k=KS, level=st.sampled_from(["passages", "sections", "documents"]),
        ranker=st.sampled_from(RANKERS))
 def test_searcher_ranks_or_refuses(text: str, k: object, level: str, ranker: str) -> None:
     s = searcher()
@@ -148,9 +148,9 @@ def test_empty_query_is_refused_by_every_ranker(ranker: str) -> None:
     enc = CountingEncoder(dimension=16)
     s = Searcher(hierarchy(), enc)
     with pytest.raises(ValueError, match="query is empty"):
-        s.search(" ", "chunks", ranker)  # type: ignore[arg-type]
+        s.search(" ", "passages", ranker)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="query 'q' must be a str"):
-        s.run([Query("q", None, ())], "chunks", ranker)  # type: ignore[arg-type]
+        s.run([Query("q", None, ())], "passages", ranker)  # type: ignore[arg-type]
     assert enc.seen == []
 
 
@@ -167,16 +167,16 @@ def test_empty_query_is_refused_by_every_ranker(ranker: str) -> None:
 )
 def test_bad_k_names_parameter_value_and_rule(k: object, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
-        searcher().search("try", "chunks", "hybrid", k)  # type: ignore[arg-type]
+        searcher().search("try", "passages", "hybrid", k)  # type: ignore[arg-type]
     with pytest.raises(error, match=message):
         hierarchical().search("try", "fused", k)  # type: ignore[arg-type]
     with pytest.raises(error, match=message):
-        hierarchical().index("chunks").search(np.ones((1, 32)), k, hierarchical().identity)  # type: ignore[arg-type]
+        hierarchical().index("passages").search(np.ones((1, 32)), k, hierarchical().identity)  # type: ignore[arg-type]
 
 
 def test_depth_parameters_are_checked() -> None:
     with pytest.raises(ValueError, match="depth must be an int >= 1, got -3"):
-        searcher().run([Query("q", "try", ())], "chunks", "hybrid", depth=-3)
+        searcher().run([Query("q", "try", ())], "passages", "hybrid", depth=-3)
     with pytest.raises(TypeError, match=r"depth must be an int >= 1, got 2\.0"):
         hierarchical().search("try", "fused", depth=2.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="top_n must be an int >= 1, got 0"):
@@ -253,7 +253,7 @@ def test_zero_vectors_still_index_and_round_trip(tmp_path: Path) -> None:
 
 def test_hierarchical_index_round_trips(tmp_path: Path) -> None:
     hi = hierarchical()
-    for level in ("chunks", "sections", "documents"):
+    for level in ("passages", "sections", "documents"):
         index = hi.index(level)  # type: ignore[arg-type]
         index.save(tmp_path / level)
         loaded = VectorIndex.load(tmp_path / level, hi.identity)
@@ -289,14 +289,14 @@ def test_load_refuses_nonfinite_rows_by_row(tmp_path: Path) -> None:
 def test_empty_documents_are_dropped_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     h = hierarchy(with_empty=True)
     assert empty_units(h) == {"documents": ["blank", "spaces"],
-                              "sections": ["blank#s1", "spaces#s1"], "chunks": []}
+                              "sections": ["blank#s1", "spaces#s1"], "passages": []}
     enc = CountingEncoder(dimension=16, window=16)
     with caplog.at_level(logging.WARNING):
         hi = HierarchicalIndex(h, enc).build()
     notices = [r for r in caplog.records if "have no text" in r.getMessage()]
     assert len(notices) == 1
     assert "4 units have no text" in notices[0].getMessage()
-    assert "documents 2, sections 2, chunks 0" in notices[0].getMessage()
+    assert "documents 2, sections 2, passages 0" in notices[0].getMessage()
     assert not [t for t in enc.seen if not t.strip()]  # never embedded
     for level in ("documents", "sections"):
         ids = set(hi.index(level).ids)  # type: ignore[arg-type]
@@ -339,7 +339,7 @@ def test_levels_functions_leave_empty_units_out() -> None:
             ids, vecs, report = unit_vectors(h, enc, level, strategy)  # type: ignore[arg-type]
             assert ids == [u.id for u in text_units(h, level)]  # type: ignore[arg-type]
             assert vecs.shape[0] == len(ids) == report.n_units
-    ids, _, _ = chunk_vectors(h, enc)
+    ids, _, _ = passage_unit_vectors(h, enc)
     assert ids == [p.id for p in h.passages]
     assert not [t for t in enc.seen if not t.strip()]
 
@@ -367,8 +367,8 @@ def test_long_queries_get_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     assert run["a"]
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        searcher().search(long_a, "chunks", "hybrid")
-        searcher().search(long_a, "chunks", "bm25")  # nothing embedded: no notice
+        searcher().search(long_a, "passages", "hybrid")
+        searcher().search(long_a, "passages", "bm25")  # nothing embedded: no notice
         hi.search("try", "fused")
     assert len(_long_notices(caplog)) == 1
 

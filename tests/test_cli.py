@@ -58,7 +58,7 @@ def test_second_call_reads_the_cache(cache_dir: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == first
 
 
-@pytest.mark.parametrize(("level", "strategy"), [("chunks", "rawspan"),
+@pytest.mark.parametrize(("level", "strategy"), [("passages", "rawspan"),
                                                  ("documents", "centroid"),
                                                  ("sections", "centroid")])
 def test_other_levels_and_strategies(cache_dir: Path, capsys: pytest.CaptureFixture[str],

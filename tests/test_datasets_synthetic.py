@@ -111,8 +111,8 @@ def test_document_and_section_qrels() -> None:
     titles = {s.id: s.title for secs in h.sections.values() for s in secs}
     assert sorted(titles[u] for u in sections["q2"]) == ["Title 2", "Title 3"]
     assert [titles[u] for u in sections["q4"]] == ["Title 4"]  # not the non-relevant a05
-    chunks = qrels_from_evidence(ds.queries, h.units("chunks"))
-    assert set(chunks) == {q.id for q in ds.queries}
+    passages = qrels_from_evidence(ds.queries, h.units("passages"))
+    assert set(passages) == {q.id for q in ds.queries}
 
 
 def test_deterministic_and_seeded() -> None:

@@ -13,11 +13,11 @@ UNITS = [
     Unit("a", "a", "documents", 0, 100),
     Unit("a#s1", "a", "sections", 0, 50, "a"),
     Unit("a#s2", "a", "sections", 50, 100, "a"),
-    Unit("a#p0", "a", "chunks", 0, 50, "a#s1"),
-    Unit("a#p1", "a", "chunks", 50, 75, "a#s2"),
-    Unit("a#p2", "a", "chunks", 75, 100, "a#s2"),
+    Unit("a#p0", "a", "passages", 0, 50, "a#s1"),
+    Unit("a#p1", "a", "passages", 50, 75, "a#s2"),
+    Unit("a#p2", "a", "passages", 75, 100, "a#s2"),
     Unit("b", "b", "documents", 0, 10),
-    Unit("b#p0", "b", "chunks", 0, 10, "b"),  # a chunk straight under its document
+    Unit("b#p0", "b", "passages", 0, 10, "b"),  # a passage straight under its document
 ]
 RUN = {"q": [("a#p1", 0.9), ("b#p0", 0.8), ("a#p0", 0.8), ("a#p2", 0.1)], "empty": []}
 
@@ -66,7 +66,7 @@ def test_missing_parent_raises_clearly() -> None:
 
 def test_broken_or_cyclic_parent_links_raise() -> None:
     with pytest.raises(ValueError, match="not in units"):
-        ancestors_at([Unit("x#p0", "x", "chunks", 0, 1, "x#s1")], "documents")
+        ancestors_at([Unit("x#p0", "x", "passages", 0, 1, "x#s1")], "documents")
     cyclic = [Unit("s1", "x", "sections", 0, 1, "s2"), Unit("s2", "x", "sections", 0, 1, "s1")]
     with pytest.raises(ValueError, match="cycle"):
         ancestors_at(cyclic, "documents")

@@ -29,7 +29,7 @@ def _brute(queries: list[Query], units: list[Unit], min_overlap: float) -> Qrels
     return qrels
 
 
-def _hierarchy(doc: str, length: int, chunk: int) -> list[Unit]:
+def _hierarchy(doc: str, length: int, passage: int) -> list[Unit]:
     units = [Unit(doc, doc, "documents", 0, length, None, doc)]
     half = length // 2
     units += [
@@ -37,8 +37,9 @@ def _hierarchy(doc: str, length: int, chunk: int) -> list[Unit]:
         Unit(f"{doc}#s2", doc, "sections", half, length, doc),
     ]
     units += [
-        Unit(f"{doc}#p{i}", doc, "chunks", s, min(s + chunk, length), f"{doc}#s{1 + (s >= half)}")
-        for i, s in enumerate(range(0, length, chunk))
+        Unit(f"{doc}#p{i}", doc, "passages", s, min(s + passage, length),
+             f"{doc}#s{1 + (s >= half)}")
+        for i, s in enumerate(range(0, length, passage))
     ]
     return units
 
@@ -75,7 +76,7 @@ _span = st.tuples(st.integers(0, 200), st.integers(1, 60)).map(lambda t: (t[0], 
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from("xy"), st.sampled_from(["chunks", "sections"]), _span),
+        st.tuples(st.sampled_from("xy"), st.sampled_from(["passages", "sections"]), _span),
         max_size=25,
     ),
     st.lists(

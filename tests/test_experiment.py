@@ -9,22 +9,22 @@ from hierret.experiment import compare, compare_hits, paired_tests
 
 
 def _arms() -> dict[str, dict[str, bool]]:
-    # the study's paired counts: both 24, only chunks 12, only whole 2, neither 2
-    chunks = [True] * 24 + [True] * 12 + [False] * 2 + [False] * 2
+    # the study's paired counts: both 24, only passages 12, only whole 2, neither 2
+    passages = [True] * 24 + [True] * 12 + [False] * 2 + [False] * 2
     whole = [True] * 24 + [False] * 12 + [True] * 2 + [False] * 2
-    return {"chunks": {f"q{i}": v for i, v in enumerate(chunks)},
+    return {"passages": {f"q{i}": v for i, v in enumerate(passages)},
             "whole": {f"q{i}": v for i, v in enumerate(whole)}}
 
 
 def test_compare_hits_reproduces_the_study() -> None:
     t = compare_hits(_arms(), baseline="whole").round(4)
-    assert (t.loc["chunks", "hits"], t.loc["whole", "hits"]) == (36, 26)
-    assert (t.loc["chunks", "low"], t.loc["chunks", "high"]) == (0.7695, 0.9604)
+    assert (t.loc["passages", "hits"], t.loc["whole", "hits"]) == (36, 26)
+    assert (t.loc["passages", "low"], t.loc["passages", "high"]) == (0.7695, 0.9604)
     assert (t.loc["whole", "low"], t.loc["whole", "high"]) == (0.4951, 0.7787)
-    assert t.loc["chunks", "diff"] == 0.25
-    assert (round(t.loc["chunks", "diff_low"], 3), round(t.loc["chunks", "diff_high"], 3)) == (
+    assert t.loc["passages", "diff"] == 0.25
+    assert (round(t.loc["passages", "diff_low"], 3), round(t.loc["passages", "diff_high"], 3)) == (
         0.068, 0.415)
-    assert t.loc["chunks", "p"] == pytest.approx(0.0129, abs=1e-4)
+    assert t.loc["passages", "p"] == pytest.approx(0.0129, abs=1e-4)
 
 
 def test_compare_declares_the_family_and_adjusts() -> None:

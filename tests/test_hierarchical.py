@@ -60,7 +60,7 @@ def test_every_level_carries_the_encoder_identity(index: HierarchicalIndex) -> N
     assert set(index.reports) == set(index.build_seconds) == set(LEVELS)
 
 
-@pytest.mark.parametrize("level", ["chunks", "sections", "documents", "fused"])
+@pytest.mark.parametrize("level", ["passages", "sections", "documents", "fused"])
 def test_another_encoder_raises(index: HierarchicalIndex, level: str) -> None:
     other = HashEncoder(dimension=64, window=24, query_prefix="query: ")  # same dimension
     with pytest.raises(IdentityMismatchError, match="different encoder"):
@@ -71,16 +71,16 @@ def test_sections_pool_long_own_spans(index: HierarchicalIndex, hierarchy: Hiera
     report = index.reports["sections"]
     assert report.n_pooled > 0
     assert report.n_embedded == len(hierarchy.units("sections"))
-    assert index.reports["chunks"].strategy == "whole"
+    assert index.reports["passages"].strategy == "whole"
 
 
 def test_fused_is_minmax_blend_of_lifted_passages_and_sections(
     index: HierarchicalIndex, hierarchy: Hierarchy
 ) -> None:
     depth, weight = 4, 0.65
-    chunks = index.run(QUERIES, "chunks", k=depth)
+    passages = index.run(QUERIES, "passages", k=depth)
     sections = index.run(QUERIES, "sections", k=depth)
-    lifted = lift(chunks, hierarchy.parents("chunks", "sections"))
+    lifted = lift(passages, hierarchy.parents("passages", "sections"))
     fused = index.run(QUERIES, "fused", k=10, section_weight=weight, depth=depth)
     for q in fused:
         assert fused[q] == minmax_fuse(lifted[q], sections[q], weight)[:10]
@@ -90,16 +90,16 @@ def test_fused_is_minmax_blend_of_lifted_passages_and_sections(
 def test_passage_leg_scores_each_section_by_its_best_passage(
     index: HierarchicalIndex, hierarchy: Hierarchy
 ) -> None:
-    parent = hierarchy.parents("chunks", "sections")
-    chunks = index.run(QUERIES, "chunks", k=50)
+    parent = hierarchy.parents("passages", "sections")
+    passages = index.run(QUERIES, "passages", k=50)
     fused = index.run(QUERIES, "fused", k=50, section_weight=0.0, depth=50)
     for q in fused:
         best: dict[str, float] = {}
-        for uid, score in chunks[q]:
+        for uid, score in passages[q]:
             best.setdefault(parent[uid], score)  # first seen = best
         order = sorted(best, key=lambda s: (-best[s], s))
         assert [u for u, _ in fused[q] if u in best] == order
-        assert fused[q][0] == (parent[chunks[q][0][0]], 1.0)
+        assert fused[q][0] == (parent[passages[q][0][0]], 1.0)
 
 
 def test_weight_one_reproduces_the_section_order(index: HierarchicalIndex) -> None:
@@ -113,15 +113,15 @@ def test_weight_one_reproduces_the_section_order(index: HierarchicalIndex) -> No
 def test_chunk_level_equals_the_flat_searcher(hierarchy: Hierarchy) -> None:
     enc = HashEncoder(dimension=64, window=24)
     hi = HierarchicalIndex(hierarchy, enc)
-    flat = Searcher(hierarchy, enc).run(QUERIES, "chunks", "dense", depth=5)
-    assert hi.run(QUERIES, "chunks", k=5) == flat
+    flat = Searcher(hierarchy, enc).run(QUERIES, "passages", "dense", depth=5)
+    assert hi.run(QUERIES, "passages", k=5) == flat
 
 
 def test_centroid_strategy_reuses_passage_vectors(hierarchy: Hierarchy) -> None:
     enc = HashEncoder(dimension=64, window=24)
     hi = HierarchicalIndex(hierarchy, enc, strategy="centroid")
-    hi.index("sections")  # builds chunks first
-    assert "chunks" in hi.reports
+    hi.index("sections")  # builds passages first
+    assert "passages" in hi.reports
     _, expected, _ = unit_vectors(hierarchy, enc, "sections", "centroid")
     got = hi.index("sections").scores(expected, hi.identity)
     np.testing.assert_allclose(np.diag(got), 1.0, atol=1e-5)
@@ -141,10 +141,10 @@ def test_hits_name_section_paths_and_spans(
         assert "\n" not in h.snippet
     assert hits[0].unit_id == "try#s1.2"
     assert hits[0].path == "The try statement > Finally clause"
-    chunk = index.search("finally clause exception", "chunks", k=1)[0]
-    p = next(p for p in hierarchy.passages if p.id == chunk.unit_id)
-    assert chunk.path == " > ".join(secs[p.parent or ""].path)
-    assert chunk.span == (p.start, p.end)
+    passage = index.search("finally clause exception", "passages", k=1)[0]
+    p = next(p for p in hierarchy.passages if p.id == passage.unit_id)
+    assert passage.path == " > ".join(secs[p.parent or ""].path)
+    assert passage.span == (p.start, p.end)
     doc = index.search("loop", "documents", k=1)[0]
     assert (doc.unit_id, doc.path) == ("for", "The for statement")
 

@@ -91,9 +91,9 @@ def test_python_reference_structure() -> None:
     compound = [s.title for s in h.sections["compound"]]
     assert 'The "try" statement' in compound
     assert 'The "with" statement' in compound
-    ids = [u.id for lvl in ("documents", "sections", "chunks") for u in h.units(lvl)]
+    ids = [u.id for lvl in ("documents", "sections", "passages") for u in h.units(lvl)]
     assert len(ids) == len(set(ids)), "unit ids must be unique"
-    assert h.parents("chunks", "sections")["try#p0"] == "try#s1"
+    assert h.parents("passages", "sections")["try#p0"] == "try#s1"
     assert build_hierarchy(corpus).passages == h.passages  # stable ids and spans
 
 

@@ -14,8 +14,8 @@ from hierret.encoders import HashEncoder
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.levels import (
     PoolingReport,
-    chunk_vectors,
     embed_spans,
+    passage_unit_vectors,
     pooled_embedding,
     unit_vectors,
 )
@@ -175,17 +175,17 @@ def test_section_without_passages_falls_back_to_its_own_text() -> None:
         np.testing.assert_allclose(vecs[ids.index(sid)], expected, atol=1e-6)
 
 
-def test_chunk_vectors_whole_or_pooled() -> None:
+def test_passage_unit_vectors_whole_or_pooled() -> None:
     h = toy(max_chars=200, overlap=0)
     enc = HashEncoder(dimension=32, window=12)
     texts = [h.text(p) for p in h.passages]
-    _, vecs, report = chunk_vectors(h, enc)
+    _, vecs, report = passage_unit_vectors(h, enc)
     np.testing.assert_array_equal(vecs, enc.encode_passages(texts))
     over = [p.id for p, n in zip(h.passages, enc.count_tokens(texts), strict=True) if n > 12]
     assert over
     assert report.truncated == tuple(over)
     assert report.strategy == "whole"
-    ids, pooled, prep = chunk_vectors(h, enc, pool=True)
+    ids, pooled, prep = passage_unit_vectors(h, enc, pool=True)
     for i, pid in enumerate(ids):
         if pid in over:
             np.testing.assert_allclose(pooled[i], pooled_embedding(enc, texts[i])[0], atol=1e-6)
@@ -201,8 +201,8 @@ def test_bad_arguments() -> None:
     enc = HashEncoder(dimension=8)
     with pytest.raises(ValueError, match="unknown strategy"):
         unit_vectors(h, enc, "sections", "mean")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="chunks"):
-        unit_vectors(h, enc, "chunks", "centroid")
+    with pytest.raises(ValueError, match="passages"):
+        unit_vectors(h, enc, "passages", "centroid")
     with pytest.raises(ValueError, match="expected"):
         unit_vectors(h, enc, "sections", "centroid", np.zeros((1, 8), dtype=np.float32))
     with pytest.raises(ValueError, match="unknown level"):

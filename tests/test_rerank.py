@@ -466,7 +466,7 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
     here the returned runs must be what each profile's own ``select`` gives,
     and the recorded profile must equal the one passed in.
     """
-    base = Profile("top3", level="chunks", ranker="bm25", depth=6, reranker="hash64",
+    base = Profile("top3", level="passages", ranker="bm25", depth=6, reranker="hash64",
                    selection=Selection(top_k=3))
     open_ended = dataclasses.replace(base, name="all", selection=Selection(top_k=None))
     rerankers = second_encoder_rerankers()

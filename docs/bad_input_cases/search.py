@@ -78,7 +78,7 @@ def empty_query_fused() -> str:
 
 
 def whitespace_query_hybrid() -> str:
-    return _hits(_indexes()[1].search(" \t\n", "chunks", "hybrid"))
+    return _hits(_indexes()[1].search(" \t\n", "passages", "hybrid"))
 
 
 def control_characters_query() -> str:
@@ -122,7 +122,7 @@ def nan_vector_added() -> str:
 
 
 def nan_query_vector() -> str:
-    index = _indexes()[0].index("chunks")
+    index = _indexes()[0].index("passages")
     query = np.full((1, index.dimension), np.nan, dtype=np.float32)
     return _hits(index.search(query, 3, index.identity)[0])
 

@@ -203,9 +203,9 @@ def empty_units_message(empty: Mapping[Any, Sequence[str]]) -> str | None:
 
     Examples
     --------
-    >>> print(empty_units_message({"documents": ["e"], "sections": ["e#s1"], "chunks": []}))
+    >>> print(empty_units_message({"documents": ["e"], "sections": ["e#s1"], "passages": []}))
     2 units have no text (nothing but whitespace or control characters) and are left out \
-of every index, never embedded or ranked: documents 1, sections 1, chunks 0 ('e', 'e#s1')
+of every index, never embedded or ranked: documents 1, sections 1, passages 0 ('e', 'e#s1')
     """
     ids = [u for units in empty.values() for u in units]
     if not ids:

@@ -136,9 +136,9 @@ def compare_hits(
     Examples
     --------
     >>> hits = {"whole": {"q1": True, "q2": False, "q3": False},
-    ...         "chunks": {"q1": True, "q2": True, "q3": True}}
+    ...         "passages": {"q1": True, "q2": True, "q3": True}}
     >>> table = compare_hits(hits, baseline="whole")
-    >>> table.loc["chunks", ["hits", "only_arm", "only_base"]].tolist()
+    >>> table.loc["passages", ["hits", "only_arm", "only_base"]].tolist()
     [3.0, 2.0, 0.0]
     """
     frame = align({a: {q: float(v) for q, v in h.items()} for a, h in hits.items()})

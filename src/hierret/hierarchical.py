@@ -1,10 +1,10 @@
 """Level indexes over one hierarchy, and fused passage + section search.
 
 A :class:`HierarchicalIndex` holds one :class:`~hierret.index.VectorIndex` per
-level (chunks, sections, documents), each carrying the encoder's identity, and
+level (passages, sections, documents), each carrying the encoder's identity, and
 searches any of them, or the two finest fused:
 
-``"chunks"``, ``"sections"``, ``"documents"``
+``"passages"``, ``"sections"``, ``"documents"``
     Cosine of the query with each unit's vector. Section and document vectors
     follow ``strategy`` (``"rawspan"`` or ``"centroid"``, see
     :mod:`hierret.levels`); sections are their own spans.
@@ -60,8 +60,8 @@ from hierret.levels import (
     STRATEGIES,
     PoolingReport,
     Strategy,
-    chunk_vectors,
     empty_units,
+    passage_unit_vectors,
     unit_vectors,
 )
 from hierret.rankers.fusion import minmax_fuse
@@ -70,9 +70,9 @@ from hierret.units import Level, Query, Unit
 __all__ = ["LEVELS", "SEARCH_LEVELS", "HierarchicalIndex", "Hit", "SearchLevel", "snippet"]
 
 #: What a search ranks: one level's units, or sections by fused passage + section scores.
-SearchLevel = Literal["chunks", "sections", "documents", "fused"]
-SEARCH_LEVELS: tuple[SearchLevel, ...] = ("chunks", "sections", "documents", "fused")
-LEVELS: tuple[Level, ...] = ("chunks", "sections", "documents")
+SearchLevel = Literal["passages", "sections", "documents", "fused"]
+SEARCH_LEVELS: tuple[SearchLevel, ...] = ("passages", "sections", "documents", "fused")
+LEVELS: tuple[Level, ...] = ("passages", "sections", "documents")
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +151,11 @@ class HierarchicalIndex:
         so that every text is embedded once across runs.
     strategy : {"rawspan", "centroid"}, default "rawspan"
         How section and document vectors are made (:mod:`hierret.levels`);
-        ``centroid`` averages the chunk level's own vectors.
-    pool_chunks : bool, default False
+        ``centroid`` averages the passage level's own vectors.
+    pool_passages : bool, default False
         Window-pool passages longer than the encoder's window instead of
-        letting the model cut them (see :func:`hierret.levels.chunk_vectors`);
-        by default the chunk level equals :class:`~hierret.search.Searcher`'s.
+        letting the model cut them (see :func:`hierret.levels.passage_unit_vectors`);
+        by default the passage level equals :class:`~hierret.search.Searcher`'s.
     """
 
     def __init__(
@@ -163,20 +163,20 @@ class HierarchicalIndex:
         hierarchy: Hierarchy,
         encoder: Encoder,
         strategy: Strategy = "rawspan",
-        pool_chunks: bool = False,
+        pool_passages: bool = False,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}: use one of {STRATEGIES}")
         self.hierarchy = hierarchy
         self.encoder = encoder
         self.strategy: Strategy = strategy
-        self.pool_chunks = pool_chunks
+        self.pool_passages = pool_passages
         self.reports: dict[Level, PoolingReport] = {}
         self.build_seconds: dict[Level, float] = {}
         self._indexes: dict[Level, VectorIndex] = {}
         self._passage_vectors: NDArray[np.float32] | None = None
         self._units = {lvl: {u.id: u for u in hierarchy.units(lvl)} for lvl in LEVELS}
-        self._to_section = hierarchy.parents("chunks", "sections")
+        self._to_section = hierarchy.parents("passages", "sections")
         self._titles = {s.id: s.title for ss in hierarchy.sections.values() for s in ss}
         notice = empty_units_message(empty_units(hierarchy))
         if notice:
@@ -188,21 +188,21 @@ class HierarchicalIndex:
         return self.encoder.identity.describe()
 
     def index(self, level: Level) -> VectorIndex:
-        """The index of ``level`` (``"chunks"``, ``"sections"`` or ``"documents"``)."""
+        """The index of ``level`` (``"passages"``, ``"sections"`` or ``"documents"``)."""
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}: use one of {LEVELS}")
         if level not in self._indexes:
             start = time.perf_counter()
-            if level == "chunks":
-                ids, vectors, report = chunk_vectors(self.hierarchy, self.encoder,
-                                                     self.pool_chunks)
+            if level == "passages":
+                ids, vectors, report = passage_unit_vectors(self.hierarchy, self.encoder,
+                                                     self.pool_passages)
                 self._passage_vectors = vectors
             else:
                 passages = None
                 if self.strategy == "centroid":
                     passages = self._passage_vectors
                     if passages is None:
-                        self.index("chunks")
+                        self.index("passages")
                         passages = self._passage_vectors
                 ids, vectors, report = unit_vectors(self.hierarchy, self.encoder, level,
                                                     self.strategy, passages)
@@ -212,7 +212,7 @@ class HierarchicalIndex:
         return self._indexes[level]
 
     def build(self) -> HierarchicalIndex:
-        """Build the three level indexes (chunks first); returns ``self``."""
+        """Build the three level indexes (passages first); returns ``self``."""
         for level in LEVELS:
             self.index(level)
         return self
@@ -232,7 +232,7 @@ class HierarchicalIndex:
         ----------
         queries : sequence of Query
             Their ``text`` is searched.
-        level : {"chunks", "sections", "documents", "fused"}, default "fused"
+        level : {"passages", "sections", "documents", "fused"}, default "fused"
             A level's units, or sections by fused passage + section scores.
         k : int, default 10
             Units per ranking, an int >= 1 (fewer when the level holds fewer).
@@ -292,7 +292,7 @@ class HierarchicalIndex:
         ident = encoder.identity.describe()
         if level != "fused":
             return dict(zip(ids, self.index(level).search(vectors, k, ident), strict=True))
-        passages = dict(zip(ids, self.index("chunks").search(vectors, depth, ident), strict=True))
+        passages = dict(zip(ids, self.index("passages").search(vectors, depth, ident), strict=True))
         sections = self.index("sections").search(vectors, depth, ident)
         lifted = lift(passages, self._to_section)
         return {q: minmax_fuse(lifted[q], s, section_weight)[:k]
@@ -338,7 +338,7 @@ class HierarchicalIndex:
         unit_level: Level = "sections" if level == "fused" else level
         unit: Unit = self._units[unit_level][unit_id]
         path = unit.title
-        if unit.level == "chunks":
+        if unit.level == "passages":
             path = self._units["sections"][unit.parent or ""].title
         text = snippet(self.hierarchy.text(unit), 400)
         if unit.level == "sections":  # the heading is in the path already

@@ -214,15 +214,15 @@ class Hierarchy:
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def units(self, level: Level) -> list[Unit]:
-        """Units of ``level`` (``documents``, ``sections`` or ``chunks``), in corpus order."""
+        """Units of ``level`` (``documents``, ``sections`` or ``passages``), in corpus order."""
         if level == "documents":
             return [Unit(d.id, d.id, "documents", 0, len(d.text), None, d.title)
                     for d in self.corpus]
         if level == "sections":
             return [s.unit() for d in self.corpus for s in self.sections[d.id]]
-        if level == "chunks":
+        if level == "passages":
             return list(self.passages)
-        raise ValueError(f"unknown level {level!r}: use 'documents', 'sections' or 'chunks'")
+        raise ValueError(f"unknown level {level!r}: use 'documents', 'sections' or 'passages'")
 
     def parents(self, level: Level, target: Level) -> dict[str, str]:
         """Map each unit id of ``level`` to the id of its holder at ``target``.
@@ -231,14 +231,14 @@ class Hierarchy:
         --------
         >>> from hierret.datasets import load_python_reference
         >>> h = build_hierarchy(load_python_reference())
-        >>> h.parents("chunks", "documents")["try#p0"]
+        >>> h.parents("passages", "documents")["try#p0"]
         'try'
         """
         if level == target:
             return {u.id: u.id for u in self.units(level)}
         if target == "documents":
             return {u.id: u.doc_id for u in self.units(level)}
-        if level == "chunks" and target == "sections":
+        if level == "passages" and target == "sections":
             return {p.id: p.parent or "" for p in self.passages}
         raise ValueError(f"cannot lift {level!r} to {target!r}: lift only to a coarser level")
 
@@ -297,7 +297,7 @@ def build_hierarchy(
             spans = chunk_text(doc.text, max_chars, overlap_chars)
         for n, span in enumerate(spans):
             owner = _assign(span, secs)
-            passages.append(Unit(f"{doc.id}#p{n}", doc.id, "chunks", span[0], span[1], owner.id))
+            passages.append(Unit(f"{doc.id}#p{n}", doc.id, "passages", span[0], span[1], owner.id))
     params = {"max_chars": max_chars, "overlap_chars": overlap_chars,
               "pack_within_sections": pack_within_sections,
               "heading_styles": ",".join(heading_styles)}

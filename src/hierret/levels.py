@@ -69,15 +69,15 @@ __all__ = [
     "STRATEGIES",
     "PoolingReport",
     "Strategy",
-    "chunk_vectors",
     "embed_spans",
     "empty_units",
+    "passage_unit_vectors",
     "pooled_embedding",
     "text_units",
     "unit_vectors",
 ]
 
-_LEVELS: tuple[Level, ...] = ("documents", "sections", "chunks")
+_LEVELS: tuple[Level, ...] = ("documents", "sections", "passages")
 
 #: How a section or document vector is made.
 Strategy = Literal["rawspan", "centroid"]
@@ -91,9 +91,9 @@ class PoolingReport:
     Attributes
     ----------
     level : str
-        ``"chunks"``, ``"sections"`` or ``"documents"``.
+        ``"passages"``, ``"sections"`` or ``"documents"``.
     strategy : str
-        ``"rawspan"``, ``"centroid"``, or ``"whole"`` (chunks embedded as one
+        ``"rawspan"``, ``"centroid"``, or ``"whole"`` (passages embedded as one
         text each, cut at the window: see ``truncated``).
     window : int
         The encoder's token window.
@@ -107,7 +107,7 @@ class PoolingReport:
         Under ``centroid``: units with no passage, embedded from their own text.
     truncated : tuple of str
         Units embedded whole although longer than the window (the model cut
-        them); only chunks embedded with strategy ``"whole"``.
+        them); only passages embedded with strategy ``"whole"``.
     """
 
     level: str
@@ -261,7 +261,7 @@ def text_units(hierarchy: Hierarchy, level: Level) -> list[Unit]:
 
 
 def empty_units(hierarchy: Hierarchy) -> dict[Level, list[str]]:
-    """Ids of the units without text, by level (documents, sections, chunks).
+    """Ids of the units without text, by level (documents, sections, passages).
 
     Examples
     --------
@@ -269,7 +269,7 @@ def empty_units(hierarchy: Hierarchy) -> dict[Level, list[str]]:
     >>> from hierret.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("a", "A", "Cats."), Document("e", "E", "")]))
     >>> empty_units(h)
-    {'documents': ['e'], 'sections': ['e#s1'], 'chunks': []}
+    {'documents': ['e'], 'sections': ['e#s1'], 'passages': []}
     """
     return {
         level: [u.id for u in hierarchy.units(level) if not has_text(hierarchy.text(u))]
@@ -281,7 +281,7 @@ def _centroids(
     hierarchy: Hierarchy, level: Level, passage_vectors: NDArray[np.float32]
 ) -> dict[str, NDArray[np.float32]]:
     rows: dict[str, list[int]] = {}
-    for i, p in enumerate(text_units(hierarchy, "chunks")):
+    for i, p in enumerate(text_units(hierarchy, "passages")):
         rows.setdefault(p.doc_id if level == "documents" else p.parent or "", []).append(i)
     return {
         uid: l2_normalize(passage_vectors[r].astype(np.float64).mean(axis=0))[0]
@@ -303,14 +303,14 @@ def unit_vectors(
     hierarchy : Hierarchy
     encoder : Encoder
         Embeds every text (a :class:`~hierret.cache.CachedEncoder` in practice).
-    level : {"sections", "documents", "chunks"}
-        Sections are their own spans (:meth:`Hierarchy.units`). ``"chunks"``
+    level : {"sections", "documents", "passages"}
+        Sections are their own spans (:meth:`Hierarchy.units`). ``"passages"``
         takes ``strategy="rawspan"`` only: each passage window-pooled like a span.
     strategy : {"rawspan", "centroid"}
         See the module docstring.
     passage_vectors : ndarray, shape (n_passages, dimension), optional
         Passage vectors in ``hierarchy.passages`` order (the rows of
-        :func:`chunk_vectors`: passages with text, which are all of them when
+        :func:`passage_unit_vectors`: passages with text, which are all of them when
         :func:`~hierret.hierarchy.build_hierarchy` cut them), for ``centroid``;
         encoded with ``encoder`` (one text per passage) when omitted.
 
@@ -334,15 +334,15 @@ def unit_vectors(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: use one of {STRATEGIES}")
-    if level == "chunks" and strategy != "rawspan":
-        raise ValueError("chunks have no passages to average: use strategy='rawspan'")
+    if level == "passages" and strategy != "rawspan":
+        raise ValueError("passages have no passages to average: use strategy='rawspan'")
     units = text_units(hierarchy, level)
     ids = [u.id for u in units]
     dim, window = encoder.identity.dimension, encoder.identity.window
     out = np.empty((len(units), dim), dtype=np.float32)
     centroid: dict[str, NDArray[np.float32]] = {}
     if strategy == "centroid":
-        passages = text_units(hierarchy, "chunks")
+        passages = text_units(hierarchy, "passages")
         if passage_vectors is None:
             texts = [hierarchy.text(p) for p in passages]
             passage_vectors = encoder.encode_passages(texts)
@@ -350,7 +350,7 @@ def unit_vectors(
         if passage_vectors.shape != expected:
             raise ValueError(
                 f"passage_vectors have shape {passage_vectors.shape}, expected {expected} "
-                "(one row per hierarchy.passages with text, in order: chunk_vectors' rows)"
+                "(one row per hierarchy.passages with text, in order: passage_unit_vectors' rows)"
             )
         centroid = _centroids(hierarchy, level, passage_vectors)
     todo = [i for i, u in enumerate(units) if u.id not in centroid]
@@ -365,7 +365,7 @@ def unit_vectors(
     return ids, out, report
 
 
-def chunk_vectors(
+def passage_unit_vectors(
     hierarchy: Hierarchy, encoder: Encoder, pool: bool = False
 ) -> tuple[list[str], NDArray[np.float32], PoolingReport]:
     """Passage vectors, in ``hierarchy.passages`` order.
@@ -376,10 +376,10 @@ def chunk_vectors(
     encoder : Encoder
     pool : bool, default False
         ``False``: each passage embedded as one text, exactly as
-        :class:`~hierret.search.Searcher` embeds the ``chunks`` level (the flat
+        :class:`~hierret.search.Searcher` embeds the ``passages`` level (the flat
         baseline; same cache entries); passages longer than the window are cut
         by the model and listed in ``report.truncated``. ``True``: window-pooled
-        like section spans (``unit_vectors(..., "chunks", "rawspan")``).
+        like section spans (``unit_vectors(..., "passages", "rawspan")``).
 
     Returns
     -------
@@ -396,16 +396,16 @@ def chunk_vectors(
     >>> from hierret.hierarchy import build_hierarchy
     >>> from hierret.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", "One two three four.")]))
-    >>> ids, vecs, rep = chunk_vectors(h, HashEncoder(dimension=8, window=3))
+    >>> ids, vecs, rep = passage_unit_vectors(h, HashEncoder(dimension=8, window=3))
     >>> ids, rep.truncated
     (['d#p0'], ('d#p0',))
     """
     if pool:
-        return unit_vectors(hierarchy, encoder, "chunks", "rawspan")
-    units = text_units(hierarchy, "chunks")
+        return unit_vectors(hierarchy, encoder, "passages", "rawspan")
+    units = text_units(hierarchy, "passages")
     texts = [hierarchy.text(p) for p in units]
     window = encoder.identity.window
     over = tuple(p.id for p, n in zip(units, encoder.count_tokens(texts), strict=True)
                  if n > window)
-    report = PoolingReport("chunks", "whole", window, len(units), truncated=over)
+    report = PoolingReport("passages", "whole", window, len(units), truncated=over)
     return [p.id for p in units], encoder.encode_passages(texts), report

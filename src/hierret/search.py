@@ -22,9 +22,9 @@ Examples
 >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark loudly."),
 ...         Document("c", "C", "Birds sing at dawn.")]
 >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
->>> s.search("dogs barking", level="chunks", ranker="bm25", k=1)
+>>> s.search("dogs barking", level="passages", ranker="bm25", k=1)
 [('b#p0', 1.06979...)]
->>> s.search(" ", level="chunks", ranker="hybrid")
+>>> s.search(" ", level="passages", ranker="hybrid")
 Traceback (most recent call last):
 ...
 ValueError: query is empty: give a question with at least one word
@@ -150,7 +150,7 @@ class Searcher:
     def run(
         self,
         queries: Sequence[Query],
-        level: Level = "chunks",
+        level: Level = "passages",
         ranker: Ranker = "dense",
         depth: int = 100,
         analyzer: str | None = None,
@@ -161,7 +161,7 @@ class Searcher:
         ----------
         queries : sequence of Query
             Questions (their ``text`` is what is searched).
-        level : {"chunks", "sections", "documents"}
+        level : {"passages", "sections", "documents"}
             The indexing unit.
         ranker : {"dense", "bm25", "hybrid"}
             Cosine of unit vectors; BM25; or reciprocal rank fusion of the
@@ -226,7 +226,7 @@ class Searcher:
         self._timed(f"{level}/{ranker}", len(ids), time.perf_counter() - start)
         return dict(zip(ids, rankings, strict=True))
 
-    def search(self, text: str, level: Level = "chunks", ranker: Ranker = "dense",
+    def search(self, text: str, level: Level = "passages", ranker: Ranker = "dense",
                k: int = 10) -> Ranking:
         """Top ``k`` units of ``level`` for one typed question.
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 __all__ = ["Corpus", "Document", "Level", "Query", "Span", "Unit"]
 
-Level = Literal["documents", "sections", "chunks"]
+Level = Literal["documents", "sections", "passages"]
 
 #: ``(doc_id, start, end)``: a half-open character span of one document.
 Span = tuple[str, int, int]
@@ -53,7 +53,7 @@ class Unit:
         ``doc#p7`` for passages.
     doc_id : str
         The document the span belongs to.
-    level : {"documents", "sections", "chunks"}
+    level : {"documents", "sections", "passages"}
         Which level of the hierarchy the unit lives on.
     start, end : int
         Character offsets into the document text (end exclusive).
@@ -66,7 +66,7 @@ class Unit:
 
     Examples
     --------
-    >>> u = Unit("d#p0", "d", "chunks", 0, 5, "d#s1", "")
+    >>> u = Unit("d#p0", "d", "passages", 0, 5, "d#s1", "")
     >>> u.span
     ('d', 0, 5)
     >>> u.text(Document("d", "", "Hello world"))

@@ -78,7 +78,7 @@ def check_coverage(
     queries : Sequence[Query]
         The queries that should all be judged.
     qrels_by_target : Mapping[str, Qrels]
-        Target name to its qrels, e.g. ``{"documents": ..., "chunks": ...}``.
+        Target name to its qrels, e.g. ``{"documents": ..., "passages": ...}``.
 
     Returns
     -------
@@ -89,13 +89,13 @@ def check_coverage(
     --------
     >>> qs = [Query("q1", "?", (("d", 0, 5),)), Query("q2", "?", (("d", 7, 9),))]
     >>> report = check_coverage(qs, {"documents": {"q1": {"d": 1}, "q2": {"d": 1}},
-    ...                              "chunks": {"q1": {"d#p0": 1}}})
+    ...                              "passages": {"q1": {"d#p0": 1}}})
     >>> report.ok
     False
     >>> print(report)
     gold coverage of 2 queries: FAILED
       documents: all covered
-      chunks: 1 uncovered: q2
+      passages: 1 uncovered: q2
     """
     uncovered = {
         target: tuple(q.id for q in queries if not any(g > 0 for g in qrels.get(q.id, {}).values()))

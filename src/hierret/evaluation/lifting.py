@@ -1,4 +1,4 @@
-"""Lifting a run of fine units to a coarser target (chunks to sections or documents)."""
+"""Lifting a run of fine units to a coarser target (passages to sections or documents)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
     Parameters
     ----------
     run : Run
-        Rankings of fine units (chunks, or sections).
+        Rankings of fine units (passages, or sections).
     parent : Mapping[str, str]
         Each fine unit's id to the id of the coarser unit it belongs to: its
         section, or its document (see :func:`ancestors_at`).
@@ -62,7 +62,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
 def ancestors_at(units: Sequence[Unit], level: Level) -> dict[str, str]:
     """Map every unit at or below ``level`` to its enclosing unit at ``level``.
 
-    Follows :attr:`Unit.parent` links, so chunks map to their document
+    Follows :attr:`Unit.parent` links, so passages map to their document
     (``level="documents"``) even when their direct parents are sections. Units
     at ``level`` map to themselves; units whose chain never reaches ``level``
     (coarser ones) are left out.
@@ -71,7 +71,7 @@ def ancestors_at(units: Sequence[Unit], level: Level) -> dict[str, str]:
     ----------
     units : Sequence[Unit]
         All units of the hierarchy, including those at ``level``.
-    level : {"documents", "sections", "chunks"}
+    level : {"documents", "sections", "passages"}
         The target level.
 
     Returns
@@ -88,7 +88,7 @@ def ancestors_at(units: Sequence[Unit], level: Level) -> dict[str, str]:
     --------
     >>> units = [Unit("d", "d", "documents", 0, 9),
     ...          Unit("d#s1", "d", "sections", 0, 9, "d"),
-    ...          Unit("d#p0", "d", "chunks", 0, 4, "d#s1")]
+    ...          Unit("d#p0", "d", "passages", 0, 4, "d#s1")]
     >>> ancestors_at(units, "documents")
     {'d': 'd', 'd#s1': 'd', 'd#p0': 'd'}
     """

@@ -1,7 +1,7 @@
 """Relevance by span overlap: which units hold a query's evidence.
 
 Gold evidence is a set of character spans, so one gold set judges every
-target (documents, sections, chunks) and every chunking alike.
+target (documents, sections, passages) and every chunking alike.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def qrels_from_evidence(
     Examples
     --------
     >>> units = [Unit("d", "d", "documents", 0, 100),
-    ...          Unit("d#p0", "d", "chunks", 0, 50, "d"),
-    ...          Unit("d#p1", "d", "chunks", 50, 100, "d")]
+    ...          Unit("d#p0", "d", "passages", 0, 50, "d"),
+    ...          Unit("d#p1", "d", "passages", 50, 100, "d")]
     >>> qrels_from_evidence([Query("q", "?", (("d", 40, 90),))], units)
     {'q': {'d': 1, 'd#p1': 1}}
     """

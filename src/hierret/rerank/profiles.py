@@ -59,7 +59,7 @@ class Profile:
     ----------
     name : str
         Label for tables.
-    level : {"chunks", "sections", "documents"}, default "chunks"
+    level : {"passages", "sections", "documents"}, default "passages"
         The unit the first stage ranks (and the reranker reads).
     ranker : {"dense", "bm25", "hybrid"}, default "hybrid"
         First-stage ranker of :class:`~hierret.search.Searcher`.
@@ -76,13 +76,13 @@ class Profile:
     --------
     >>> p = Profile("maxsim-sel", reranker="maxsim", selection=Selection(0.5, 3, 10))
     >>> p.describe()
-    'maxsim-sel: chunks, hybrid@20 -> maxsim, min_score=0.5, min_keep=3, top_k=10'
+    'maxsim-sel: passages, hybrid@20 -> maxsim, min_score=0.5, min_keep=3, top_k=10'
     >>> Profile.from_dict(p.as_dict()) == p
     True
     """
 
     name: str
-    level: Level = "chunks"
+    level: Level = "passages"
     ranker: Ranker = "hybrid"
     depth: int = 20
     reranker: str | None = None
@@ -123,7 +123,7 @@ class Profile:
 #: cosine scores.
 SHIPPED = Profile(
     name="shipped-0.5/3/10",
-    level="chunks",
+    level="passages",
     ranker="hybrid",
     depth=20,
     reranker="cross-encoder",
