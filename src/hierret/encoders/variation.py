@@ -41,9 +41,16 @@ __all__ = ["embedding_variation"]
 
 
 def _compare(ref: NDArray[Any], other: NDArray[Any]) -> dict[str, float]:
+    # cosines in float64, so that identical float32 rows give exactly 1.0; two
+    # all-zero rows (an encoder's empty text) agree, a zero row against another does not
+    a, b = ref.astype(np.float64), other.astype(np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    same = np.all(a == b, axis=1)
+    cos = np.where(norms > 0, np.sum(a * b, axis=1) / np.where(norms > 0, norms, 1.0),
+                   same.astype(np.float64))
     return {
         "max_abs_diff": float(np.abs(ref - other).max()),
-        "min_cosine": float(np.min(np.sum(ref * other, axis=1))),
+        "min_cosine": float(np.min(np.where(same, 1.0, cos))),
     }
 
 
