@@ -5,25 +5,24 @@ frozen value: the documents, the queries with their evidence, the targets
 (levels) at which relevance is judged, the heading styles to build the
 hierarchy with, the identity a record states, and how it was sampled.
 
-Sources
--------
-========================  ==================================================  ===========
-source                    what it is                                          targets
-========================  ==================================================  ===========
-``"python-reference"``    this interpreter's reference topics, with the       all three
-                          repository's gold questions (span evidence)
-``"scifact"`` (and every  a BEIR dataset (:data:`~hierret.datasets.beir.      documents
-BEIR name known to        BEIR_DOWNLOADS`), one split (default ``"test"``)
-:func:`load_beir`)
-``"scifact-sections"``    :func:`build_sectioned` over that BEIR split        all three
-``"qasper"``              a Qasper split (default ``"dev"``)                  all three
-a BEIR folder             ``corpus.jsonl``, ``queries.jsonl``,                documents
-                          ``qrels/<split>.tsv``
-a Qasper JSON file        one file in the v0.3 layout                         all three
-========================  ==================================================  ===========
+The sources :func:`load` takes, by name or path:
 
-Sampling
---------
+``"python-reference"``
+    This interpreter's reference topics with the repository's gold questions
+    (span evidence: judged at documents, sections and passages).
+``"scifact"``, and every name :func:`~hierret.datasets.load_beir` knows
+    One split of a BEIR dataset (default ``"test"``); BEIR judges whole
+    documents, so the only target is ``"documents"``.
+``"scifact-sections"`` (``"<BEIR name>-sections"``)
+    :func:`~hierret.datasets.build_sectioned` over that split, built with the
+    same seed (span evidence: every target).
+``"qasper"``
+    A Qasper split (default ``"dev"``; span evidence: every target).
+a BEIR folder
+    ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+a Qasper JSON file
+    One file in the v0.3 layout.
+
 Every source is cut down the same way (:func:`sample_documents`): the queries
 kept are the first ``max_queries`` in file order; the documents kept are every
 document judged for those queries plus a seeded sample of the others, up to
