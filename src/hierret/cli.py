@@ -4,9 +4,10 @@
 
     python -m hierret search "how does finally work?" --level fused --k 5
 
-searches the Python Language Reference (:func:`hierret.datasets.load_python_reference`)
-at one level, or fused, and prints each hit's rank, score, unit id, span,
-section path and a one-line snippet. Vectors are cached on disk
+searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
+takes; default: the Python Language Reference) at one level, or fused, and
+prints each hit's rank, score, unit id, span, section path and a one-line
+snippet. Vectors are cached on disk
 (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE`` or ``--cache-dir``),
 so only the first call embeds the corpus (with a progress bar for a real
 model); later calls load the model and read the cache.
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
-from hierret.datasets import load_python_reference
+from hierret.datasets import load
 from hierret.encoders import load_encoder
 from hierret.hierarchical import SEARCH_LEVELS, HierarchicalIndex, Hit
 from hierret.hierarchy import build_hierarchy
@@ -79,11 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="command")
     s = sub.add_parser(
         "search",
-        help="search the embedded Python Language Reference",
-        description="Search the Python Language Reference topics at one level or fused "
-        "(passages lifted to sections, blended with the section search).",
+        help="search a corpus (default: the embedded Python Language Reference)",
+        description="Search a corpus (default: the Python Language Reference) at one level "
+        "or fused (passages lifted to sections, blended with the section search).",
     )
     s.add_argument("question", help="the question to search for")
+    s.add_argument("--corpus", default="python-reference",
+                   help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
+                   "BEIR folder or Qasper JSON file (default: python-reference)")
     s.add_argument("--level", choices=SEARCH_LEVELS, default="fused",
                    help="units to rank (default: fused, which ranks sections)")
     s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
@@ -145,8 +149,10 @@ def _search(args: argparse.Namespace) -> int:
         print(f"hierret search: error: --overlap-chars ({args.overlap_chars}) must be smaller "
               f"than --max-chars ({args.max_chars})", file=sys.stderr)
         return 2
-    corpus = load_python_reference()
-    hierarchy = build_hierarchy(corpus, args.max_chars, args.overlap_chars)
+    bundle = load(args.corpus)
+    corpus = bundle.corpus
+    hierarchy = build_hierarchy(corpus, args.max_chars, args.overlap_chars,
+                                heading_styles=bundle.heading_styles)
     encoder = CachedEncoder(load_encoder(args.encoder), VectorCache(args.cache_dir))
     index = HierarchicalIndex(hierarchy, encoder, args.strategy)
     n_sections = sum(len(s) for s in hierarchy.sections.values())

@@ -1,6 +1,7 @@
-"""Corpus loaders: one module per corpus."""
+"""Corpus loaders: one module per corpus, and :func:`load` in front of them all."""
 
 from hierret.datasets.beir import BeirDataset, BeirDataWarning, BeirFormatError, load_beir
+from hierret.datasets.bundle import Bundle, load, sample_documents, source_names
 from hierret.datasets.download import (
     ChecksumError,
     DataFormatError,
@@ -18,6 +19,7 @@ __all__ = [
     "BeirDataWarning",
     "BeirDataset",
     "BeirFormatError",
+    "Bundle",
     "ChecksumError",
     "DataFormatError",
     "DataNotFoundError",
@@ -31,9 +33,12 @@ __all__ = [
     "build_sectioned",
     "data_home",
     "default_gold_path",
+    "load",
     "load_beir",
     "load_gold",
     "load_python_reference",
     "load_qasper",
     "locate",
+    "sample_documents",
+    "source_names",
 ]
