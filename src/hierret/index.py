@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders import EncoderIdentity
-from hierret.evaluation.runs import Ranking
+from hierret.runs import Ranking, rank
 
 __all__ = [
     "INDEX_FILE",
@@ -265,7 +265,7 @@ class VectorIndex:
         return self._queries(queries) @ self._vectors.T
 
     def search(self, queries: npt.ArrayLike, k: int, identity: IdentityLike) -> list[Ranking]:
-        """Top ``k`` units per query, ties broken by unit id.
+        """Top ``k`` units per query, ordered by :func:`~hierret.runs.rank`.
 
         Parameters
         ----------
@@ -309,9 +309,8 @@ must be finite (check the encoder's output before indexing or searching)
         scores, rows = self._index.search(q, extra)
         out: list[Ranking] = []
         for srow, irow in zip(scores, rows, strict=True):
-            pairs = [(self.ids[i], float(s)) for s, i in zip(srow, irow, strict=True) if i >= 0]
-            pairs.sort(key=lambda p: (-p[1], p[0]))
-            out.append(pairs[:k])
+            found = {self.ids[i]: float(s) for s, i in zip(srow, irow, strict=True) if i >= 0}
+            out.append(rank(found)[:k])
         return out
 
     def add(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from hierret.evaluation.runs import Qrels, Run, rank
+from hierret.runs import Qrels, Run, rank
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 

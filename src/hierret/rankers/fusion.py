@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hierret._validate import check_count
-from hierret.evaluation.runs import Ranking, Run, rank
+from hierret.runs import Ranking, Run, rank
 
 __all__ = ["minmax_fuse", "minmax_normalize", "rrf", "rrf_runs"]
 
