@@ -58,7 +58,7 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(
 
 def test_a_failed_replace_removes_the_temporary(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()  # os.replace cannot put a file over a folder
-    with pytest.raises(OSError):
+    with pytest.raises(IsADirectoryError):
         atomic_write(tmp_path / "d", b"x")
     assert not list(tmp_path.glob(TEMP_PREFIX + "*"))
 
