@@ -539,27 +539,8 @@ def extract_tar(
     """Safely and atomically extract a (possibly compressed) tar archive.
 
     Links, devices and members with absolute paths or ``..`` are refused.
-
-    Parameters
-    ----------
-    archive : Path
-        The tar file (``.tar``, ``.tar.gz``, ``.tar.bz2``, ``.tar.xz``).
-    dest : Path
-        The folder to create with the archive's contents.
-    subdir : str, optional
-        Take only this folder of the archive as ``dest``.
-    overwrite : bool
-        Replace ``dest`` if it exists (default: raise ``FileExistsError``).
-
-    Returns
-    -------
-    Path
-        ``dest``.
-
-    Raises
-    ------
-    UnsafeArchiveError
-        A member is unsafe; nothing is extracted.
+    Parameters, result and errors are those of :func:`extract_zip`, with
+    ``archive`` a ``.tar``, ``.tar.gz``, ``.tar.bz2`` or ``.tar.xz`` file.
 
     Examples
     --------

@@ -1,11 +1,8 @@
 """The encoder interface: unit vectors, the identity that made them, token windows.
 
-Every encoder returns ``float32`` rows of unit length and carries an
-:class:`EncoderIdentity` (model, weights digest, precision, window, prefixes) so
-that vectors made by different models, weights or prefixes are never mixed.
-Token counts and token windows use the model's own tokenizer, so a text longer
-than the model's window is never silently truncated: it can be reported
-(:func:`truncation_report`) or split (:meth:`Encoder.token_windows`).
+What every backend shares: :class:`Encoder`, :class:`EncoderIdentity`,
+:func:`truncation_report`, the test :class:`HashEncoder`, and the helpers the
+backends build identities with. The contract is stated in :mod:`hierret.encoders`.
 
 Examples
 --------
