@@ -24,7 +24,7 @@ from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.index import IndexFileError, VectorIndex
 from hierret.levels import empty_units, passage_unit_vectors, text_units, unit_vectors
 from hierret.rankers.bm25 import BM25, top_k
-from hierret.rankers.fusion import rrf, rrf_runs
+from hierret.rankers.fusion import rrf
 from hierret.search import RANKERS, Searcher
 from hierret.units import Corpus, Document, Query
 
@@ -186,7 +186,7 @@ def test_depth_parameters_are_checked() -> None:
     with pytest.raises(ValueError, match="depth must be an int >= 1, got -1"):
         rrf([[("a", 1.0)]], depth=-1)
     with pytest.raises(TypeError, match="k must be an int >= 0"):
-        rrf_runs([{"q": [("a", 1.0)]}], k=1.5)  # type: ignore[arg-type]
+        rrf([[("a", 1.0)]], k=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="section_weight must be a number"):
         hierarchical().search("try", "fused", section_weight="0.5")  # type: ignore[arg-type]
 

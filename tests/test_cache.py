@@ -475,7 +475,7 @@ def test_denied_writes_are_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
     def denied(folder: Path) -> Any:
         raise PermissionError(13, "Permission denied", str(folder))
 
-    monkeypatch.setattr(cache_mod, "_create_tmp", denied)  # works even as root
+    monkeypatch.setattr(cache_mod, "create_temp", denied)  # works even as root
     ident = HashEncoder(dimension=8).identity
     with pytest.raises(CacheNotWritableError, match=r"Permission denied.*HIERRET_CACHE"):
         VectorCache(tmp_path).check_writable(ident)

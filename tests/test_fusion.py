@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierret.evaluation.runs import Ranking, rank
 from hierret.rankers.fusion import minmax_fuse, minmax_normalize
+from hierret.runs import Ranking, rank
 
 
 def ranking(scores: dict[str, float]) -> Ranking:

@@ -71,3 +71,79 @@ def test_notebooks_are_committed_without_outputs() -> None:
             if cell.cell_type == "code":
                 assert not cell.outputs, f"{path.name} has stored outputs: clear them"
                 assert cell.execution_count is None, f"{path.name} has execution counts"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT / "src").with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _hierret_imports() -> dict[str, set[str]]:
+    """Each module of the package to the ``hierret`` modules it imports (any depth)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "src" / "hierret").rglob("*.py")):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                raise AssertionError(f"{path.name}: use absolute imports (from hierret...)")
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            found |= {n for n in names if n == "hierret" or n.startswith("hierret.")}
+        graph[_module_name(path)] = found
+    return graph
+
+
+#: Modules above evaluation: they may import it. Everything else sits below.
+_ABOVE_EVALUATION = {"hierret.experiment", "hierret.report", "hierret.plots", "hierret.cli",
+                     "hierret.__main__", "hierret.rerank.profiles"}
+
+
+def _is_evaluation(module: str) -> bool:
+    return module == "hierret.evaluation" or module.startswith("hierret.evaluation.")
+
+
+def test_run_types_sit_below_evaluation() -> None:
+    graph = _hierret_imports()
+    assert graph["hierret.runs"] <= {"hierret.units"}, graph["hierret.runs"]
+    assert graph["hierret.lifting"] <= {"hierret.runs", "hierret.units"}
+    below = {m: deps for m, deps in graph.items()
+             if not _is_evaluation(m) and m not in _ABOVE_EVALUATION}
+    offenders = {m: sorted(filter(_is_evaluation, deps)) for m, deps in below.items()
+                 if any(map(_is_evaluation, deps))}
+    assert offenders == {}, "import run types from hierret.runs, lifting from hierret.lifting"
+
+
+def test_indexes_and_rankers_load_without_the_evaluation_package() -> None:
+    """What ``import hierret.index`` runs, package ``__init__`` files included."""
+    graph = _hierret_imports()
+
+    def loaded(module: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            if m in seen or m not in graph:
+                continue
+            seen.add(m)
+            parts = m.split(".")
+            todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages
+            todo += graph[m]
+        return seen
+
+    for module in ("hierret.runs", "hierret.lifting", "hierret.index", "hierret.rankers"):
+        assert not any(map(_is_evaluation, loaded(module))), module
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A helper two modules need is public in its home (``_validate`` and ``_files`` are homes)."""
+    import ast
+
+    shared = []
+    for path in sorted((ROOT / "src" / "hierret").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hierret"):
+                shared += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                           if a.name.startswith("_")]
+    assert shared == []

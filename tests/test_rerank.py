@@ -17,8 +17,6 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
-from hierret.evaluation import rank
-from hierret.evaluation.runs import Ranking
 from hierret.hierarchy import build_hierarchy
 from hierret.rerank import (
     REORDER_ONLY,
@@ -42,6 +40,7 @@ from hierret.rerank import (
     selection_sweep,
     set_scores,
 )
+from hierret.runs import Ranking, rank
 from hierret.search import Searcher
 from hierret.units import Corpus, Document, Query
 

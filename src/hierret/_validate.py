@@ -36,6 +36,7 @@ __all__ = [
     "EMPTY_QUERY",
     "check_count",
     "check_query_texts",
+    "check_texts",
     "describe_rows",
     "empty_units_message",
     "has_text",
@@ -49,6 +50,33 @@ EMPTY_QUERY = "give a question with at least one word"
 # Unicode categories of characters that show nothing: control and format characters.
 _INVISIBLE = frozenset({"Cc", "Cf"})
 _SHOWN = 5  # ids or row numbers quoted in a message
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, if it is a sequence of ``str`` (an encoder's or cache's input).
+
+    Raises
+    ------
+    TypeError
+        ``texts`` is a single ``str`` (it would be read as characters), or an
+        item is not a ``str``.
+
+    Examples
+    --------
+    >>> check_texts(("a", "b"))
+    ['a', 'b']
+    >>> check_texts("ab")
+    Traceback (most recent call last):
+    ...
+    TypeError: texts must be a sequence of strings, not a single str: wrap it in a list
+    """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single str: wrap it in a list")
+    items = list(texts)
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+    return items
 
 
 def check_count(value: object, name: str = "k", minimum: int = 1) -> int:

@@ -60,7 +60,7 @@ import struct
 import time
 import warnings
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import Encoder, EncoderIdentity, Role, _check_texts
+from hierret._files import TEMP_PREFIX, atomic_write, create_temp
+from hierret._validate import check_texts
+from hierret.encoders import Encoder, EncoderIdentity, Role
 
 __all__ = [
     "CACHE_ENV",
@@ -92,7 +94,6 @@ CACHE_ENV = "HIERRET_CACHE"
 _MAGIC = b"HRVCACHE"
 _FORMAT = 1
 _SUFFIX = ".hvc"
-_TMP_PREFIX = ".tmp-"
 _STALE_TMP_S = 600.0
 _LIST_TRIES = 5  # listings of a folder whose shards keep vanishing (others compacting)
 _U32 = struct.Struct("<I")
@@ -271,37 +272,6 @@ class _Shard:
         return ok
 
 
-def _create_tmp(folder: Path) -> tuple[int, Path]:
-    """A new, empty temporary file in ``folder``, mode ``0o666 & ~umask`` like :func:`open`.
-
-    (:func:`tempfile.mkstemp` would make it ``0o600``: unreadable to the other
-    users of a shared cache.)
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
-    while True:
-        tmp = folder / f"{_TMP_PREFIX}{os.urandom(8).hex()}.part"
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:  # pragma: no cover - 64 random bits collided
-            continue
-
-
-def _atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write to a temporary file beside ``path``, fsync, then :func:`os.replace`."""
-    fd, tmp = _create_tmp(path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 class _UnreadableShard(Exception):
     """:meth:`_Shelf._read`: the shard exists but cannot be opened (logged, left alone)."""
 
@@ -373,7 +343,7 @@ class _Shelf:
 
     def _remove_stale_tmp(self) -> None:
         now = time.time()
-        for tmp in self.folder.glob(_TMP_PREFIX + "*"):
+        for tmp in self.folder.glob(TEMP_PREFIX + "*"):
             try:
                 if now - tmp.stat().st_mtime > _STALE_TMP_S:
                     tmp.unlink()
@@ -476,7 +446,7 @@ class _Shelf:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)  # 0o777 & ~umask
-            fd, probe = _create_tmp(self.folder)
+            fd, probe = create_temp(self.folder)
             os.close(fd)
             probe.unlink()
         except OSError as err:
@@ -493,7 +463,7 @@ class _Shelf:
         ident_file = self.folder / "identity.json"
         if not ident_file.exists():
             doc = {"key": self.ident_key, **asdict(self.identity)}
-            _atomic_write(ident_file, [json.dumps(doc, indent=2).encode()])
+            atomic_write(ident_file, json.dumps(doc, indent=2).encode())
         name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
         shard = self._write(self.folder / name, keys, vectors)
         self.seen.add(name)
@@ -517,7 +487,7 @@ class _Shelf:
         head = json.dumps(meta, sort_keys=True).encode()
         prelude = _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
         body = records.tobytes()
-        _atomic_write(path, [prelude, body])
+        atomic_write(path, lambda f: f.writelines([prelude, body]))
         shard = _Shard(path, body, self.dtype, self.seed)
         shard.checked[:] = True
         return shard
@@ -671,7 +641,7 @@ class VectorCache:
         ['never'] True
         >>> tmp.cleanup()
         """
-        items = _check_texts(texts)
+        items = check_texts(texts)
         vectors, found = self.get(identity, text_keys(identity, role, items))
         if not found.all():
             missing = [t for t, f in zip(items, found.tolist(), strict=True) if not f]
@@ -825,7 +795,7 @@ class CachedEncoder(Encoder):
         return self.encoder.count_tokens(texts, role)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         ident = self.identity
         keys = text_keys(ident, role, items)
         first: dict[bytes, int] = {}

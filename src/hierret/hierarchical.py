@@ -52,8 +52,6 @@ from hierret._validate import (
     long_queries_message,
 )
 from hierret.encoders import Encoder, truncation_report
-from hierret.evaluation.lifting import lift
-from hierret.evaluation.runs import Run
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
 from hierret.levels import (
@@ -64,7 +62,9 @@ from hierret.levels import (
     passage_unit_vectors,
     unit_vectors,
 )
+from hierret.lifting import lift
 from hierret.rankers.fusion import minmax_fuse
+from hierret.runs import Run
 from hierret.units import Level, Query, Unit
 
 __all__ = ["LEVELS", "SEARCH_LEVELS", "HierarchicalIndex", "Hit", "SearchLevel", "snippet"]

@@ -23,19 +23,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import faiss
 import numpy as np
 import numpy.typing as npt
 
+from hierret._files import atomic_write
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders import EncoderIdentity
-from hierret.evaluation.runs import Ranking
+from hierret.runs import Ranking, rank
 
 __all__ = [
     "INDEX_FILE",
@@ -50,7 +50,6 @@ __all__ = [
 #: Name of the JSON file of a saved index (the vectors sit next to it, named in it).
 INDEX_FILE = "index.json"
 _FORMAT = 1
-_TMP_PREFIX = ".tmp-"
 
 #: What identifies an encoder: its :class:`~hierret.encoders.EncoderIdentity`, or any
 #: stable string (e.g. ``EncoderIdentity.describe()``).
@@ -265,7 +264,7 @@ class VectorIndex:
         return self._queries(queries) @ self._vectors.T
 
     def search(self, queries: npt.ArrayLike, k: int, identity: IdentityLike) -> list[Ranking]:
-        """Top ``k`` units per query, ties broken by unit id.
+        """Top ``k`` units per query, ordered by :func:`~hierret.runs.rank`.
 
         Parameters
         ----------
@@ -309,9 +308,8 @@ must be finite (check the encoder's output before indexing or searching)
         scores, rows = self._index.search(q, extra)
         out: list[Ranking] = []
         for srow, irow in zip(scores, rows, strict=True):
-            pairs = [(self.ids[i], float(s)) for s, i in zip(srow, irow, strict=True) if i >= 0]
-            pairs.sort(key=lambda p: (-p[1], p[0]))
-            out.append(pairs[:k])
+            found = {self.ids[i]: float(s) for s, i in zip(srow, irow, strict=True) if i >= 0}
+            out.append(rank(found)[:k])
         return out
 
     def add(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
@@ -407,9 +405,9 @@ must be finite (check the encoder's output before indexing or searching)
         }
         blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
         if not (root / vectors_name).is_file():
-            _atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
+            atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
         target = root / INDEX_FILE
-        _atomic_write(target, lambda f: f.write(blob))
+        atomic_write(target, blob)
         for old in root.glob("vectors-*.npy"):  # earlier saves, now unreferenced
             if old.name != vectors_name:
                 old.unlink(missing_ok=True)
@@ -558,17 +556,3 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write ``path`` through a temporary file in the same folder and os.replace it."""
-    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

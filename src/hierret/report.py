@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import hierret
+from hierret._files import atomic_write
 
 __all__ = [
     "check_markdown",
@@ -127,21 +127,6 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_results(
     path: str | os.PathLike[str],
     name: str,
@@ -170,8 +155,8 @@ def write_results(
         "values": {k: _plain(v) for k, v in sorted(values.items())},
     }
     out = Path(path)
-    _atomic_write(out, json.dumps(record, indent=1, sort_keys=False, default=str) + "\n")
-    return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write(out, json.dumps(record, indent=1, sort_keys=False, default=str) + "\n")
 
 
 def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

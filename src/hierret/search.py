@@ -48,13 +48,13 @@ from hierret._validate import (
     long_queries_message,
 )
 from hierret.encoders import Encoder, truncation_report
-from hierret.evaluation.runs import Ranking, Run
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
 from hierret.levels import empty_units
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import rrf
+from hierret.runs import Ranking, Run
 from hierret.units import Level, Query, Unit
 
 __all__ = ["RANKERS", "Ranker", "Searcher"]

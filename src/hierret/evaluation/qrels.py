@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hierret.evaluation.runs import Qrels
+from hierret.runs import Qrels
 from hierret.units import Query, Unit
 
 __all__ = ["qrels_from_evidence"]

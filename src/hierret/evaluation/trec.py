@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from hierret.evaluation.runs import Qrels, Run, rank
+from hierret._files import atomic_write
+from hierret.runs import Qrels, Run, rank
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -157,7 +156,7 @@ def write_run(run: Run, path: str | os.PathLike[str], tag: str = "hierret") -> N
         for qid, ranking in run.items()
         for i, (uid, score) in enumerate(ranking, 1)
     ]
-    _write_atomic(Path(path), "".join(lines))
+    atomic_write(path, "".join(lines))
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
@@ -190,20 +189,4 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
         for qid, judged in qrels.items()
         for uid, grade in judged.items()
     ]
-    _write_atomic(Path(path), "".join(lines))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file in the same folder, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, "".join(lines))

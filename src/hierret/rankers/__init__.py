@@ -2,7 +2,7 @@
 
 from hierret.rankers.analyzer import ANALYZERS, ENGLISH_STOP_WORDS, Analyzer, get_analyzer
 from hierret.rankers.bm25 import BM25, top_k
-from hierret.rankers.fusion import minmax_fuse, minmax_normalize, rrf, rrf_runs
+from hierret.rankers.fusion import minmax_fuse, minmax_normalize, rrf
 
 __all__ = [
     "ANALYZERS",
@@ -13,6 +13,5 @@ __all__ = [
     "minmax_fuse",
     "minmax_normalize",
     "rrf",
-    "rrf_runs",
     "top_k",
 ]

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hierret._validate import check_count
-from hierret.evaluation.runs import Ranking, Run, rank
+from hierret.runs import Ranking, rank
 
-__all__ = ["minmax_fuse", "minmax_normalize", "rrf", "rrf_runs"]
+__all__ = ["minmax_fuse", "minmax_normalize", "rrf"]
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60, depth: int = 100) -> Ranking:
@@ -56,13 +56,6 @@ def rrf(rankings: Sequence[Ranking], k: int = 60, depth: int = 100) -> Ranking:
         for r, (unit, _) in enumerate(ranking[:depth], start=1):
             scores[unit] = scores.get(unit, 0.0) + 1.0 / (k + r)
     return rank(scores)
-
-
-def rrf_runs(runs: Sequence[Run], k: int = 60, depth: int = 100) -> Run:
-    """:func:`rrf` query by query over runs with the same queries."""
-    k, depth = check_count(k, "k", minimum=0), check_count(depth, "depth")
-    qids = sorted({q for run in runs for q in run})
-    return {q: rrf([run.get(q, []) for run in runs], k, depth) for q in qids}
 
 
 def minmax_normalize(ranking: Ranking) -> dict[str, float]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.evaluation.runs import Ranking, rank
+from hierret.runs import Ranking, rank
 
 __all__ = ["Reranker", "RerankerIdentity", "rerank"]
 
@@ -109,7 +109,7 @@ def rerank(
     """Re-order the candidates of ``ranking`` by ``reranker``'s scores.
 
     The result holds exactly the same unit ids, each with its reranker score,
-    ordered by :func:`~hierret.evaluation.rank` (score descending, ties by unit
+    ordered by :func:`~hierret.runs.rank` (score descending, ties by unit
     id). Nothing is dropped: dropping is :class:`~hierret.rerank.Selection`'s job.
 
     Parameters

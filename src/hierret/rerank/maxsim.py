@@ -321,7 +321,9 @@ class MaxSimReranker(Reranker):
         Parameters
         ----------
         texts : sequence of str
+            Queries or candidate texts, one matrix each.
         role : {"passage", "query"}
+            Which prefix the model puts before each text.
 
         Returns
         -------

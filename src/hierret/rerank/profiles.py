@@ -24,10 +24,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret.evaluation.metrics import evaluate, mean_scores
-from hierret.evaluation.runs import Qrels, Run
 from hierret.rerank.base import Reranker, RerankerIdentity, rerank
 from hierret.rerank.dense import EncoderReranker
 from hierret.rerank.selection import Selection
+from hierret.runs import Qrels, Run
 from hierret.search import RANKERS, Ranker, Searcher
 from hierret.units import Level, Query
 

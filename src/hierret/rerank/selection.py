@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hierret.evaluation.runs import Qrels, Ranking, Run, rank
+from hierret.runs import Qrels, Ranking, Run, rank
 
 __all__ = ["Selection", "selection_sweep", "set_scores"]
 
@@ -26,7 +26,7 @@ class Selection:
     """Keep candidates scoring ``>= min_score``, never fewer than ``min_keep``, at most ``top_k``.
 
     The ranking is first put in hierret's order (score descending, ties by unit
-    id ascending, as :func:`~hierret.evaluation.rank` does); the result is
+    id ascending, as :func:`~hierret.runs.rank` does); the result is
     always a prefix of that order, so it is decided by the scores alone, never
     by the order the candidates came in.
 

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from hierret.evaluation import ancestors_at, lift, rank
+from hierret.lifting import ancestors_at, lift
+from hierret.runs import rank
 from hierret.units import Unit
 
 UNITS = [

@@ -1,4 +1,4 @@
-"""Runs and qrels: the two plain mappings every evaluation step hands on.
+"""Runs and qrels: the plain mappings rankers hand on and evaluation reads.
 
 A **run** maps a query id to its ranking: a list of ``(unit_id, score)`` pairs
 in rank order, best first. hierret owns that order: scores descending, ties
@@ -8,6 +8,11 @@ order or on a sort's stability.
 **Qrels** map a query id to the graded units judged for it:
 ``{query_id: {unit_id: grade}}``. A grade above 0 means relevant; hierret's
 span-overlap qrels are binary (grade 1), TREC files may hold other grades.
+
+This module sits on the package's ground floor: indexes, rankers, fusion,
+reranking and search order their rankings with :func:`rank` and import these
+types from here, without importing :mod:`hierret.evaluation` (which re-exports
+them under the names users know).
 """
 
 from __future__ import annotations

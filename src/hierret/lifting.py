@@ -1,10 +1,15 @@
-"""Lifting a run of fine units to a coarser target (passages to sections or documents)."""
+"""Lifting a run of fine units to a coarser target (passages to sections or documents).
+
+Evaluation lifts a run to the level relevance is judged at; fused search lifts
+passages to sections before blending them with the sections' own scores. Both
+use :func:`lift`, so it lives beside the run types, below both.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hierret.evaluation.runs import Run, rank
+from hierret.runs import Run, rank
 from hierret.units import Level, Unit
 
 __all__ = ["ancestors_at", "lift"]
@@ -25,7 +30,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
     -------
     Run
         For every query, the parents of its ranked units, each scored by its
-        best-scoring child, ranked by :func:`~hierret.evaluation.rank`.
+        best-scoring child, ranked by :func:`~hierret.runs.rank`.
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""The run order hierret owns: score descending, ties by unit id ascending."""
+"""The run order hierret owns (hierret.runs): score descending, ties by unit id ascending."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hierret.evaluation import rank
+from hierret.runs import rank
 
 
 def test_rank_orders_by_score_then_id() -> None:
@@ -32,3 +32,13 @@ def test_rank_is_independent_of_insertion_order(scores: dict[str, float]) -> Non
 def test_rank_rejects_nan() -> None:
     with pytest.raises(ValueError, match="NaN"):
         rank({"a": math.nan})
+
+
+def test_evaluation_re_exports_the_run_types() -> None:
+    import hierret.evaluation as ev
+    import hierret.lifting
+    import hierret.runs
+
+    assert (ev.rank, ev.Run, ev.Ranking, ev.Qrels) == (
+        hierret.runs.rank, hierret.runs.Run, hierret.runs.Ranking, hierret.runs.Qrels)
+    assert (ev.lift, ev.ancestors_at) == (hierret.lifting.lift, hierret.lifting.ancestors_at)
