@@ -96,8 +96,10 @@ def _hierret_imports() -> dict[str, set[str]]:
 
 
 #: Modules above evaluation: they may import it. Everything else sits below.
+#: ``datasets.bundle`` is the experiment's input: it hands out judgments
+#: (``Bundle.qrels``) and so judges span evidence with ``qrels_from_evidence``.
 _ABOVE_EVALUATION = {"hierret.experiment", "hierret.report", "hierret.plots", "hierret.cli",
-                     "hierret.__main__", "hierret.rerank.profiles"}
+                     "hierret.__main__", "hierret.rerank.profiles", "hierret.datasets.bundle"}
 
 
 def _is_evaluation(module: str) -> bool:
