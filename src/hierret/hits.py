@@ -51,7 +51,9 @@ class Hit:
         1 for the best.
     unit_id : str
     score : float
-        Cosine for a single level; the blended min-max score in [0, 1] for ``"fused"``.
+        The final score of the profile searched: a cosine (dense), a BM25 score,
+        an RRF score (hybrid), the blended min-max score in [0, 1] (fused), or
+        the reranker's score.
     level : str
         The level searched (``"fused"`` for fused search, whose units are sections).
     doc_id : str
