@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from hierret._validate import check_count, has_text
 from hierret.encoders import HashEncoder
-from hierret.hierarchical import SEARCH_LEVELS, HierarchicalIndex
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.index import IndexFileError, VectorIndex
 from hierret.levels import empty_units, passage_unit_vectors, text_units, unit_vectors
+from hierret.profile import RANKERS, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import BM25, top_k
 from hierret.rankers.fusion import rrf
-from hierret.search import RANKERS, Searcher
+from hierret.search import Searcher
 from hierret.units import Corpus, Document, Query
 
 DOCS = [
@@ -55,14 +55,23 @@ def hierarchy(with_empty: bool = False) -> Hierarchy:
     return build_hierarchy(Corpus("toy", docs), max_chars=60, overlap_chars=10)
 
 
-@cache
-def hierarchical() -> HierarchicalIndex:
-    return HierarchicalIndex(hierarchy(), HashEncoder(dimension=32, window=16)).build()
+LEVELS = ("passages", "sections", "documents")
+
+
+def built(s: Searcher) -> Searcher:
+    """``s`` with its rawspan level indexes built."""
+    for level in LEVELS:
+        s.dense_index(level)  # type: ignore[arg-type]
+    return s
 
 
 @cache
 def searcher() -> Searcher:
-    return Searcher(hierarchy(), HashEncoder(dimension=32, window=16), top_n=5)
+    return built(Searcher(hierarchy(), HashEncoder(dimension=32, window=16)))
+
+
+def profile(level: str = "passages", ranker: str = "dense") -> Profile:
+    return Profile(level=level, ranker=ranker, pool=5)  # type: ignore[arg-type]
 
 
 QUERIES = st.one_of(
@@ -101,56 +110,35 @@ def _check_ranking(ranking: list[tuple[str, float]], k: int, allowed: set[str]) 
 
 
 @settings(max_examples=50, deadline=None)
-@given(text=QUERIES, k=KS, level=st.sampled_from(SEARCH_LEVELS))
-def test_hierarchical_search_ranks_or_refuses(text: str, k: object, level: str) -> None:
-    hi = hierarchical()
-    expected = _expect_error(text, k)
-    if expected is not None:
-        with pytest.raises(expected):
-            hi.search(text, level, k)  # type: ignore[arg-type]
-        return
-    hits = hi.search(text, level, k)  # type: ignore[arg-type]
-    unit_level = "sections" if level == "fused" else level
-    allowed = {u.id for u in text_units(hi.hierarchy, unit_level)}  # type: ignore[arg-type]
-    _check_ranking([(h.unit_id, h.score) for h in hits], k, allowed)  # type: ignore[arg-type]
-    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
-
-
-@settings(max_examples=50, deadline=None)
-@given(text=QUERIES, k=KS, level=st.sampled_from(["passages", "sections", "documents"]),
+@given(text=QUERIES, k=KS, level=st.sampled_from(SEARCH_LEVELS),
        ranker=st.sampled_from(RANKERS))
-def test_searcher_ranks_or_refuses(text: str, k: object, level: str, ranker: str) -> None:
+def test_search_ranks_or_refuses(text: str, k: object, level: str, ranker: str) -> None:
     s = searcher()
     expected = _expect_error(text, k)
     if expected is not None:
         with pytest.raises(expected):
-            s.search(text, level, ranker, k)  # type: ignore[arg-type]
+            s.search(text, profile(level, ranker), k)  # type: ignore[arg-type]
         return
-    ranking = s.search(text, level, ranker, k)  # type: ignore[arg-type]
-    _check_ranking(ranking, k, {u.id for u in s.units(level)})  # type: ignore[arg-type]
+    hits = s.search(text, profile(level, ranker), k)  # type: ignore[arg-type]
+    unit_level = "sections" if level == "fused" else level
+    allowed = {u.id for u in text_units(s.hierarchy, unit_level)}  # type: ignore[arg-type]
+    _check_ranking([(h.unit_id, h.score) for h in hits], k, allowed)  # type: ignore[arg-type]
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t", "\x00\x01", "\u200b"])
 @pytest.mark.parametrize("level", SEARCH_LEVELS)
-def test_empty_query_is_refused_before_embedding(text: str, level: str) -> None:
+@pytest.mark.parametrize("ranker", RANKERS)
+def test_empty_query_is_refused_before_embedding(text: str, level: str, ranker: str) -> None:
     enc = CountingEncoder(dimension=16)
-    hi = HierarchicalIndex(hierarchy(), enc).build()
+    s = built(Searcher(hierarchy(), enc))
     enc.seen.clear()
     with pytest.raises(ValueError, match="query is empty: give a question with at least one"):
-        hi.search(text, level)  # type: ignore[arg-type]
+        s.search(text, profile(level, ranker))
     with pytest.raises(ValueError, match="1 of 2 queries are empty"):
-        hi.run([Query("ok", "try", ()), Query("bad", text, ())], level)  # type: ignore[arg-type]
-    assert enc.seen == []
-
-
-@pytest.mark.parametrize("ranker", RANKERS)
-def test_empty_query_is_refused_by_every_ranker(ranker: str) -> None:
-    enc = CountingEncoder(dimension=16)
-    s = Searcher(hierarchy(), enc)
-    with pytest.raises(ValueError, match="query is empty"):
-        s.search(" ", "passages", ranker)  # type: ignore[arg-type]
+        s.run([Query("ok", "try", ()), Query("bad", text, ())], profile(level, ranker))
     with pytest.raises(TypeError, match="query 'q' must be a str"):
-        s.run([Query("q", None, ())], "passages", ranker)  # type: ignore[arg-type]
+        s.run([Query("q", None, ())], profile(level, ranker))  # type: ignore[arg-type]
     assert enc.seen == []
 
 
@@ -166,29 +154,34 @@ def test_empty_query_is_refused_by_every_ranker(ranker: str) -> None:
     ],
 )
 def test_bad_k_names_parameter_value_and_rule(k: object, error: type, message: str) -> None:
+    s = searcher()
     with pytest.raises(error, match=message):
-        searcher().search("try", "passages", "hybrid", k)  # type: ignore[arg-type]
+        s.search("try", profile("passages", "hybrid"), k)  # type: ignore[arg-type]
     with pytest.raises(error, match=message):
-        hierarchical().search("try", "fused", k)  # type: ignore[arg-type]
+        s.search("try", profile("fused"), k)  # type: ignore[arg-type]
     with pytest.raises(error, match=message):
-        hierarchical().index("passages").search(np.ones((1, 32)), k, hierarchical().identity)  # type: ignore[arg-type]
+        s.run([Query("q", "try", ())], profile("sections", "bm25"), k)  # type: ignore[arg-type]
+    with pytest.raises(error, match=message):
+        s.dense_index("passages").search(np.ones((1, 32)), k, s.identity)  # type: ignore[arg-type]
 
 
-def test_depth_parameters_are_checked() -> None:
-    with pytest.raises(ValueError, match="depth must be an int >= 1, got -3"):
-        searcher().run([Query("q", "try", ())], "passages", "hybrid", depth=-3)
-    with pytest.raises(TypeError, match=r"depth must be an int >= 1, got 2\.0"):
-        hierarchical().search("try", "fused", depth=2.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="top_n must be an int >= 1, got 0"):
-        Searcher(hierarchy(), HashEncoder(dimension=8), top_n=0)
+def test_pool_and_fusion_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match="pool must be an int >= 1, got -3"):
+        Profile(ranker="hybrid", pool=-3)
+    with pytest.raises(TypeError, match=r"pool must be an int >= 1, got 2\.0"):
+        Profile(level="fused", pool=2.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"candidates must be an int >= 1, got '20' \(str\)"):
+        Profile(candidates="20")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="rrf_k must be an int >= 0"):
-        Searcher(hierarchy(), HashEncoder(dimension=8), rrf_k="60")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="depth must be an int >= 1, got -1"):
-        rrf([[("a", 1.0)]], depth=-1)
-    with pytest.raises(TypeError, match="k must be an int >= 0"):
-        rrf([[("a", 1.0)]], k=1.5)  # type: ignore[arg-type]
+        Profile(rrf_k="60")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pool must be an int >= 1, got -1"):
+        rrf([[("a", 1.0)]], pool=-1)
+    with pytest.raises(TypeError, match="rrf_k must be an int >= 0"):
+        rrf([[("a", 1.0)]], rrf_k=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="section_weight must be a number"):
-        hierarchical().search("try", "fused", section_weight="0.5")  # type: ignore[arg-type]
+        Profile(level="fused", section_weight="0.5")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown analyzer 'french'"):
+        Profile(ranker="bm25", analyzer="french")
 
 
 def test_bm25_keeps_k_zero_and_refuses_the_rest() -> None:
@@ -206,8 +199,8 @@ def test_bm25_keeps_k_zero_and_refuses_the_rest() -> None:
 
 def test_large_k_returns_every_unit() -> None:
     n = len(text_units(hierarchy(), "sections"))
-    assert len(hierarchical().search("try", "sections", 10**30)) == n
-    assert len(searcher().search("try", "sections", "hybrid", 10**30)) == n
+    for ranker in RANKERS:
+        assert len(searcher().search("try", profile("sections", ranker), 10**30)) == n
 
 
 # --- non-finite vectors -----------------------------------------------------------------
@@ -251,10 +244,10 @@ def test_zero_vectors_still_index_and_round_trip(tmp_path: Path) -> None:
     assert loaded.search([[1.0, 0.0]], 2, "toy") == index.search([[1.0, 0.0]], 2, "toy")
 
 
-def test_hierarchical_index_round_trips(tmp_path: Path) -> None:
-    hi = hierarchical()
-    for level in ("passages", "sections", "documents"):
-        index = hi.index(level)  # type: ignore[arg-type]
+def test_level_indexes_round_trip(tmp_path: Path) -> None:
+    hi = searcher()
+    for level in LEVELS:
+        index = hi.dense_index(level)  # type: ignore[arg-type]
         index.save(tmp_path / level)
         loaded = VectorIndex.load(tmp_path / level, hi.identity)
         q = hi.encoder.encode_queries(["finally clause", "loop"])
@@ -292,32 +285,22 @@ def test_empty_documents_are_dropped_with_one_warning(caplog: pytest.LogCaptureF
                               "sections": ["blank#s1", "spaces#s1"], "passages": []}
     enc = CountingEncoder(dimension=16, window=16)
     with caplog.at_level(logging.WARNING):
-        hi = HierarchicalIndex(h, enc).build()
+        hi = built(Searcher(h, enc))
     notices = [r for r in caplog.records if "have no text" in r.getMessage()]
     assert len(notices) == 1
     assert "4 units have no text" in notices[0].getMessage()
     assert "documents 2, sections 2, passages 0" in notices[0].getMessage()
     assert not [t for t in enc.seen if not t.strip()]  # never embedded
     for level in ("documents", "sections"):
-        ids = set(hi.index(level).ids)  # type: ignore[arg-type]
-        assert not ids & {"blank", "spaces", "blank#s1", "spaces#s1"}
+        for vectors in ("rawspan", "centroid", "first-window"):
+            ids = set(hi.dense_index(level, vectors).ids)  # type: ignore[arg-type]
+            assert not ids & {"blank", "spaces", "blank#s1", "spaces#s1"}
     for level in SEARCH_LEVELS:
-        hits = hi.search("a", level, k=100)  # type: ignore[arg-type]
-        assert not {h.doc_id for h in hits} & {"blank", "spaces"}
-        assert hits
-
-
-def test_empty_documents_are_never_ranked_by_searcher(caplog: pytest.LogCaptureFixture) -> None:
-    enc = CountingEncoder(dimension=16)
-    with caplog.at_level(logging.WARNING):
-        s = Searcher(hierarchy(with_empty=True), enc)
-    assert sum("have no text" in r.getMessage() for r in caplog.records) == 1
-    for level in ("documents", "sections"):
         for ranker in RANKERS:
-            ranking = s.search("statement", level, ranker, k=100)  # type: ignore[arg-type]
-            assert ranking
-            assert not {u.split("#")[0] for u, _ in ranking} & {"blank", "spaces"}
-    assert not [t for t in enc.seen if not t.strip()]
+            hits = hi.search("statement", profile(level, ranker), k=100)
+            assert not {h.doc_id for h in hits} & {"blank", "spaces"}
+            assert hits
+    assert not [t for t in enc.seen if not t.strip()]  # never embedded
 
 
 def test_bm25_statistics_still_count_empty_units() -> None:
@@ -327,8 +310,8 @@ def test_bm25_statistics_still_count_empty_units() -> None:
     assert bm25.n_docs == len(hierarchy(with_empty=True).units("documents"))
     full = dict(zip([u.id for u in s.units("documents")],
                     bm25.score(bm25.analyzer("try loop")).tolist(), strict=True))  # type: ignore[misc]
-    for unit, score in s.search("try loop", "documents", "bm25", k=10):
-        assert score == full[unit]
+    for hit in s.search("try loop", profile("documents", "bm25"), k=10):
+        assert hit.score == full[hit.unit_id]
 
 
 def test_levels_functions_leave_empty_units_out() -> None:
@@ -352,28 +335,28 @@ def _long_notices(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_long_queries_get_one_warning(caplog: pytest.LogCaptureFixture) -> None:
-    hi = hierarchical()  # window 16 tokens
+    hi = searcher()  # window 16 tokens
     long_a, long_b = "try " * 20, "loop " * 30
     queries = [Query("a", long_a, ()), Query("b", long_b, ()), Query("c", "try", ())]
     with caplog.at_level(logging.WARNING):
-        run = hi.run(queries, "fused")
+        run = hi.run(queries, profile("fused", "hybrid"))
     (notice,) = _long_notices(caplog)
     assert "2 of 3 queries exceed the 16-token window" in notice
     assert "the longest by 14 tokens (30 tokens)" in notice
     # the vector is what the encoder returns: same ranking as a direct search
     enc = hi.encoder
-    direct = hi.index("sections").search(enc.encode_queries([long_b]), 10, hi.identity)[0]
-    assert hi.run([Query("b", long_b, ())], "sections")["b"] == direct
+    direct = hi.dense_index("sections").search(enc.encode_queries([long_b]), 10, hi.identity)[0]
+    assert hi.run([Query("b", long_b, ())], profile("sections"))["b"] == direct
     assert run["a"]
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        searcher().search(long_a, "passages", "hybrid")
-        searcher().search(long_a, "passages", "bm25")  # nothing embedded: no notice
-        hi.search("try", "fused")
+        hi.search(long_a, profile("passages", "hybrid"))
+        hi.search(long_a, profile("fused", "bm25"))  # nothing embedded: no notice
+        hi.search("try", profile("fused"))
     assert len(_long_notices(caplog)) == 1
 
 
 def test_short_queries_get_no_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        hierarchical().run([Query("q", "finally clause", ())], "fused")
+        searcher().run([Query("q", "finally clause", ())], profile("fused"))
     assert not _long_notices(caplog)

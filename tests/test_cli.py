@@ -58,23 +58,45 @@ def test_second_call_reads_the_cache(cache_dir: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == first
 
 
-@pytest.mark.parametrize(("level", "strategy"), [("passages", "rawspan"),
-                                                 ("documents", "centroid"),
-                                                 ("sections", "centroid")])
-def test_other_levels_and_strategies(cache_dir: Path, capsys: pytest.CaptureFixture[str],
-                                     level: str, strategy: str) -> None:
-    args = search(cache_dir, "--level", level, "--strategy", strategy, "--k", "2",
-                  "--snippet-chars", "0")
+@pytest.mark.parametrize(("level", "vectors", "ranker"), [("passages", "rawspan", "dense"),
+                                                          ("documents", "centroid", "hybrid"),
+                                                          ("sections", "first-window", "bm25"),
+                                                          ("fused", "centroid", "hybrid")])
+def test_other_levels_vectors_and_rankers(cache_dir: Path, capsys: pytest.CaptureFixture[str],
+                                          level: str, vectors: str, ranker: str) -> None:
+    args = search(cache_dir, "--level", level, "--vectors", vectors, "--ranker", ranker,
+                  "--k", "2", "--snippet-chars", "0")
     assert main(args) == 0
     out = capsys.readouterr().out
     assert len(hits(out)) == 2
     assert len(out.splitlines()) == 3
-    assert f"{strategy} vectors; {level}" in out
+    assert f"{vectors} vectors; {level}, {ranker}" in out
+
+
+def test_the_default_is_the_package_default_profile(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No option: dense passages (DEFAULT), exactly what the Searcher gives with DEFAULT."""
+    from hierret.cache import CachedEncoder, VectorCache
+    from hierret.encoders import load_encoder
+    from hierret.search import Searcher
+
+    assert main(search(cache_dir, "--k", "3")) == 0
+    out = capsys.readouterr().out
+    assert "rawspan vectors; passages, dense" in out.splitlines()[0]
+    enc = CachedEncoder(load_encoder("hash"), VectorCache(cache_dir))
+    expected = Searcher(build_hierarchy(load_python_reference()), enc).search(
+        "how does finally work?", k=3)
+    assert [(m[3], f"{float(m[2]):.4f}") for m in hits(out)] == [
+        (h.unit_id, f"{h.score:.4f}") for h in expected]
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--level", "paragraphs"], "invalid choice: 'paragraphs'"),
-    (["--strategy", "mean"], "invalid choice: 'mean'"),
+    (["--vectors", "mean"], "invalid choice: 'mean'"),
+    (["--ranker", "splade"], "invalid choice: 'splade'"),
+    (["--depth", "50"], "unrecognized arguments: --depth"),
+    (["--pool", "0"], "expected a positive integer"),
     (["--section-weight", "1.5"], "expected a number in [0, 1]"),
     (["--k", "0"], "expected a positive integer"),
 ])

@@ -1,11 +1,25 @@
-"""Experiment tables: the study's published figures come out of compare_hits."""
+"""Experiment tables and the declarative comparison: the study's figures, run as declared."""
 
 from __future__ import annotations
 
+from functools import cache
+
+import matplotlib
 import numpy as np
 import pytest
+from pandas import testing as pd_testing
 
+from hierret import experiment
+from hierret.datasets import default_gold_path, load_gold, load_python_reference
+from hierret.encoders import HashEncoder
+from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.experiment import compare, compare_hits, paired_tests
+from hierret.hierarchy import Hierarchy, build_hierarchy
+from hierret.profile import Profile
+from hierret.search import Searcher
+from hierret.units import Corpus, Query
+
+matplotlib.use("Agg")
 
 
 def _arms() -> dict[str, dict[str, bool]]:
@@ -59,3 +73,133 @@ def test_paired_tests_holm_over_pairs() -> None:
     assert (t["p_holm"] >= t["p"]).all()
     with pytest.raises(ValueError, match="unknown arms"):
         paired_tests(scores, [("a", "z")])
+
+
+# --- experiment.run: the declarative comparison ----------------------------------------------
+
+ARMS = {"passages": Profile(),
+        "sections": Profile(level="sections"),
+        "fused, hybrid": Profile(level="fused", ranker="hybrid", pool=40)}
+
+
+@cache
+def small() -> tuple[Hierarchy, tuple[Query, ...]]:
+    docs = load_python_reference()
+    queries = load_gold(default_gold_path(docs.name), docs).queries[:30]
+    keep = {d for q in queries for d in q.evidence_docs} | {d.id for d in list(docs)[:6]}
+    corpus = Corpus(docs.name, [d for d in docs if d.id in keep], docs.extra_identity)
+    return build_hierarchy(corpus), tuple(queries)
+
+
+@cache
+def searcher() -> Searcher:
+    return Searcher(small()[0], HashEncoder(dimension=64, window=48))
+
+
+@cache
+def result() -> experiment.Result:
+    return experiment.run(ARMS, list(small()[1]), searcher=searcher(),
+                          targets=["sections", "documents"], metrics=["ndcg@10", "hit@1"],
+                          baseline="passages", family=[("sections", "passages")],
+                          n_resamples=500)
+
+
+def by_hand(target: str, metric: str) -> dict[str, dict[str, float]]:
+    """Per-query scores computed here: run, lift to the target, judge from the evidence."""
+    h, queries = small()
+    qrels = qrels_from_evidence(queries, h.units(target))  # type: ignore[arg-type]
+    out = {}
+    for arm, profile in ARMS.items():
+        run = searcher().run(queries, profile, k=100)
+        level = "sections" if profile.level == "fused" else profile.level
+        if level != target:
+            run = lift(run, h.parents(level, target))  # type: ignore[arg-type]
+        out[arm] = evaluate(run, qrels, [metric])[metric]
+    return out
+
+
+@pytest.mark.parametrize("target", ["sections", "documents"])
+def test_run_table_equals_compare_by_hand(target: str) -> None:
+    scores = by_hand(target, "ndcg@10")
+    assert result().scores[target]["ndcg@10"] == scores
+    expected = compare(scores, baseline="passages", family=["sections"], n_resamples=500)
+    pd_testing.assert_frame_equal(result().table(target, "ndcg@10"), expected)
+    hits = {a: {q: v > 0 for q, v in s.items()} for a, s in by_hand(target, "hit@1").items()}
+    expected_hits = compare_hits(hits, baseline="passages", family=["sections"])
+    pd_testing.assert_frame_equal(result().table(target, "hit@1"), expected_hits)
+
+
+def test_lifting_is_applied_and_runs_are_kept() -> None:
+    h, queries = small()
+    run = result().runs["passages"]
+    assert next(iter(run.values()))[0][0].split("#")[1].startswith("p")  # passages, unlifted
+    docs = lift(run, h.parents("passages", "documents"))
+    qrels = qrels_from_evidence(queries, h.units("documents"))
+    assert result().scores["documents"]["ndcg@10"]["passages"] == evaluate(
+        docs, qrels, ["ndcg@10"])["ndcg@10"]
+    frame = result().frame()
+    assert set(frame.columns) == {"arm", "target", "metric", "query", "value"}
+    assert len(frame) == 2 * 2 * 3 * len(result().per_query("sections", "ndcg@10"))
+
+
+def test_only_declared_pairs_are_tested() -> None:
+    table = result().table("sections", "ndcg@10")
+    assert np.isnan(table.loc["fused, hybrid", "p"])  # undeclared: no test
+    assert not np.isnan(table.loc["sections", "p_holm"])
+    tests = result().tests("ndcg@10")
+    assert list(tests.index) == ["sections@sections vs passages@sections",
+                                 "sections@documents vs passages@documents"]
+    assert (tests["p_holm"] >= tests["p"]).all()
+    direct = paired_tests({f"{a}@{t}": result().scores[t]["ndcg@10"][a]
+                           for t in ("sections", "documents") for a in ARMS},
+                          [("sections@sections", "passages@sections"),
+                           ("sections@documents", "passages@documents")], n_resamples=500)
+    pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
+
+
+def test_values_have_stable_keys_and_plot_draws_each_target() -> None:
+    values = result().values("dr9")
+    assert values["dr9_sections_fused_hybrid_ndcg10"] == pytest.approx(
+        float(np.mean(list(by_hand("sections", "ndcg@10")["fused, hybrid"].values()))))
+    assert "dr9_documents_sections_hit1_p_holm" in values
+    assert "dr9_documents_fused_hybrid_hit1_p" not in values
+    assert "dr9_sections_sections_vs_passages_ndcg10_p_holm" in values
+    assert values["dr9_sections_n"] == len(result().per_query("sections", "ndcg@10"))
+    fig = result().plot("ndcg@10")
+    assert len(fig.axes) == 2
+
+
+def test_arms_with_their_own_searcher_and_explicit_qrels() -> None:
+    h, queries = small()
+    coarse = Searcher(build_hierarchy(Corpus(h.corpus.name, list(h.corpus)), max_chars=1800,
+                                      overlap_chars=360), HashEncoder(dimension=64, window=48))
+    qrels = {"documents": {q.id: dict.fromkeys(q.evidence_docs, 1) for q in queries}}
+    r = experiment.run({"900": Profile(), "1800": experiment.Arm(Profile(), coarse, k=50),
+                        "1800 bm25": (coarse, Profile(ranker="bm25"))}, list(queries),
+                       searcher=searcher(), targets=["documents"], metrics=["mrr"],
+                       qrels=qrels, n_resamples=200)
+    assert r.baseline == "900"
+    assert all(len(ranking) <= 50 for ranking in r.runs["1800"].values())
+    expected = evaluate(lift(coarse.run(queries, Profile(), k=50),
+                             coarse.hierarchy.parents("passages", "documents")),
+                        qrels["documents"], ["mrr"])["mrr"]
+    assert r.scores["documents"]["mrr"]["1800"] == expected
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"baseline": "dense"}, ValueError, r"baseline 'dense' is not an arm; arms: \['passages'"),
+    ({"family": [("sections", "bm25")]}, ValueError, r"family names unknown arms \['bm25'\]"),
+    ({"family": [("sections", "sections")]}, ValueError, "family pairs must be"),
+    ({"targets": ["chunks"]}, ValueError, "unknown target 'chunks'"),
+    ({"targets": ["passages"]}, ValueError,
+     "arm 'sections' ranks sections, coarser than the target 'passages'"),
+])
+def test_bad_declarations_are_refused(kwargs: dict[str, object], error: type[Exception],
+                                      message: str) -> None:
+    arms = {"passages": Profile(), "sections": Profile(level="sections")}
+    with pytest.raises(error, match=message):
+        experiment.run(arms, list(small()[1]), searcher=searcher(), **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="has no searcher"):
+        experiment.run(arms, list(small()[1]))
+    with pytest.raises(TypeError, match="must be a Profile, an Arm"):
+        experiment.run({"x": "dense"}, list(small()[1]), searcher=searcher())  # type: ignore[dict-item]

@@ -184,7 +184,7 @@ def test_passage_unit_vectors_whole_or_pooled() -> None:
     over = [p.id for p, n in zip(h.passages, enc.count_tokens(texts), strict=True) if n > 12]
     assert over
     assert report.truncated == tuple(over)
-    assert report.strategy == "whole"
+    assert report.strategy == "first-window"
     ids, pooled, prep = passage_unit_vectors(h, enc, pool=True)
     for i, pid in enumerate(ids):
         if pid in over:

@@ -18,14 +18,12 @@ from numpy.typing import NDArray
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
 from hierret.hierarchy import build_hierarchy
+from hierret.profile import Profile
 from hierret.rerank import (
-    REORDER_ONLY,
-    SHIPPED,
     CrossEncoderReranker,
     EncoderReranker,
     LatencySummary,
     MaxSimReranker,
-    Profile,
     Reranker,
     RerankerIdentity,
     Selection,
@@ -34,7 +32,6 @@ from hierret.rerank import (
     evaluate_profile,
     latency_summary,
     rerank,
-    run_profile,
     score_distribution,
     scores_by_relevance,
     selection_sweep,
@@ -465,7 +462,7 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
     here the returned runs must be what each profile's own ``select`` gives,
     and the recorded profile must equal the one passed in.
     """
-    base = Profile("top3", level="passages", ranker="bm25", depth=6, reranker="hash64",
+    base = Profile("top3", level="passages", ranker="bm25", candidates=6, reranker="hash64",
                    selection=Selection(top_k=3))
     open_ended = dataclasses.replace(base, name="all", selection=Selection(top_k=None))
     rerankers = second_encoder_rerankers()
@@ -495,8 +492,8 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
 
 
 def test_profile_without_reranker_selects_first_stage_scores(searcher: Searcher) -> None:
-    p = Profile("bm25-only", ranker="bm25", depth=5, selection=Selection(top_k=2))
-    out = run_profile(p, searcher, QUERIES)
+    p = Profile("bm25-only", ranker="bm25", selection=Selection(top_k=2))
+    out = searcher.trace(QUERIES, p, k=5)
     assert out.reranked == out.first_stage
     assert out.reranker is None
     assert out.run == {q: p.selection.select(r) for q, r in out.first_stage.items()}
@@ -504,10 +501,10 @@ def test_profile_without_reranker_selects_first_stage_scores(searcher: Searcher)
     assert out.latency() == LatencySummary(0, 0.0, 0.0, 0.0)
 
 
-def test_run_profile_records_rerank_latency_per_query(searcher: Searcher) -> None:
+def test_trace_records_rerank_latency_per_query(searcher: Searcher) -> None:
     rr = FixedReranker({})
-    out = run_profile(Profile("p", ranker="dense", depth=4, reranker="fixed"), searcher,
-                      QUERIES, {"fixed": rr})
+    out = searcher.trace(QUERIES, Profile("p", ranker="dense", candidates=4, reranker="fixed"),
+                         k=10, rerankers={"fixed": rr})
     assert set(out.rerank_seconds) == {"q1", "q2", "q3"}
     assert rr.calls == 3
     assert all(s >= 0 for s in out.rerank_seconds.values())
@@ -516,30 +513,15 @@ def test_run_profile_records_rerank_latency_per_query(searcher: Searcher) -> Non
     assert out.record()["mean_kept"] == 4.0
 
 
-def test_run_profile_unknown_reranker_and_same_encoder_warning(
+def test_unknown_reranker_and_same_encoder_warning(
     searcher: Searcher, caplog: pytest.LogCaptureFixture
 ) -> None:
     with pytest.raises(KeyError, match="needs reranker 'missing'"):
-        run_profile(Profile("p", reranker="missing"), searcher, QUERIES, {})
+        searcher.run(QUERIES, Profile("p", reranker="missing"), rerankers={})
     same = {"same": EncoderReranker(searcher.encoder)}
-    with caplog.at_level(logging.WARNING, logger="hierret.rerank.profiles"):
-        run_profile(Profile("p", ranker="dense", reranker="same"), searcher, QUERIES, same)
+    with caplog.at_level(logging.WARNING, logger="hierret.search"):
+        searcher.run(QUERIES, Profile("p", ranker="dense", reranker="same"), rerankers=same)
     assert "same encoder" in caplog.text
-
-
-def test_profile_validation_and_constants() -> None:
-    with pytest.raises(ValueError, match="ranker"):
-        Profile("p", ranker="splade")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="level"):
-        Profile("p", level="pages")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="depth"):
-        Profile("p", depth=0)
-    assert SHIPPED.selection == Selection(min_score=0.5, min_keep=3, top_k=10)
-    assert (SHIPPED.ranker, SHIPPED.depth, SHIPPED.reranker) == ("hybrid", 20, "cross-encoder")
-    changed = {f.name for f in dataclasses.fields(Profile)
-               if getattr(SHIPPED, f.name) != getattr(REORDER_ONLY, f.name)}
-    assert changed == {"name", "selection"}
-    assert REORDER_ONLY.selection.keeps_all
 
 
 def test_latency_summary_and_score_distribution() -> None:

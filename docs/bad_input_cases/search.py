@@ -22,9 +22,10 @@ from functools import cache
 import numpy as np
 
 from hierret.encoders import HashEncoder
-from hierret.hierarchical import HierarchicalIndex, Hit
 from hierret.hierarchy import Hierarchy, build_hierarchy
+from hierret.hits import Hit
 from hierret.index import VectorIndex
+from hierret.profile import Profile
 from hierret.search import Searcher
 from hierret.units import Corpus, Document
 
@@ -46,14 +47,17 @@ def _hierarchy(with_empty: bool = False) -> Hierarchy:
 
 
 @cache
-def _indexes() -> tuple[HierarchicalIndex, Searcher]:
-    """One small hierarchical index and one searcher over the toy corpus (window 12 tokens)."""
-    hierarchy = _hierarchy()
-    return HierarchicalIndex(hierarchy, ENCODER).build(), Searcher(hierarchy, ENCODER)
+def _searcher() -> Searcher:
+    """One small searcher over the toy corpus (window 12 tokens)."""
+    return Searcher(_hierarchy(), ENCODER)
+
+
+FUSED = Profile(level="fused")
+SECTIONS = Profile(level="sections")
 
 
 def _hits(hits: list[Hit] | list[tuple[str, float]]) -> str:
-    scores = [h.score if isinstance(h, Hit) else h[1] for h in hits]
+    scores = [h.score if isinstance(h, Hit) else h[1] for h in hits]  # hits or a ranking
     finite = "finite" if all(math.isfinite(s) for s in scores) else "NON-FINITE"
     return f"{len(hits)} hits, {finite} scores"
 
@@ -74,37 +78,37 @@ def _with_warnings(run: Callable[[], str]) -> str:
 
 
 def empty_query_fused() -> str:
-    return _hits(_indexes()[0].search("", "fused"))
+    return _hits(_searcher().search("", FUSED))
 
 
 def whitespace_query_hybrid() -> str:
-    return _hits(_indexes()[1].search(" \t\n", "passages", "hybrid"))
+    return _hits(_searcher().search(" \t\n", Profile(ranker="hybrid")))
 
 
 def control_characters_query() -> str:
-    return _hits(_indexes()[0].search("\x00\x1b\u200b", "sections"))
+    return _hits(_searcher().search("\x00\x1b\u200b", SECTIONS))
 
 
 def negative_k_hybrid() -> str:
-    return _hits(_indexes()[1].search("try", "sections", "hybrid", k=-1))
+    return _hits(_searcher().search("try", Profile(level="sections", ranker="hybrid"), k=-1))
 
 
 def string_k() -> str:
-    return _hits(_indexes()[0].search("try", "sections", k="3"))  # type: ignore[arg-type]
+    return _hits(_searcher().search("try", SECTIONS, k="3"))  # type: ignore[arg-type]
 
 
 def float_k() -> str:
-    return _hits(_indexes()[0].search("try", "fused", k=2.5))  # type: ignore[arg-type]
+    return _hits(_searcher().search("try", FUSED, k=2.5))  # type: ignore[arg-type]
 
 
 def huge_k() -> str:
-    return _hits(_indexes()[0].search("try", "documents", k=10**9))
+    return _hits(_searcher().search("try", Profile(level="documents"), k=10**9))
 
 
 def empty_document() -> str:
     def run() -> str:
-        hi = HierarchicalIndex(_hierarchy(with_empty=True), ENCODER)
-        hits = hi.search("a", "documents", k=10)
+        hits = Searcher(_hierarchy(with_empty=True), ENCODER).search(
+            "a", Profile(level="documents"), k=10)
         blank = "blank" in {h.doc_id for h in hits}
         return f"{_hits(hits)}, {'the empty document ranked' if blank else 'none of them blank'}"
 
@@ -112,7 +116,7 @@ def empty_document() -> str:
 
 
 def long_query() -> str:
-    return _with_warnings(lambda: _hits(_indexes()[0].search("try the finally " * 10, "fused")))
+    return _with_warnings(lambda: _hits(_searcher().search("try the finally " * 10, FUSED)))
 
 
 def nan_vector_added() -> str:
@@ -122,7 +126,7 @@ def nan_vector_added() -> str:
 
 
 def nan_query_vector() -> str:
-    index = _indexes()[0].index("passages")
+    index = _searcher().dense_index("passages")
     query = np.full((1, index.dimension), np.nan, dtype=np.float32)
     return _hits(index.search(query, 3, index.identity)[0])
 
@@ -135,8 +139,8 @@ def infinite_vector_saved() -> str:
 
 
 def valid_index_round_trip() -> str:
-    hi, _ = _indexes()
-    index = hi.index("sections")
+    hi = _searcher()
+    index = hi.dense_index("sections")
     query = hi.encoder.encode_queries(["finally clause"])
     with tempfile.TemporaryDirectory() as folder:
         index.save(folder)

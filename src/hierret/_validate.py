@@ -1,6 +1,6 @@
 """Checks shared by the search entry points: counts, query texts, finite vectors.
 
-Every public function that takes a depth (``k``, ``depth``, ``top_n``) checks it
+Every public function that takes a count (``k``, ``pool``, ``candidates``) checks it
 with :func:`check_count`; every one that takes typed questions checks them with
 :func:`check_query_texts`; every boundary where vectors enter an index or a
 search checks them with :func:`nonfinite_rows`. The messages name the
@@ -22,6 +22,8 @@ TypeError: k must be an int >= 1, got '3' (str)
 
 from __future__ import annotations
 
+import logging
+import numbers
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,13 +32,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from hierret.encoders import TruncationReport
+    from hierret.encoders import Encoder, TruncationReport
 
 __all__ = [
     "EMPTY_QUERY",
     "check_count",
+    "check_queries",
     "check_query_texts",
     "check_texts",
+    "check_weight",
     "describe_rows",
     "empty_units_message",
     "has_text",
@@ -46,6 +50,8 @@ __all__ = [
 
 #: What an empty query is told.
 EMPTY_QUERY = "give a question with at least one word"
+
+log = logging.getLogger(__name__)
 
 # Unicode categories of characters that show nothing: control and format characters.
 _INVISIBLE = frozenset({"Cc", "Cf"})
@@ -110,10 +116,10 @@ def check_count(value: object, name: str = "k", minimum: int = 1) -> int:
 
     Examples
     --------
-    >>> check_count(0, "depth")
+    >>> check_count(0, "pool")
     Traceback (most recent call last):
     ...
-    ValueError: depth must be an int >= 1, got 0
+    ValueError: pool must be an int >= 1, got 0
     >>> check_count(0, "k", minimum=0)
     0
     """
@@ -123,6 +129,30 @@ def check_count(value: object, name: str = "k", minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{rule}, got {value}")
     return int(value)
+
+
+def check_weight(value: object, name: str) -> float:
+    """``value`` as a ``float``, if it is a real number (not a bool) in [0, 1].
+
+    Examples
+    --------
+    >>> check_weight(0.65, "section_weight")
+    0.65
+    >>> check_weight(1.5, "section_weight")
+    Traceback (most recent call last):
+    ...
+    ValueError: section_weight (1.5) must lie in [0, 1]
+    >>> check_weight("0.5", "section_weight")
+    Traceback (most recent call last):
+    ...
+    TypeError: section_weight must be a number in [0, 1], got '0.5' (str)
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r} "
+                        f"({type(value).__name__})")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} ({value}) must lie in [0, 1]")
+    return float(value)
 
 
 def has_text(text: str) -> bool:
@@ -200,6 +230,45 @@ def check_query_texts(texts: Sequence[object], ids: Sequence[str] | None = None)
                 f"{which} is not valid Unicode text: a lone surrogate at position {err.start}"
             ) from None
     return [str(t) for t in items]
+
+
+def check_queries(
+    texts: Sequence[object], ids: Sequence[str] | None = None, encoder: Encoder | None = None
+) -> list[str]:
+    """Check typed questions before anything is embedded; warn once about long ones.
+
+    :func:`check_query_texts`, then, when ``encoder`` is given (the queries
+    will be embedded by it), one warning on this module's logger when some of
+    them exceed its token window (:func:`long_queries_message`). The vectors
+    of long queries are what the encoder returns.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    ids : sequence of str, optional
+        Query ids, named in error messages.
+    encoder : Encoder, optional
+        The encoder that will embed them; ``None`` when nothing is embedded
+        (BM25).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> check_queries(["why?"], encoder=HashEncoder(window=3))
+    ['why?']
+    """
+    checked = check_query_texts(texts, ids)
+    if encoder is not None:
+        from hierret.encoders import truncation_report  # this module imports no hierret at load
+
+        notice = long_queries_message(truncation_report(encoder, checked, "query"))
+        if notice:
+            log.warning("%s", notice)
+    return checked
 
 
 def nonfinite_rows(matrix: NDArray[Any]) -> NDArray[np.intp]:

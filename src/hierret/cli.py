@@ -2,12 +2,13 @@
 
 ::
 
-    python -m hierret search "how does finally work?" --level fused --k 5
+    python -m hierret search "how does finally work?" --level fused --ranker hybrid --k 5
 
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
-takes; default: the Python Language Reference) at one level, or fused, and
-prints each hit's rank, score, unit id, span, section path and a one-line
-snippet. Vectors are cached on disk
+takes; default: the Python Language Reference) with the package's default
+profile (:data:`hierret.profile.DEFAULT`: dense ranking of passages), each
+option overriding one of its fields, and prints each hit's rank, score, unit
+id, span, section path and a one-line snippet. Vectors are cached on disk
 (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE`` or ``--cache-dir``),
 so only the first call embeds the corpus (with a progress bar for a real
 model); later calls load the model and read the cache.
@@ -29,16 +30,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import load
 from hierret.encoders import load_encoder
-from hierret.hierarchical import SEARCH_LEVELS, HierarchicalIndex, Hit
 from hierret.hierarchy import build_hierarchy
+from hierret.hits import Hit
 from hierret.levels import STRATEGIES
+from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
+from hierret.search import Searcher
 
-__all__ = ["build_parser", "format_hit", "main"]
+__all__ = ["build_parser", "format_hit", "main", "profile_from_args"]
 
 
 def _positive(text: str) -> int:
@@ -82,22 +86,29 @@ def build_parser() -> argparse.ArgumentParser:
         "search",
         help="search a corpus (default: the embedded Python Language Reference)",
         description="Search a corpus (default: the Python Language Reference) at one level "
-        "or fused (passages lifted to sections, blended with the section search).",
+        "or fused "
+        "(passages lifted to sections, blended with the section search). Without options "
+        "it uses the package's default profile: dense ranking of passages.",
     )
     s.add_argument("question", help="the question to search for")
     s.add_argument("--corpus", default="python-reference",
                    help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
                    "BEIR folder or Qasper JSON file (default: python-reference)")
-    s.add_argument("--level", choices=SEARCH_LEVELS, default="fused",
-                   help="units to rank (default: fused, which ranks sections)")
-    s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
-    s.add_argument("--strategy", choices=STRATEGIES, default="rawspan",
+    s.add_argument("--level", choices=SEARCH_LEVELS, default=None,
+                   help=f"units to rank; fused ranks sections (default: {DEFAULT.level})")
+    s.add_argument("--ranker", choices=RANKERS, default=None,
+                   help=f"first-stage ranker (default: {DEFAULT.ranker})")
+    s.add_argument("--vectors", choices=STRATEGIES, default=None,
                    help="section and document vectors: embedding of the raw span "
-                   "(window-pooled when long) or centroid of passages (default: rawspan)")
-    s.add_argument("--section-weight", type=_weight, default=0.65,
-                   help="fused: weight of the section leg in [0, 1] (default: 0.65)")
-    s.add_argument("--depth", type=_positive, default=50,
-                   help="fused: candidates per leg before fusion (default: 50)")
+                   "(window-pooled when long), centroid of passages, or the first window "
+                   f"of the text (default: {DEFAULT.vectors})")
+    s.add_argument("--section-weight", type=_weight, default=None,
+                   help="fused: weight of the section leg in [0, 1] "
+                   f"(default: {DEFAULT.section_weight})")
+    s.add_argument("--pool", type=_positive, default=None,
+                   help="candidates each leg retrieves before fusion (hybrid, fused) "
+                   f"(default: {DEFAULT.pool})")
+    s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
     s.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS,
                    help=f"passage size in characters (default: {DEFAULT_MAX_CHARS})")
     s.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS,
@@ -132,6 +143,31 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
     return f"{line}\n    {text}"
 
 
+def profile_from_args(args: argparse.Namespace) -> Profile:
+    """:data:`~hierret.profile.DEFAULT` with the fields the options set.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["search", "q", "--level", "fused", "--pool", "20"])
+    >>> p = profile_from_args(args)
+    >>> (p.level, p.ranker, p.pool, p.section_weight)
+    ('fused', 'dense', 20, 0.65)
+    """
+    options = {"level": args.level, "ranker": args.ranker, "vectors": args.vectors,
+               "section_weight": args.section_weight, "pool": args.pool}
+    return replace(DEFAULT, name="cli", **{k: v for k, v in options.items() if v is not None})
+
+
+def _describe(profile: Profile) -> str:
+    """The header's account of the search: vectors, level, ranker and fusion settings."""
+    how = f"{profile.vectors} vectors; {profile.level}, {profile.ranker}"
+    if profile.level == "fused":
+        how += f", section weight {profile.section_weight}"
+    if profile.level == "fused" or profile.ranker == "hybrid":
+        how += f", pool {profile.pool}"
+    return how
+
+
 def _usage_error(message: str) -> int:
     print(f"hierret search: error: {message}", file=sys.stderr)
     return 2
@@ -154,14 +190,12 @@ def _search(args: argparse.Namespace) -> int:
     hierarchy = build_hierarchy(corpus, args.max_chars, args.overlap_chars,
                                 heading_styles=bundle.heading_styles)
     encoder = CachedEncoder(load_encoder(args.encoder), VectorCache(args.cache_dir))
-    index = HierarchicalIndex(hierarchy, encoder, args.strategy)
+    profile = profile_from_args(args)
+    searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
-    how = (f"fused, section weight {args.section_weight}, depth {args.depth}"
-           if args.level == "fused" else args.level)
     print(f"{corpus.name}: {len(corpus)} documents, {n_sections} sections, "
-          f"{len(hierarchy.passages)} passages; {encoder.identity.name}; "
-          f"{args.strategy} vectors; {how}")
-    hits = index.search(args.question, args.level, args.k, args.section_weight, args.depth)
+          f"{len(hierarchy.passages)} passages; {encoder.identity.name}; {_describe(profile)}")
+    hits = searcher.search(args.question, profile, args.k)
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
     return 0

@@ -1,10 +1,23 @@
-"""Several arms on the same queries: one table with intervals and paired tests.
+"""Several arms on the same queries: one call that runs, judges, tests and renders.
 
-What every notebook needs, so no notebook re-implements it. Arms are compared
-with a baseline on the *same* queries: per-query means with bootstrap
+What every notebook needs, so no notebook re-implements it.
+
+:func:`run` is the declarative front: named arms (each a
+:class:`~hierret.profile.Profile`, or an :class:`Arm` pairing a profile with
+its own :class:`~hierret.search.Searcher` when arms differ by encoder or
+chunking), the queries, the targets at which relevance is judged (an arm
+ranking finer units is lifted to the target, each parent scored by its best
+child), the metrics, a baseline and a family of comparisons declared before
+the run. It returns a :class:`Result` that keeps every arm's run and every
+per-query score (arm × target × metric × query) and renders the tables
+(:meth:`Result.table`, :meth:`Result.tests`), a figure (:meth:`Result.plot`)
+and the record values (:meth:`Result.values`).
+
+The statistics underneath are :func:`compare` (per-query means with bootstrap
 intervals, paired differences with bootstrap intervals and randomisation
-p-values, Holm-adjusted over the declared family; for hit rates, Wilson
-intervals, Newcombe's paired interval and McNemar's exact test.
+p-values, Holm-adjusted over the declared family), :func:`compare_hits` (hit
+rates: Wilson intervals, Newcombe's paired interval and McNemar's exact test)
+and :func:`paired_tests` (any declared pairs).
 
 Examples
 --------
@@ -17,11 +30,22 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from hierret.evaluation.metrics import evaluate
+from hierret.evaluation.qrels import qrels_from_evidence
+from hierret.lifting import lift
+from hierret.profile import Profile
+from hierret.rerank.base import Reranker
+from hierret.rerank.profiles import ProfileRun
+from hierret.runs import Qrels, Run
+from hierret.search import Searcher
 from hierret.stats import (
     holm,
     mean_interval,
@@ -30,8 +54,12 @@ from hierret.stats import (
     paired_randomization,
     wilson_interval,
 )
+from hierret.units import Level, Query
 
-__all__ = ["align", "compare", "compare_hits", "paired_tests"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["Arm", "Result", "align", "compare", "compare_hits", "paired_tests", "run"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -210,3 +238,370 @@ def paired_tests(
     table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
     table.attrs.update(confidence=confidence, n=len(frame))
     return table
+
+
+# --- the declarative comparison ----------------------------------------------------------
+
+_ORDER: dict[str, int] = {"passages": 0, "sections": 1, "documents": 2}
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: a profile, and the searcher that runs it when not the run's own.
+
+    Parameters
+    ----------
+    profile : Profile
+    searcher : Searcher, optional
+        Its own hierarchy and encoder (arms differing by encoder or chunking);
+        ``None``: the ``searcher`` given to :func:`run`.
+    k : int, optional
+        Length of this arm's rankings before lifting (default: :func:`run`'s
+        ``k``); a finer arm lifted to a coarse target may need more units.
+    """
+
+    profile: Profile
+    searcher: Searcher | None = None
+    k: int | None = None
+
+
+def _arm(name: str, value: object, searcher: Searcher | None) -> tuple[Searcher, Profile,
+                                                                      int | None]:
+    if isinstance(value, Profile):
+        value = Arm(value)
+    elif isinstance(value, tuple) and len(value) == 2:
+        value = Arm(value[1], value[0])
+    if not isinstance(value, Arm) or not isinstance(value.profile, Profile):
+        raise TypeError(f"arm {name!r} must be a Profile, an Arm or a (Searcher, Profile) pair, "
+                        f"got {type(value).__name__}")
+    own = value.searcher or searcher
+    if own is None:
+        raise ValueError(f"arm {name!r} has no searcher: pass searcher= to run(), or give "
+                         "the arm as Arm(profile, searcher)")
+    return own, value.profile, value.k
+
+
+def _unit_level(profile: Profile) -> Level:
+    return "sections" if profile.level == "fused" else profile.level
+
+
+def slug(*parts: object) -> str:
+    """A record key from labels: lower case, ``@`` dropped, other runs of characters as ``_``.
+
+    Examples
+    --------
+    >>> slug("sec", "fused, hybrid", "ndcg@10", "p_holm")
+    'sec_fused_hybrid_ndcg10_p_holm'
+    """
+    text = "_".join(str(p) for p in parts if p != "").replace("@", "").lower()
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+
+
+@dataclass
+class Result:
+    """What :func:`run` produced: runs, per-query scores, and their tables.
+
+    Attributes
+    ----------
+    traces : dict[str, ProfileRun]
+        Each arm's run with its stages (first stage, reranked, final).
+    scores : dict
+        ``scores[target][metric][arm][query_id]``: every per-query value, on
+        the queries judged at that target under every arm.
+    baseline : str
+    family : list of (str, str)
+        The pairs declared before the run; each ``(a, b)`` tests ``a − b``.
+    targets, metrics : list of str
+    confidence, n_resamples, seed
+        The statistics' settings.
+    """
+
+    traces: dict[str, ProfileRun]
+    scores: dict[str, dict[str, dict[str, dict[str, float]]]]
+    baseline: str
+    family: list[tuple[str, str]]
+    targets: list[str]
+    metrics: list[str]
+    confidence: float = 0.95
+    n_resamples: int = 10_000
+    seed: int = 0
+    _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def arms(self) -> list[str]:
+        """Arm names, in the order given."""
+        return list(self.traces)
+
+    @property
+    def runs(self) -> dict[str, Run]:
+        """Each arm's final run, at its own level (before lifting)."""
+        return {arm: t.run for arm, t in self.traces.items()}
+
+    def _check(self, target: str, metric: str) -> None:
+        if target not in self.targets:
+            raise ValueError(f"unknown target {target!r}: this result has {self.targets}")
+        if metric not in self.metrics:
+            raise ValueError(f"unknown metric {metric!r}: this result has {self.metrics}")
+
+    def per_query(self, target: str, metric: str) -> pd.DataFrame:
+        """Queries as rows, arms as columns: the values every table is computed from."""
+        self._check(target, metric)
+        return align(self.scores[target][metric])
+
+    def frame(self) -> pd.DataFrame:
+        """Every per-query value in one long table: arm, target, metric, query, value."""
+        rows = [(arm, t, m, q, v) for t, by_metric in self.scores.items()
+                for m, by_arm in by_metric.items() for arm, per_q in by_arm.items()
+                for q, v in per_q.items()]
+        return pd.DataFrame(rows, columns=["arm", "target", "metric", "query", "value"])
+
+    def _members(self) -> list[str]:
+        return [a for a, b in self.family if b == self.baseline]
+
+    def table(self, target: str, metric: str) -> pd.DataFrame:
+        """Every arm against the baseline at one target and metric.
+
+        Means with bootstrap intervals (:func:`compare`), or for ``hit@k``
+        metrics hit rates with Wilson intervals (:func:`compare_hits`). Arms
+        whose pair ``(arm, baseline)`` is in the family also get the paired
+        difference with its interval, ``p`` and ``p_holm`` (Holm over those
+        pairs at this target and metric); undeclared pairs are not tested.
+        """
+        key = ("table", target, metric)
+        if key not in self._tables:
+            self._check(target, metric)
+            per_q = self.scores[target][metric]
+            if metric.startswith("hit@"):
+                hits = {a: {q: v > 0 for q, v in s.items()} for a, s in per_q.items()}
+                table = compare_hits(hits, self.baseline, self._members(), self.confidence)
+            else:
+                table = compare(per_q, self.baseline, self._members(), self.confidence,
+                                self.n_resamples, self.seed)
+            self._tables[key] = table
+        return self._tables[key]
+
+    def tests(self, metric: str, targets: Sequence[str] | None = None) -> pd.DataFrame:
+        """Every declared pair at every target, Holm-adjusted over all of them together.
+
+        :func:`paired_tests` on per-query scores keyed ``"arm@target"``; rows
+        ``"a@target vs b@target"`` with ``target`` and the pair's ``a``/``b``
+        arm names in columns ``arm_a``, ``arm_b``.
+        """
+        chosen = list(targets) if targets is not None else self.targets
+        key = ("tests", metric, *chosen)
+        if key not in self._tables:
+            for t in chosen:
+                self._check(t, metric)
+            scores = {f"{arm}@{t}": self.scores[t][metric][arm] for t in chosen
+                      for arm in self.arms}
+            pairs = [(f"{a}@{t}", f"{b}@{t}") for t in chosen for a, b in self.family]
+            if not pairs:  # nothing declared, nothing tested
+                table = pd.DataFrame(columns=["a", "b", "mean_a", "mean_b", "diff", "diff_low",
+                                              "diff_high", "p", "p_holm", "target", "arm_a",
+                                              "arm_b"])
+            else:
+                table = paired_tests(scores, pairs, self.confidence, self.n_resamples,
+                                     self.seed)
+                table["target"] = [t for t in chosen for _ in self.family]
+                table["arm_a"] = [a for _ in chosen for a, _ in self.family]
+                table["arm_b"] = [b for _ in chosen for _, b in self.family]
+            self._tables[key] = table
+        return self._tables[key]
+
+    def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
+        """Each arm's mean (or hit rate) with its interval, one panel per target."""
+        import matplotlib.pyplot as plt
+
+        from hierret.plots import interval_plot
+
+        chosen = list(targets) if targets is not None else self.targets
+        fig, axes = plt.subplots(1, len(chosen), figsize=(5.5 * len(chosen),
+                                                          0.45 * len(self.arms) + 1.4),
+                                 squeeze=False)
+        for ax, target in zip(axes[0], chosen, strict=True):
+            table = self.table(target, metric).rename(columns={"rate": "mean"})
+            interval_plot(table, ax=ax, xlabel=metric, title=f"{target} target",
+                          baseline=self.baseline)
+        fig.tight_layout()
+        return fig
+
+    def values(self, prefix: str = "") -> dict[str, float]:
+        """Flat record values for :func:`hierret.report.write_results`, with stable keys.
+
+        Keys are :func:`slug` joins of ``prefix``, target, arm, metric and a
+        column: for every target, metric and arm, ``…_{arm}_{metric}`` (the
+        mean, or the hit rate for ``hit@k``), ``…_low``, ``…_high``; for family
+        members of :meth:`table`, ``…_diff``, ``…_diff_low``, ``…_diff_high``,
+        ``…_p``, ``…_p_holm``; for ``hit@k`` also ``…_hits``; for every
+        declared pair in :meth:`tests` (all targets together),
+        ``{prefix}_{target}_{a}_vs_{b}_{metric}_{column}`` with the same
+        columns; and ``{prefix}_{target}_n`` the number of queries judged.
+
+        Examples
+        --------
+        >>> r = Result({}, {"sections": {"mrr": {"a": {"q": 1.0}, "b": {"q": 0.5}}}}, "a", [],
+        ...            ["sections"], ["mrr"], n_resamples=10)
+        >>> sorted(r.values("dr9"))[:3]
+        ['dr9_sections_a_mrr', 'dr9_sections_a_mrr_high', 'dr9_sections_a_mrr_low']
+        """
+        out: dict[str, float] = {}
+        columns = ("low", "high", "diff", "diff_low", "diff_high", "p", "p_holm", "hits")
+        for target in self.targets:
+            for metric in self.metrics:
+                table = self.table(target, metric)
+                value = "rate" if metric.startswith("hit@") else "mean"
+                for arm in table.index:
+                    out[slug(prefix, target, arm, metric)] = float(table.loc[arm, value])
+                    for col in columns:
+                        if col in table.columns and pd.notna(table.loc[arm, col]):
+                            out[slug(prefix, target, arm, metric, col)] = float(
+                                table.loc[arm, col])
+                out[slug(prefix, target, "n")] = float(len(self.per_query(target, metric)))
+        for metric in self.metrics:
+            tests = self.tests(metric)
+            for _, row in tests.iterrows():
+                for col in ("diff", "diff_low", "diff_high", "p", "p_holm"):
+                    key = slug(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric,
+                               col)
+                    out[key] = float(row[col])
+        return out
+
+
+def _check_names(arms: Sequence[str], baseline: str,
+                 family: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    if baseline not in arms:
+        raise ValueError(f"baseline {baseline!r} is not an arm; arms: {list(arms)}")
+    pairs = [tuple(pair) for pair in family]
+    bad = [pair for pair in pairs if len(pair) != 2 or pair[0] == pair[1]]
+    if bad:
+        raise ValueError(f"family pairs must be (arm, other arm), got {bad}")
+    unknown = sorted({a for pair in pairs for a in pair} - set(arms))
+    if unknown:
+        raise ValueError(f"family names unknown arms {unknown}; arms: {list(arms)}")
+    return [(a, b) for a, b in pairs]
+
+
+def run(
+    arms: Mapping[str, Profile | Arm | tuple[Searcher, Profile]],
+    queries: Sequence[Query],
+    *,
+    searcher: Searcher | None = None,
+    targets: Sequence[Level] = ("passages",),
+    metrics: Sequence[str] = ("ndcg@10",),
+    baseline: str | None = None,
+    family: Sequence[tuple[str, str]] = (),
+    qrels: Mapping[str, Qrels] | None = None,
+    k: int = 100,
+    rerankers: Mapping[str, Reranker] | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Result:
+    """Run named arms on the same queries, judge them at each target, keep every score.
+
+    Parameters
+    ----------
+    arms : mapping of str to Profile, Arm or (Searcher, Profile)
+        The arms, by name (table rows, in this order).
+    queries : sequence of Query
+        The questions; their evidence spans judge them unless ``qrels`` does.
+    searcher : Searcher, optional
+        Runs the arms given as a bare Profile.
+    targets : sequence of {"passages", "sections", "documents"}
+        Levels at which relevance is judged. An arm ranking finer units is
+        lifted to the target (each parent scored by its best child, with its
+        own hierarchy's ``parents``); an arm ranking coarser units than a
+        target is an error. Fused arms rank sections.
+    metrics : sequence of str
+        Metric names (:func:`~hierret.evaluation.evaluate`): ``ndcg@10``,
+        ``recall@10``, ``mrr``, ``hit@1``, …
+    baseline : str, optional
+        The arm every table compares with (default: the first arm).
+    family : sequence of (str, str)
+        The comparisons declared before the run: each ``(a, b)`` tests
+        ``a − b``. Only declared pairs are tested (Holm-adjusted within the
+        family); an undeclared pair is not.
+    qrels : mapping of target to Qrels, optional
+        Judgements given explicitly (e.g. corpora judged at documents only);
+        targets not in it are judged from the queries' evidence spans against
+        each arm's own hierarchy (:func:`~hierret.evaluation.qrels_from_evidence`).
+    k : int, default 100
+        Length of each arm's rankings before lifting (an :class:`Arm` may set
+        its own).
+    rerankers : mapping of str to Reranker, optional
+        Rerankers by the names profiles use.
+    confidence, n_resamples, seed
+        Interval level and resampling settings.
+
+    Returns
+    -------
+    Result
+        At each target, only the queries judged under every arm are scored
+        (the same queries for every arm, as paired tests need).
+
+    Raises
+    ------
+    ValueError
+        An unknown baseline or family arm, a target that is not a level, an
+        arm coarser than a target, no query judged at a target.
+    TypeError
+        An arm that is not a Profile, an Arm or a (Searcher, Profile) pair.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
+    >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
+    >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),
+    ...      Query("q2", "do cats purr", (("d", 12, 22),))]
+    >>> result = run({"passages": Profile(), "sections": Profile(level="sections")}, q,
+    ...              searcher=Searcher(h, HashEncoder(dimension=16)), targets=["sections"],
+    ...              metrics=["hit@1"], family=[("sections", "passages")])
+    >>> result.table("sections", "hit@1")[["hits", "n"]].to_dict("index")
+    {'passages': {'hits': 1.0, 'n': 2.0}, 'sections': {'hits': 2.0, 'n': 2.0}}
+    """
+    resolved = {name: _arm(name, value, searcher) for name, value in arms.items()}
+    names = list(resolved)
+    if not names:
+        raise ValueError("no arms: give at least one named Profile")
+    base = baseline if baseline is not None else names[0]
+    pairs = _check_names(names, base, family)
+    for target in targets:
+        if target not in _ORDER:
+            raise ValueError(f"unknown target {target!r}: use one of {tuple(_ORDER)}")
+    for name, (_, profile, _) in resolved.items():
+        coarse = [t for t in targets if _ORDER[_unit_level(profile)] > _ORDER[t]]
+        if coarse:
+            raise ValueError(f"arm {name!r} ranks {_unit_level(profile)}, coarser than the "
+                             f"target {coarse[0]!r}: it cannot be judged there (rank a finer "
+                             "level, or drop the target)")
+    traces = {name: s.trace(queries, p, own_k or k, rerankers)
+              for name, (s, p, own_k) in resolved.items()}
+    wanted = {q.id for q in queries}
+    given = dict(qrels or {})
+    scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for target in targets:
+        judged: dict[str, Qrels] = {}
+        for name, (s, _, _) in resolved.items():
+            raw = given.get(target)
+            if raw is None:
+                raw = qrels_from_evidence(queries, s.hierarchy.units(target))
+            judged[name] = {q: g for q, g in raw.items() if q in wanted}
+        common = set.intersection(*(set(j) for j in judged.values()))
+        if not common:
+            raise ValueError(f"no query is judged at the {target!r} target under every arm")
+        by_metric: dict[str, dict[str, dict[str, float]]] = {m: {} for m in metrics}
+        for name, (s, profile, _) in resolved.items():
+            level = _unit_level(profile)
+            ranked = traces[name].run
+            if level != target:
+                ranked = lift(ranked, s.hierarchy.parents(level, target))
+            qr = {q: g for q, g in judged[name].items() if q in common}
+            ranked = {q: r for q, r in ranked.items() if q in common}
+            for m, per_q in evaluate(ranked, qr, metrics).items():
+                by_metric[m][name] = per_q
+        scores[target] = by_metric
+    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
+                  n_resamples, seed)

@@ -1,6 +1,7 @@
-"""Section and document vectors: the raw span or the centroid of its passages.
+"""Unit vectors: the raw span, the centroid of its passages, or the first window.
 
-Two strategies, compared in DR-004:
+Three strategies (the ``vectors`` of a :class:`~hierret.profile.Profile`);
+DR-004 compares the first two, DR-001's "whole units" are the third:
 
 ``rawspan``
     The embedding of the unit's own text. For a section that is its *own
@@ -21,14 +22,18 @@ Two strategies, compared in DR-004:
     passage (a heading-only section whose text went to its neighbours'
     passages) falls back to the ``rawspan`` vector of its own text;
     :attr:`PoolingReport.fallback` lists them.
+``first-window``
+    The unit's text embedded as the encoder embeds any text: one call per
+    unit, so a text longer than the window is cut by the model and only its
+    first window counts (:attr:`PoolingReport.truncated` lists those). This
+    is how passages are always embedded.
 
 Units with no text (nothing but whitespace or control characters: the
 document, and its one section, of an empty document) are left out of every
 level, never embedded (:func:`text_units`): an empty text has no meaning to
 match, yet a model gives it a vector like any other, one that can rank first
 for short queries. :func:`empty_units` lists them, for the one notice that
-:class:`~hierret.hierarchical.HierarchicalIndex` and
-:class:`~hierret.search.Searcher` log.
+:class:`~hierret.search.Searcher` logs.
 
 All embedding goes through the encoder passed in (a :class:`~hierret.cache.CachedEncoder`
 in practice), in one batched call per level, so window and span vectors share
@@ -79,9 +84,9 @@ __all__ = [
 
 _LEVELS: tuple[Level, ...] = ("documents", "sections", "passages")
 
-#: How a section or document vector is made.
-Strategy = Literal["rawspan", "centroid"]
-STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid")
+#: How a section or document vector is made (passages: always ``"first-window"``).
+Strategy = Literal["rawspan", "centroid", "first-window"]
+STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid", "first-window")
 
 
 @dataclass(frozen=True)
@@ -93,8 +98,8 @@ class PoolingReport:
     level : str
         ``"passages"``, ``"sections"`` or ``"documents"``.
     strategy : str
-        ``"rawspan"``, ``"centroid"``, or ``"whole"`` (passages embedded as one
-        text each, cut at the window: see ``truncated``).
+        ``"rawspan"``, ``"centroid"`` or ``"first-window"`` (each unit embedded
+        as one text, cut at the window: see ``truncated``).
     window : int
         The encoder's token window.
     n_units : int
@@ -106,8 +111,8 @@ class PoolingReport:
     fallback : tuple of str
         Under ``centroid``: units with no passage, embedded from their own text.
     truncated : tuple of str
-        Units embedded whole although longer than the window (the model cut
-        them); only passages embedded with strategy ``"whole"``.
+        Units embedded as one text although longer than the window (the
+        model cut them); only with strategy ``"first-window"``.
     """
 
     level: str
@@ -305,8 +310,9 @@ def unit_vectors(
         Embeds every text (a :class:`~hierret.cache.CachedEncoder` in practice).
     level : {"sections", "documents", "passages"}
         Sections are their own spans (:meth:`Hierarchy.units`). ``"passages"``
-        takes ``strategy="rawspan"`` only: each passage window-pooled like a span.
-    strategy : {"rawspan", "centroid"}
+        takes ``"first-window"`` (as every search embeds them) or ``"rawspan"``
+        (each passage window-pooled like a span), not ``"centroid"``.
+    strategy : {"rawspan", "centroid", "first-window"}
         See the module docstring.
     passage_vectors : ndarray, shape (n_passages, dimension), optional
         Passage vectors in ``hierarchy.passages`` order (the rows of
@@ -334,11 +340,19 @@ def unit_vectors(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: use one of {STRATEGIES}")
-    if level == "passages" and strategy != "rawspan":
-        raise ValueError("passages have no passages to average: use strategy='rawspan'")
+    if level == "passages" and strategy == "centroid":
+        raise ValueError("passages have no passages to average: use strategy='first-window' "
+                         "or 'rawspan'")
     units = text_units(hierarchy, level)
     ids = [u.id for u in units]
     dim, window = encoder.identity.dimension, encoder.identity.window
+    if strategy == "first-window":
+        texts = [hierarchy.text(u) for u in units]
+        over = tuple(u.id for u, n in zip(units, encoder.count_tokens(texts), strict=True)
+                     if n > window)
+        report = PoolingReport(level, strategy, window, len(units), dict.fromkeys(ids, 1),
+                               truncated=over)
+        return ids, encoder.encode_passages(texts), report
     out = np.empty((len(units), dim), dtype=np.float32)
     centroid: dict[str, NDArray[np.float32]] = {}
     if strategy == "centroid":
@@ -376,10 +390,11 @@ def passage_unit_vectors(
     encoder : Encoder
     pool : bool, default False
         ``False``: each passage embedded as one text, exactly as
-        :class:`~hierret.search.Searcher` embeds the ``passages`` level (the flat
-        baseline; same cache entries); passages longer than the window are cut
-        by the model and listed in ``report.truncated``. ``True``: window-pooled
-        like section spans (``unit_vectors(..., "passages", "rawspan")``).
+        :class:`~hierret.search.Searcher` embeds the ``passages`` level
+        (``unit_vectors(..., "passages", "first-window")``); passages longer
+        than the window are cut by the model and listed in ``report.truncated``.
+        ``True``: window-pooled like section spans (``unit_vectors(...,
+        "passages", "rawspan")``).
 
     Returns
     -------
@@ -388,7 +403,7 @@ def passage_unit_vectors(
         :func:`~hierret.hierarchy.build_hierarchy` cut them).
     vectors : ndarray of float32, shape (len(ids), dimension)
     report : PoolingReport
-        Strategy ``"whole"`` when not pooled.
+        Strategy ``"first-window"`` when not pooled.
 
     Examples
     --------
@@ -400,12 +415,4 @@ def passage_unit_vectors(
     >>> ids, rep.truncated
     (['d#p0'], ('d#p0',))
     """
-    if pool:
-        return unit_vectors(hierarchy, encoder, "passages", "rawspan")
-    units = text_units(hierarchy, "passages")
-    texts = [hierarchy.text(p) for p in units]
-    window = encoder.identity.window
-    over = tuple(p.id for p, n in zip(units, encoder.count_tokens(texts), strict=True)
-                 if n > window)
-    report = PoolingReport("passages", "whole", window, len(units), truncated=over)
-    return [p.id for p in units], encoder.encode_passages(texts), report
+    return unit_vectors(hierarchy, encoder, "passages", "rawspan" if pool else "first-window")

@@ -1,13 +1,41 @@
-"""Search one level of a hierarchy with a dense, BM25 or hybrid ranker.
+"""One front door: search any level of a hierarchy with any first-stage ranker.
 
-A :class:`Searcher` holds one hierarchy and one encoder, builds each level's
-index when first asked (one FAISS index per level, carrying the encoder's
-identity; one BM25 index per level and analyzer) and answers queries with a
-:data:`~hierret.evaluation.Run`. The indexing unit is a parameter (``level``),
-so comparing passages with whole sections or documents changes nothing else.
+A :class:`Searcher` holds one hierarchy and one encoder and runs a
+:class:`~hierret.profile.Profile` over it, for one typed question
+(:meth:`Searcher.search`) or for a whole set of queries (:meth:`Searcher.run`),
+through the same code:
+
+1. **First stage** at the profile's ``level``:
+
+   ``"passages"``, ``"sections"``, ``"documents"``
+       The profile's ``ranker`` over that level's units: ``"dense"`` (cosine
+       with unit vectors made as ``vectors`` says, :mod:`hierret.levels`;
+       passages are always embedded as the encoder embeds them), ``"bm25"``,
+       or ``"hybrid"`` (reciprocal rank fusion of the dense and BM25 top
+       ``pool``).
+   ``"fused"``
+       The passage and the section rankings, each by the profile's ranker to
+       ``pool`` candidates; the passages are lifted to their sections (each
+       section scored by its best passage, :func:`~hierret.evaluation.lift`);
+       each leg is min-max normalised within the query's own pool and the two
+       are blended with ``section_weight`` the weight of the section leg
+       (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
+       one leg's pool scores 0 on that leg. Fused search ranks sections.
+
+2. **Reranker** (when the profile names one): re-scores the first
+   ``candidates`` units of the first stage.
+3. **Selection**: the profile's :class:`~hierret.rerank.Selection`
+   (``Selection()`` keeps the ranking as it is), then the first ``k``.
+
+Indexes are built on first use and kept: one FAISS index per level and vector
+strategy (carrying the encoder's identity; the time each took is in
+``build_seconds``, what pooling it needed in ``reports``), one BM25 index per
+level and analyzer. Every text goes through the encoder given (wrap it in a
+:class:`~hierret.cache.CachedEncoder` so nothing is embedded twice across
+runs).
 
 Bad input is refused before anything is embedded: an empty query (nothing but
-whitespace or control characters), a depth that is not an int >= 1. Units with
+whitespace or control characters), a ``k`` that is not an int >= 1. Units with
 no text are never embedded nor ranked (one warning, logged when the searcher
 is made, counts them); BM25 still counts them in its corpus statistics, so
 the other units score as over the whole corpus. Queries longer than the
@@ -18,13 +46,16 @@ Examples
 --------
 >>> from hierret.encoders import load_encoder
 >>> from hierret.hierarchy import build_hierarchy
+>>> from hierret.profile import Profile
 >>> from hierret.units import Corpus, Document
 >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark loudly."),
 ...         Document("c", "C", "Birds sing at dawn.")]
 >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
->>> s.search("dogs barking", level="passages", ranker="bm25", k=1)
-[('b#p0', 1.06979...)]
->>> s.search(" ", level="passages", ranker="hybrid")
+>>> s.run([Query("q", "dogs barking", ())], Profile(ranker="bm25"), k=1)
+{'q': [('b#p0', 1.06979...)]}
+>>> s.search("dogs barking", Profile(ranker="bm25"), k=1)[0].unit_id
+'b#p0'
+>>> s.search(" ", Profile(ranker="hybrid"))
 Traceback (most recent call last):
 ...
 ValueError: query is empty: give a question with at least one word
@@ -34,77 +65,80 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
-from hierret._validate import (
-    check_count,
-    check_query_texts,
-    empty_units_message,
-    has_text,
-    long_queries_message,
-)
-from hierret.encoders import Encoder, truncation_report
+from hierret._validate import check_count, check_queries, empty_units_message, has_text
+from hierret.encoders import Encoder
 from hierret.hierarchy import Hierarchy
+from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex
-from hierret.levels import empty_units
+from hierret.levels import PoolingReport, Strategy, empty_units, unit_vectors
+from hierret.lifting import lift
+from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
-from hierret.rankers.fusion import rrf
+from hierret.rankers.fusion import minmax_fuse, rrf
+from hierret.rerank.base import Reranker, rerank
+from hierret.rerank.dense import EncoderReranker
+from hierret.rerank.profiles import ProfileRun
 from hierret.runs import Ranking, Run
 from hierret.units import Level, Query, Unit
 
-__all__ = ["RANKERS", "Ranker", "Searcher"]
+__all__ = ["Searcher"]
 
 log = logging.getLogger(__name__)
 
-Ranker = Literal["dense", "bm25", "hybrid"]
-RANKERS: tuple[Ranker, ...] = ("dense", "bm25", "hybrid")
+#: Index key: a level and how its vectors are made (passages: always first-window).
+IndexKey = tuple[Level, Strategy]
 
 
-@dataclass
 class Searcher:
-    """Dense, BM25 and hybrid search over any level of one hierarchy.
+    """Dense, BM25, hybrid and fused search over one hierarchy, reranked and selected.
 
     Parameters
     ----------
     hierarchy : Hierarchy
         Documents, sections and passages.
     encoder : Encoder
-        Encodes units and queries (wrap it in a ``CachedEncoder`` to embed each
-        text once across runs).
-    analyzer : str, default "english"
-        BM25 analyzer: ``"english"`` (lower-case, stop words, stemming) or
-        ``"whitespace"``.
-    rrf_k, top_n : int
-        Reciprocal rank fusion constant (an int >= 0) and the depth of each leg
-        it fuses (an int >= 1).
+        Embeds units and queries (wrap it in a
+        :class:`~hierret.cache.CachedEncoder` to embed each text once across
+        runs).
+
+    Attributes
+    ----------
+    reports : dict[(level, vectors), PoolingReport]
+        What building each dense index took (windows pooled, cut units).
+    build_seconds : dict[(level, vectors), float]
+        Time to build each dense index.
+    latency : dict[str, list[float]]
+        Seconds per query by ``"level/ranker"`` step (query encoding
+        excluded); see :meth:`mean_latency_ms`.
     """
 
-    hierarchy: Hierarchy
-    encoder: Encoder
-    analyzer: str = "english"
-    rrf_k: int = 60
-    top_n: int = 100
-    latency: dict[str, list[float]] = field(default_factory=dict, repr=False)
-    _dense: dict[str, VectorIndex] = field(default_factory=dict, repr=False)
-    _bm25: dict[tuple[str, str], BM25] = field(default_factory=dict, repr=False)
-    _units: dict[str, list[Unit]] = field(default_factory=dict, repr=False)
-    _has_text: dict[str, list[bool]] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        """Check the fusion settings; log one warning counting units without text."""
-        self._check_fusion()
-        notice = empty_units_message(empty_units(self.hierarchy))
+    def __init__(self, hierarchy: Hierarchy, encoder: Encoder) -> None:
+        self.hierarchy = hierarchy
+        self.encoder = encoder
+        self.reports: dict[IndexKey, PoolingReport] = {}
+        self.build_seconds: dict[IndexKey, float] = {}
+        self.latency: dict[str, list[float]] = {}
+        self._dense: dict[IndexKey, VectorIndex] = {}
+        self._bm25: dict[tuple[Level, str], BM25] = {}
+        self._units: dict[Level, list[Unit]] = {}
+        self._has_text: dict[Level, list[bool]] = {}
+        self._unit_texts: dict[Level, dict[str, str]] = {}
+        self._passage_vectors: NDArray[np.float32] | None = None
+        self._hits: Hits | None = None
+        notice = empty_units_message(empty_units(hierarchy))
         if notice:
             log.warning("%s", notice)
 
-    def _check_fusion(self) -> None:
-        check_count(self.rrf_k, "rrf_k", minimum=0)
-        check_count(self.top_n, "top_n")
+    @property
+    def identity(self) -> str:
+        """The encoder identity every dense index carries."""
+        return self.encoder.identity.describe()
 
     def units(self, level: Level) -> list[Unit]:
         """The units of ``level`` (cached), those without text included."""
@@ -112,64 +146,196 @@ class Searcher:
             self._units[level] = self.hierarchy.units(level)
         return self._units[level]
 
-    def _with_text(self, level: Level) -> list[bool]:
-        """For each unit of ``level``, whether it holds text (only those are ranked)."""
-        if level not in self._has_text:
-            self._has_text[level] = [has_text(t) for t in self.texts(level)]
-        return self._has_text[level]
-
     def texts(self, level: Level) -> list[str]:
         """The text of every unit of ``level``."""
         return [self.hierarchy.text(u) for u in self.units(level)]
 
-    def dense_index(self, level: Level) -> VectorIndex:
-        """The FAISS index of ``level``'s units with text, built on first use."""
-        if level not in self._dense:
-            keep = self._with_text(level)
-            units = [u for u, k in zip(self.units(level), keep, strict=True) if k]
-            vectors = self.encoder.encode_passages([self.hierarchy.text(u) for u in units])
-            self._dense[level] = VectorIndex([u.id for u in units], vectors,
-                                             self.encoder.identity.describe())
-        return self._dense[level]
+    def dense_index(self, level: Level, vectors: Strategy = "rawspan") -> VectorIndex:
+        """The FAISS index of ``level``'s units with text, built on first use.
 
-    def bm25_index(self, level: Level, analyzer: str | None = None) -> BM25:
-        """The BM25 index of ``level`` with ``analyzer`` (default: the searcher's).
+        Parameters
+        ----------
+        level : {"passages", "sections", "documents"}
+        vectors : {"rawspan", "centroid", "first-window"}, default "rawspan"
+            How section and document vectors are made; passages are always
+            embedded as the encoder embeds them (``"first-window"``), whatever
+            is asked.
+        """
+        key = _index_key(level, vectors)
+        if key not in self._dense:
+            start = time.perf_counter()
+            passages = self._centroid_input() if key[1] == "centroid" else None
+            ids, matrix, report = unit_vectors(self.hierarchy, self.encoder, *key, passages)
+            if level == "passages":
+                self._passage_vectors = matrix
+            self._dense[key] = VectorIndex(ids, matrix, self.identity)
+            self.reports[key] = report
+            self.build_seconds[key] = time.perf_counter() - start
+        return self._dense[key]
+
+    def _centroid_input(self) -> NDArray[np.float32]:
+        """The passage vectors centroids average (those of the passage index)."""
+        if self._passage_vectors is None:
+            self.dense_index("passages")
+        assert self._passage_vectors is not None
+        return self._passage_vectors
+
+    def bm25_index(self, level: Level, analyzer: str = "english") -> BM25:
+        """The BM25 index of ``level`` with ``analyzer``, built on first use.
 
         It holds every unit, those without text included (as empty documents),
-        so that its statistics are those of the whole level; :meth:`run` never
-        ranks the units without text.
+        so that its statistics are those of the whole level; no search ranks
+        the units without text.
         """
-        name = analyzer or self.analyzer
-        if (level, name) not in self._bm25:
-            self._bm25[(level, name)] = BM25.from_texts(self.texts(level), name)
-        return self._bm25[(level, name)]
+        if (level, analyzer) not in self._bm25:
+            self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
+        return self._bm25[(level, analyzer)]
 
     def _timed(self, key: str, n: int, seconds: float) -> None:
         self.latency.setdefault(key, []).extend([seconds / max(n, 1)] * n)
 
+    def _dense_rankings(self, level: Level, vectors: Strategy,
+                        queries: NDArray[np.float32], n: int) -> list[Ranking]:
+        index = self.dense_index(level, vectors)
+        start = time.perf_counter()
+        rankings = index.search(queries, n, self.identity)
+        self._timed(f"{level}/dense", len(queries), time.perf_counter() - start)
+        return rankings
+
+    def _bm25_rankings(self, level: Level, analyzer: str, texts: list[str],
+                       n: int) -> list[Ranking]:
+        bm25 = self.bm25_index(level, analyzer)
+        analyze = get_analyzer(analyzer)
+        if level not in self._has_text:
+            self._has_text[level] = [has_text(t) for t in self.texts(level)]
+        keep = self._has_text[level]
+        unit_ids = [u.id for u in self.units(level)]
+        n_empty = keep.count(False)  # ask for as many more as may be left out
+        start = time.perf_counter()
+        rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty)
+                     if keep[i]][:n] for t in texts]
+        self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
+        return rankings
+
+    def _rank(self, level: Level, profile: Profile, texts: list[str],
+              queries: NDArray[np.float32] | None, n: int) -> list[Ranking]:
+        """The top ``n`` of one level by the profile's ranker."""
+        if profile.ranker == "bm25":
+            return self._bm25_rankings(level, profile.analyzer, texts, n)
+        assert queries is not None
+        if profile.ranker == "dense":
+            return self._dense_rankings(level, profile.vectors, queries, n)
+        dense = self._dense_rankings(level, profile.vectors, queries, profile.pool)
+        lexical = self._bm25_rankings(level, profile.analyzer, texts, profile.pool)
+        start = time.perf_counter()
+        fused = [rrf([d, b], profile.rrf_k, profile.pool)[:n]
+                 for d, b in zip(dense, lexical, strict=True)]
+        self._timed(f"{level}/hybrid-fusion", len(texts), time.perf_counter() - start)
+        return fused
+
+    def _first_stage(self, profile: Profile, ids: list[str], texts: list[str],
+                     queries: NDArray[np.float32] | None, n: int) -> Run:
+        if profile.level != "fused":
+            return dict(zip(ids, self._rank(profile.level, profile, texts, queries, n),
+                            strict=True))
+        passages = self._rank("passages", profile, texts, queries, profile.pool)
+        sections = self._rank("sections", profile, texts, queries, profile.pool)
+        lifted = lift(dict(zip(ids, passages, strict=True)),
+                      self.hierarchy.parents("passages", "sections"))
+        start = time.perf_counter()
+        fused = {q: minmax_fuse(lifted[q], s, profile.section_weight)[:n]
+                 for q, s in zip(ids, sections, strict=True)}
+        self._timed(f"fused/{profile.ranker}-fusion", len(ids), time.perf_counter() - start)
+        return fused
+
+    def _reranker(self, profile: Profile,
+                  rerankers: Mapping[str, Reranker] | None) -> Reranker | None:
+        if profile.reranker is None:
+            return None
+        available = dict(rerankers or {})
+        if profile.reranker not in available:
+            raise KeyError(f"profile {profile.name!r} needs reranker {profile.reranker!r}; "
+                           f"given: {sorted(available)}")
+        reranker = available[profile.reranker]
+        if (isinstance(reranker, EncoderReranker) and profile.ranker == "dense"
+                and reranker.encoder.identity.key() == self.encoder.identity.key()):
+            log.warning("profile %r re-scores a dense first stage with the same encoder (%s): "
+                        "the reranker can only reproduce the first-stage order",
+                        profile.name, self.encoder.identity.name)
+        return reranker
+
+    def _texts_by_id(self, level: Level) -> dict[str, str]:
+        if level not in self._unit_texts:
+            self._unit_texts[level] = {u.id: self.hierarchy.text(u) for u in self.units(level)}
+        return self._unit_texts[level]
+
+    def trace(
+        self,
+        queries: Sequence[Query],
+        profile: Profile = DEFAULT,
+        k: int = 10,
+        rerankers: Mapping[str, Reranker] | None = None,
+    ) -> ProfileRun:
+        """Run a profile and keep every stage: first stage, reranked, final.
+
+        :meth:`run` returns this trace's ``run``; parameters and errors are
+        those of :meth:`run`.
+
+        Returns
+        -------
+        ProfileRun
+            ``profile`` (the very object passed in), ``first_stage`` (the
+            first stage's ``candidates`` units with its scores when the profile
+            has a reranker, else its top ``k``), ``reranked`` (the reranker's
+            order and scores of all of them, or the first stage), ``run`` (the
+            final rankings), ``rerank_seconds`` (reranking time per query).
+        """
+        if not isinstance(profile, Profile):
+            raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
+        k = check_count(k, "k")
+        reranker = self._reranker(profile, rerankers)
+        ids = [q.id for q in queries]
+        embeds = profile.ranker != "bm25"
+        texts = check_queries([q.text for q in queries], ids, self.encoder if embeds else None)
+        vectors = self.encoder.encode_queries(texts) if embeds else None
+        n = profile.candidates if reranker is not None else k
+        first = self._first_stage(profile, ids, texts, vectors, n)
+        reranked = first
+        seconds: dict[str, float] = {}
+        if reranker is not None:
+            unit_texts = self._texts_by_id("sections" if profile.level == "fused"
+                                           else profile.level)
+            reranked = {}
+            for q in queries:
+                start = time.perf_counter()
+                reranked[q.id] = rerank(reranker, q.text, first[q.id], unit_texts)
+                seconds[q.id] = time.perf_counter() - start
+        keep = profile.selection
+        final = {q: (r if keep.keeps_all else keep.select(r))[:k] for q, r in reranked.items()}
+        return ProfileRun(profile=profile, run=final, first_stage=first, reranked=reranked,
+                          rerank_seconds=seconds,
+                          reranker=reranker.identity if reranker is not None else None)
+
     def run(
         self,
         queries: Sequence[Query],
-        level: Level = "passages",
-        ranker: Ranker = "dense",
-        depth: int = 100,
-        analyzer: str | None = None,
+        profile: Profile = DEFAULT,
+        k: int = 10,
+        rerankers: Mapping[str, Reranker] | None = None,
     ) -> Run:
-        """Rank the units of ``level`` for every query.
+        """Rank units for every query as ``profile`` says; the top ``k`` of each.
 
         Parameters
         ----------
         queries : sequence of Query
             Questions (their ``text`` is what is searched).
-        level : {"passages", "sections", "documents"}
-            The indexing unit.
-        ranker : {"dense", "bm25", "hybrid"}
-            Cosine of unit vectors; BM25; or reciprocal rank fusion of the
-            dense and BM25 top ``top_n``.
-        depth : int, default 100
-            How many units each ranking keeps, an int >= 1.
-        analyzer : str, optional
-            BM25 analyzer for this run.
+        profile : Profile, default :data:`~hierret.profile.DEFAULT`
+            Level, ranker, vectors, pool, fusion, reranker and selection.
+        k : int, default 10
+            Length of each returned ranking, an int >= 1 (fewer when the level
+            holds fewer units, or the selection keeps fewer).
+        rerankers : Mapping[str, Reranker], optional
+            Rerankers by name; must hold ``profile.reranker`` when it is set.
 
         Returns
         -------
@@ -179,58 +345,34 @@ class Searcher:
         Raises
         ------
         TypeError
-            ``depth`` (or ``rrf_k``, ``top_n``) is not an int, or a query text
+            ``k`` is not an int, ``profile`` is not a Profile, or a query text
             is not a str.
         ValueError
-            Unknown ranker; ``depth`` < 1; a query with no text (empty,
-            whitespace or control characters only). All checked before any
-            query is embedded.
+            ``k`` < 1; a query with no text (empty, whitespace or control
+            characters only). All checked before any query is embedded.
+        KeyError
+            ``profile.reranker`` is not in ``rerankers``.
 
         Notes
         -----
-        Dense (and hybrid) runs log one warning when queries exceed the
+        Dense, hybrid and fused runs log one warning when queries exceed the
         encoder's token window, saying how many and by how much; their vectors
         are what the encoder returns.
         """
-        if ranker not in RANKERS:
-            raise ValueError(f"unknown ranker {ranker!r}: use one of {RANKERS}")
-        depth = check_count(depth, "depth")
-        self._check_fusion()
-        ids = [q.id for q in queries]
-        texts = check_query_texts([q.text for q in queries], ids)
-        if ranker == "hybrid":
-            dense = self.run(queries, level, "dense", max(depth, self.top_n), analyzer)
-            lexical = self.run(queries, level, "bm25", max(depth, self.top_n), analyzer)
-            start = time.perf_counter()
-            fused = {q: rrf([dense[q], lexical[q]], self.rrf_k, self.top_n)[:depth] for q in ids}
-            self._timed(f"{level}/hybrid-fusion", len(ids), time.perf_counter() - start)
-            return fused
-        start = time.perf_counter()
-        if ranker == "dense":
-            index = self.dense_index(level)
-            notice = long_queries_message(truncation_report(self.encoder, texts, "query"))
-            if notice:
-                log.warning("%s", notice)
-            vectors = self.encoder.encode_queries(texts)
-            start = time.perf_counter()
-            rankings = index.search(vectors, depth, self.encoder.identity.describe())
-        else:
-            bm25 = self.bm25_index(level, analyzer)
-            analyze = get_analyzer(analyzer or self.analyzer)
-            start = time.perf_counter()
-            unit_ids = [u.id for u in self.units(level)]
-            keep = self._with_text(level)
-            n_empty = keep.count(False)  # ask for as many more as may be left out
-            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth + n_empty)
-                         if keep[i]][:depth] for t in texts]
-        self._timed(f"{level}/{ranker}", len(ids), time.perf_counter() - start)
-        return dict(zip(ids, rankings, strict=True))
+        return self.trace(queries, profile, k, rerankers).run
 
-    def search(self, text: str, level: Level = "passages", ranker: Ranker = "dense",
-               k: int = 10) -> Ranking:
-        """Top ``k`` units of ``level`` for one typed question.
+    def search(
+        self,
+        text: str,
+        profile: Profile = DEFAULT,
+        k: int = 10,
+        rerankers: Mapping[str, Reranker] | None = None,
+    ) -> list[Hit]:
+        """Top ``k`` units for one typed question, as :class:`~hierret.hits.Hit` records.
 
-        ``k`` is an int >= 1; errors and warnings are those of :meth:`run`.
+        Runs :meth:`run` on the one question (parameters, errors and warnings
+        are its own) and decorates the ranking with each unit's span, section
+        path and snippet.
 
         Examples
         --------
@@ -244,10 +386,19 @@ class Searcher:
         ...
         TypeError: k must be an int >= 1, got '3' (str)
         """
-        k = check_count(k, "k")
-        check_query_texts([text])
-        return self.run([Query("q", text, ())], level, ranker, k)["q"]
+        ranking = self.run([Query("q", text, ())], profile, k, rerankers)["q"]
+        if self._hits is None:
+            self._hits = Hits(self.hierarchy)
+        return self._hits(ranking, profile.level)
 
     def mean_latency_ms(self) -> dict[str, float]:
-        """Mean search time per query (ms) by ``level/ranker``, query encoding excluded."""
+        """Mean search time per query (ms) by ``level/ranker`` step, query encoding excluded."""
         return {k: 1000.0 * float(np.mean(v)) for k, v in sorted(self.latency.items())}
+
+
+def _index_key(level: Level, vectors: Strategy) -> IndexKey:
+    """The dense index that serves ``level`` with ``vectors`` (passages: always first-window)."""
+    levels: tuple[Level, ...] = ("passages", "sections", "documents")
+    if level not in levels:
+        raise ValueError(f"unknown level {level!r} for an index: use one of {levels}")
+    return (level, "first-window" if level == "passages" else vectors)

@@ -4,7 +4,7 @@ Examples
 --------
 >>> dense = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
 >>> bm25 = [("b", 12.0), ("c", 3.0)]
->>> [u for u, _ in rrf([dense, bm25], k=60)]
+>>> [u for u, _ in rrf([dense, bm25], rrf_k=60)]
 ['b', 'c', 'a']
 >>> minmax_fuse(dense, bm25, weight=0.5)[0]
 ('b', 0.9375)
@@ -20,41 +20,41 @@ from hierret.runs import Ranking, rank
 __all__ = ["minmax_fuse", "minmax_normalize", "rrf"]
 
 
-def rrf(rankings: Sequence[Ranking], k: int = 60, depth: int = 100) -> Ranking:
+def rrf(rankings: Sequence[Ranking], rrf_k: int = 60, pool: int = 100) -> Ranking:
     """Reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009).
 
-    Each unit scores ``sum(1 / (k + rank))`` over the rankings that hold it in
-    their top ``depth`` (rank counted from 1); ties are broken by unit id.
+    Each unit scores ``sum(1 / (rrf_k + rank))`` over the rankings that hold it
+    in their top ``pool`` (rank counted from 1); ties are broken by unit id.
 
     Parameters
     ----------
     rankings : sequence of Ranking
         Rankings of the same query, best first.
-    k : int, default 60
+    rrf_k : int, default 60
         The smoothing constant, an int >= 0.
-    depth : int, default 100
-        How many of each ranking take part, an int >= 1.
+    pool : int, default 100
+        How many of each ranking take part (the candidate pool), an int >= 1.
 
     Raises
     ------
     TypeError
-        ``k`` or ``depth`` is not an int (``2.5``, ``"3"``, ``True``).
+        ``rrf_k`` or ``pool`` is not an int (``2.5``, ``"3"``, ``True``).
     ValueError
-        ``k`` < 0 or ``depth`` < 1.
+        ``rrf_k`` < 0 or ``pool`` < 1.
 
     Examples
     --------
-    >>> rrf([[("a", 1.0)]], depth=-1)
+    >>> rrf([[("a", 1.0)]], pool=-1)
     Traceback (most recent call last):
     ...
-    ValueError: depth must be an int >= 1, got -1
+    ValueError: pool must be an int >= 1, got -1
     """
-    k = check_count(k, "k", minimum=0)
-    depth = check_count(depth, "depth")
+    rrf_k = check_count(rrf_k, "rrf_k", minimum=0)
+    pool = check_count(pool, "pool")
     scores: dict[str, float] = {}
     for ranking in rankings:
-        for r, (unit, _) in enumerate(ranking[:depth], start=1):
-            scores[unit] = scores.get(unit, 0.0) + 1.0 / (k + r)
+        for r, (unit, _) in enumerate(ranking[:pool], start=1):
+            scores[unit] = scores.get(unit, 0.0) + 1.0 / (rrf_k + r)
     return rank(scores)
 
 

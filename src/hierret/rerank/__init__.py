@@ -8,9 +8,10 @@
 * :class:`Selection` – threshold / floor / ceiling, the same after every reranker;
   :func:`set_scores` and :func:`selection_sweep` measure the returned set as
   the threshold moves, :func:`scores_by_relevance` splits a run's scores by label.
-* :class:`Profile`, :func:`run_profile`, :func:`evaluate_profile` – a whole stack
-  as one frozen value, run and evaluated exactly as given and recorded with
-  its results (:data:`SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
+* :class:`ProfileRun`, :func:`evaluate_profile` – the stages of a
+  :class:`~hierret.profile.Profile` run by :meth:`hierret.search.Searcher.trace`,
+  scored and recorded with the profile exactly as given
+  (:data:`hierret.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
 
 Examples
 --------
@@ -34,29 +35,22 @@ from hierret.rerank.maxsim import (
     TokenEncoder,
 )
 from hierret.rerank.profiles import (
-    REORDER_ONLY,
-    SHIPPED,
     LatencySummary,
-    Profile,
     ProfileEvaluation,
     ProfileRun,
     evaluate_profile,
     latency_summary,
-    run_profile,
     score_distribution,
     scores_by_relevance,
 )
 from hierret.rerank.selection import Selection, selection_sweep, set_scores
 
 __all__ = [
-    "REORDER_ONLY",
-    "SHIPPED",
     "Activation",
     "CrossEncoderReranker",
     "EncoderReranker",
     "LatencySummary",
     "MaxSimReranker",
-    "Profile",
     "ProfileEvaluation",
     "ProfileRun",
     "Reranker",
@@ -68,7 +62,6 @@ __all__ = [
     "evaluate_profile",
     "latency_summary",
     "rerank",
-    "run_profile",
     "score_distribution",
     "scores_by_relevance",
     "selection_sweep",

@@ -79,7 +79,7 @@ class Reranker(ABC):
         A deployment does this at index time: e.g. :class:`~hierret.rerank.MaxSimReranker`
         computes the candidates' token vectors, :class:`~hierret.rerank.EncoderReranker`
         their passage vectors. Afterwards the per-query time that
-        :func:`~hierret.rerank.run_profile` records is the query-time work only.
+        :meth:`~hierret.search.Searcher.trace` records is the query-time work only.
         A cross-encoder reads query and candidate together, so it has nothing to
         prepare: the default does nothing.
 

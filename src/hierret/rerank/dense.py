@@ -38,7 +38,7 @@ class EncoderReranker(Reranker):
         (its wrapped encoder embeds them every time) while candidates still come
         from the cache. Use it when timing: a query arrives once in a
         deployment, so a cached query vector would hide the query-time encoding
-        from :func:`~hierret.rerank.run_profile`'s latency.
+        from :meth:`~hierret.search.Searcher.trace`'s latency.
 
     Examples
     --------

@@ -244,7 +244,7 @@ class MaxSimReranker(Reranker):
     cache_queries : bool, default True
         Whether query token matrices are cached too. Pass ``False`` when timing:
         a query arrives once in a deployment, so a cached query would hide the
-        query-time encoding from :func:`~hierret.rerank.run_profile`'s latency
+        query-time encoding from :meth:`~hierret.search.Searcher.trace`'s latency
         (e.g. when several profiles run the same questions).
     name : str, optional
         Label; defaults to ``"maxsim:<model name>"``.

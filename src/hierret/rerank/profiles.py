@@ -1,139 +1,47 @@
-"""Profiles: a whole retrieval stack as one frozen value, run and evaluated as given.
+"""What running a profile produced: its stages, their latency, and its evaluation.
 
-A :class:`Profile` names everything that decides a final ranking: the level,
-the first-stage ranker and its depth, the reranker, and the
-:class:`~hierret.rerank.Selection`. :func:`run_profile` runs exactly that
-profile and returns it with the run (:class:`ProfileRun`);
-:func:`evaluate_profile` scores it and records ``dataclasses.asdict(profile)``
-next to the metrics. Nothing here rebuilds or patches a profile on the way:
-the source study's erratum (its harness replaced the reranker's selection
-block with ``top_k: None``, so published numbers described a
-reorder-without-selection stack that never shipped) is the failure this
-module is shaped to prevent, and ``tests/test_rerank.py`` checks it.
+:meth:`hierret.search.Searcher.trace` runs a :class:`~hierret.profile.Profile`
+and returns a :class:`ProfileRun` (first stage, reranked, final run, rerank
+latency); :meth:`~hierret.search.Searcher.run` and
+:meth:`~hierret.search.Searcher.search` return its final run, so searching and
+evaluating run the same code. :func:`evaluate_profile` scores the final run
+and records ``dataclasses.asdict(profile)`` next to the metrics. Nothing here
+rebuilds or patches a profile on the way: the source study's erratum (its
+harness replaced the reranker's selection block with ``top_k: None``, so
+published numbers described a reorder-without-selection stack that never
+shipped) is the failure this module is shaped to prevent, and
+``tests/test_rerank.py`` checks it.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, get_args
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hierret.evaluation.metrics import evaluate, mean_scores
-from hierret.rerank.base import Reranker, RerankerIdentity, rerank
-from hierret.rerank.dense import EncoderReranker
-from hierret.rerank.selection import Selection
+from hierret.rerank.base import Reranker, RerankerIdentity
 from hierret.runs import Qrels, Run
-from hierret.search import RANKERS, Ranker, Searcher
-from hierret.units import Level, Query
+from hierret.units import Query
+
+if TYPE_CHECKING:  # hierret.profile imports this package (its Selection); no cycle at run time
+    from hierret.profile import Profile
+    from hierret.search import Searcher
 
 __all__ = [
-    "REORDER_ONLY",
-    "SHIPPED",
     "LatencySummary",
-    "Profile",
     "ProfileEvaluation",
     "ProfileRun",
     "evaluate_profile",
     "latency_summary",
-    "run_profile",
     "score_distribution",
     "scores_by_relevance",
 ]
 
-log = logging.getLogger(__name__)
-
-_LEVELS: tuple[str, ...] = get_args(Level)
 _DEFAULT_METRICS = ("ndcg@10", "recall@10", "mrr", "hit@1")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One retrieval stack: first stage, reranker and selection.
-
-    Parameters
-    ----------
-    name : str
-        Label for tables.
-    level : {"passages", "sections", "documents"}, default "passages"
-        The unit the first stage ranks (and the reranker reads).
-    ranker : {"dense", "bm25", "hybrid"}, default "hybrid"
-        First-stage ranker of :class:`~hierret.search.Searcher`.
-    depth : int, default 20
-        Candidates the first stage hands on.
-    reranker : str, optional
-        Key of the reranker in the mapping given to :func:`run_profile`;
-        ``None`` keeps the first-stage order and scores.
-    selection : Selection, default ``Selection()``
-        Applied after the reranker (or to first-stage scores without one).
-        The default keeps every candidate.
-
-    Examples
-    --------
-    >>> p = Profile("maxsim-sel", reranker="maxsim", selection=Selection(0.5, 3, 10))
-    >>> p.describe()
-    'maxsim-sel: passages, hybrid@20 -> maxsim, min_score=0.5, min_keep=3, top_k=10'
-    >>> Profile.from_dict(p.as_dict()) == p
-    True
-    """
-
-    name: str
-    level: Level = "passages"
-    ranker: Ranker = "hybrid"
-    depth: int = 20
-    reranker: str | None = None
-    selection: Selection = field(default_factory=Selection)
-
-    def __post_init__(self) -> None:
-        if self.level not in _LEVELS:
-            raise ValueError(f"unknown level {self.level!r}: use one of {_LEVELS}")
-        if self.ranker not in RANKERS:
-            raise ValueError(f"unknown ranker {self.ranker!r}: use one of {RANKERS}")
-        if self.depth < 1:
-            raise ValueError(f"depth must be at least 1, got {self.depth}")
-        if not isinstance(self.selection, Selection):
-            raise TypeError(f"selection must be a Selection, got {type(self.selection).__name__}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """``dataclasses.asdict(self)``: plain values, JSON-ready."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Profile:
-        """The profile :meth:`as_dict` described."""
-        fields = dict(data)
-        fields["selection"] = Selection(**dict(fields.get("selection") or {}))
-        return cls(**fields)
-
-    def describe(self) -> str:
-        """One line for tables and logs."""
-        stage = f"{self.level}, {self.ranker}@{self.depth}"
-        rr = self.reranker or "no reranker"
-        return f"{self.name}: {stage} -> {rr}, {self.selection.describe()}"
-
-
-#: The source study's shipped stack, for illustration: hybrid RRF first stage of 20
-#: candidates, a cross-encoder (looked up under the key ``"cross-encoder"``), then
-#: threshold selection min_score 0.5 / min_keep 3 / top_k 10. The 0.5 is on the
-#: study's rerankers' probability scale (sigmoid); it means nothing for MaxSim or
-#: cosine scores.
-SHIPPED = Profile(
-    name="shipped-0.5/3/10",
-    level="passages",
-    ranker="hybrid",
-    depth=20,
-    reranker="cross-encoder",
-    selection=Selection(min_score=0.5, min_keep=3, top_k=10),
-)
-
-#: What the source study's eval harness measured instead of :data:`SHIPPED` before
-#: its erratum: the same reranker reordering all 20 candidates, with no selection.
-REORDER_ONLY = replace(SHIPPED, name="reorder-only (as the harness ran it)",
-                       selection=Selection())
 
 
 @dataclass(frozen=True)
@@ -237,7 +145,7 @@ def scores_by_relevance(
 
 @dataclass
 class ProfileRun:
-    """The outcome of :func:`run_profile`: the profile that ran, and its runs.
+    """The stages of one profile's run (:meth:`~hierret.search.Searcher.trace`).
 
     Attributes
     ----------
@@ -246,7 +154,8 @@ class ProfileRun:
     run : Run
         The final run: first stage, reranked, selected.
     first_stage : Run
-        The first stage's ``depth`` candidates with its scores.
+        The first stage's units with its scores: the ``candidates`` the
+        reranker reads, or the top ``k`` without a reranker.
     reranked : Run
         The reranker's order and scores of all candidates, before selection
         (the first stage itself when the profile has no reranker).
@@ -278,87 +187,6 @@ class ProfileRun:
             "n_queries": len(self.run),
             "mean_kept": float(np.mean(kept)) if kept else 0.0,
         }
-
-
-def run_profile(
-    profile: Profile,
-    searcher: Searcher,
-    queries: Sequence[Query],
-    rerankers: Mapping[str, Reranker] | None = None,
-) -> ProfileRun:
-    """Run a profile: first stage, reranker, selection, exactly as the profile says.
-
-    Parameters
-    ----------
-    profile : Profile
-    searcher : Searcher
-        Runs the first stage and supplies unit texts for the reranker.
-    queries : sequence of Query
-    rerankers : Mapping[str, Reranker], optional
-        Rerankers by name; must hold ``profile.reranker`` when it is set.
-
-    Returns
-    -------
-    ProfileRun
-        With ``profile`` the very object passed in.
-
-    Raises
-    ------
-    KeyError
-        ``profile.reranker`` is not in ``rerankers``.
-
-    Examples
-    --------
-    >>> from hierret.encoders import load_encoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
-    >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark."),
-    ...         Document("c", "C", "Birds sing at dawn.")]
-    >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
-    >>> p = Profile("bm25-top1", ranker="bm25", depth=5, selection=Selection(top_k=1))
-    >>> out = run_profile(p, s, [Query("q", "do dogs bark", ())])
-    >>> out.run, out.profile is p  # doctest: +ELLIPSIS
-    ({'q': [('b#p0', 1.20...)]}, True)
-    """
-    reranker: Reranker | None = None
-    if profile.reranker is not None:
-        available = dict(rerankers or {})
-        if profile.reranker not in available:
-            raise KeyError(
-                f"profile {profile.name!r} needs reranker {profile.reranker!r}; "
-                f"given: {sorted(available)}"
-            )
-        reranker = available[profile.reranker]
-        if (
-            isinstance(reranker, EncoderReranker)
-            and profile.ranker == "dense"
-            and reranker.encoder.identity.key() == searcher.encoder.identity.key()
-        ):
-            log.warning(
-                "profile %r re-scores a dense first stage with the same encoder (%s): "
-                "the reranker can only reproduce the first-stage order",
-                profile.name,
-                searcher.encoder.identity.name,
-            )
-    first = searcher.run(queries, profile.level, profile.ranker, profile.depth)
-    reranked: Run = first
-    seconds: dict[str, float] = {}
-    if reranker is not None:
-        texts = {u.id: searcher.hierarchy.text(u) for u in searcher.units(profile.level)}
-        reranked = {}
-        for q in queries:
-            start = time.perf_counter()
-            reranked[q.id] = rerank(reranker, q.text, first[q.id], texts)
-            seconds[q.id] = time.perf_counter() - start
-    final = {qid: profile.selection.select(ranking) for qid, ranking in reranked.items()}
-    return ProfileRun(
-        profile=profile,
-        run=final,
-        first_stage=first,
-        reranked=reranked,
-        rerank_seconds=seconds,
-        reranker=reranker.identity if reranker is not None else None,
-    )
 
 
 @dataclass
@@ -402,11 +230,13 @@ def evaluate_profile(
     qrels: Qrels,
     rerankers: Mapping[str, Reranker] | None = None,
     metrics: Sequence[str] = _DEFAULT_METRICS,
+    k: int = 10,
 ) -> ProfileEvaluation:
-    """Run a profile (:func:`run_profile`) and score its final run.
+    """Run a profile with :meth:`Searcher.trace <hierret.search.Searcher.trace>` and score it.
 
-    Only the given queries are scored: judgements of other queries in
-    ``qrels`` are ignored.
+    The run scored is exactly what ``searcher.run(queries, profile, k,
+    rerankers)`` returns. Only the given queries are scored: judgements of
+    other queries in ``qrels`` are ignored.
 
     Parameters
     ----------
@@ -417,13 +247,31 @@ def evaluate_profile(
     rerankers : Mapping[str, Reranker], optional
     metrics : sequence of str
         Metric names (see :func:`~hierret.evaluation.evaluate`).
+    k : int, default 10
+        Length of each final ranking.
 
     Returns
     -------
     ProfileEvaluation
         ``.profile`` is the object passed in; ``.profile_dict`` its ``asdict``.
+
+    Examples
+    --------
+    >>> from hierret.encoders import load_encoder
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.profile import Profile
+    >>> from hierret.rerank import Selection
+    >>> from hierret.search import Searcher
+    >>> from hierret.units import Corpus, Document
+    >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark."),
+    ...         Document("c", "C", "Birds sing at dawn.")]
+    >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
+    >>> p = Profile("bm25-top1", ranker="bm25", selection=Selection(top_k=1))
+    >>> ev = evaluate_profile(p, s, [Query("q", "do dogs bark", ())], {"q": {"b#p0": 1}})
+    >>> ev.outcome.run, ev.profile is p, ev.means()["hit@1"]  # doctest: +ELLIPSIS
+    ({'q': [('b#p0', 1.20...)]}, True, 1.0)
     """
-    outcome = run_profile(profile, searcher, queries, rerankers)
+    outcome = searcher.trace(queries, profile, k, rerankers)
     wanted = {q.id for q in queries}
     judged = {qid: grades for qid, grades in qrels.items() if qid in wanted}
     return ProfileEvaluation(outcome, evaluate(outcome.run, judged, metrics))

@@ -1,4 +1,4 @@
-"""Level indexes and fused search: identity guard, lifting, min-max blending, hits."""
+"""The search front door: level indexes, identity guard, fused blending, hits."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import lift
-from hierret.hierarchical import LEVELS, HierarchicalIndex, snippet
 from hierret.hierarchy import Hierarchy, build_hierarchy
+from hierret.hits import snippet
 from hierret.index import IdentityMismatchError
 from hierret.levels import unit_vectors
+from hierret.profile import Profile
 from hierret.rankers.fusion import minmax_fuse
 from hierret.search import Searcher
-from hierret.units import Corpus, Document, Query
+from hierret.units import Corpus, Document, Level, Query
 
 DOCS = [
     Document("try", "The try statement", (
@@ -47,52 +48,70 @@ def hierarchy() -> Hierarchy:
     return build_hierarchy(Corpus("toy", DOCS), max_chars=120, overlap_chars=20)
 
 
+LEVELS: tuple[Level, ...] = ("passages", "sections", "documents")
+FUSED = Profile(level="fused")
+
+
 @pytest.fixture(scope="module")
-def index(hierarchy: Hierarchy) -> HierarchicalIndex:
-    return HierarchicalIndex(hierarchy, HashEncoder(dimension=64, window=24)).build()
+def index(hierarchy: Hierarchy) -> Searcher:
+    s = Searcher(hierarchy, HashEncoder(dimension=64, window=24))
+    for level in LEVELS:
+        s.dense_index(level)
+    return s
 
 
-def test_every_level_carries_the_encoder_identity(index: HierarchicalIndex) -> None:
+def test_every_level_carries_the_encoder_identity(index: Searcher) -> None:
     ident = index.encoder.identity.describe()
     assert index.identity == ident
     for level in LEVELS:
-        assert index.index(level).identity == ident
-    assert set(index.reports) == set(index.build_seconds) == set(LEVELS)
+        assert index.dense_index(level).identity == ident
+    keys = {("passages", "first-window"), ("sections", "rawspan"), ("documents", "rawspan")}
+    assert set(index.reports) == set(index.build_seconds) == keys
 
 
-@pytest.mark.parametrize("level", ["passages", "sections", "documents", "fused"])
-def test_another_encoder_raises(index: HierarchicalIndex, level: str) -> None:
+@pytest.mark.parametrize("level", LEVELS)
+def test_another_encoder_raises(index: Searcher, level: Level) -> None:
     other = HashEncoder(dimension=64, window=24, query_prefix="query: ")  # same dimension
     with pytest.raises(IdentityMismatchError, match="different encoder"):
-        index.run(QUERIES, level, query_encoder=other)  # type: ignore[arg-type]
+        index.dense_index(level).search(other.encode_queries(["x"]), 3, other.identity)
 
 
-def test_sections_pool_long_own_spans(index: HierarchicalIndex, hierarchy: Hierarchy) -> None:
-    report = index.reports["sections"]
+def test_sections_pool_long_own_spans(index: Searcher, hierarchy: Hierarchy) -> None:
+    report = index.reports[("sections", "rawspan")]
     assert report.n_pooled > 0
     assert report.n_embedded == len(hierarchy.units("sections"))
-    assert index.reports["passages"].strategy == "whole"
+    assert index.reports[("passages", "first-window")].strategy == "first-window"
+
+
+def test_first_window_vectors_embed_each_unit_as_one_text(hierarchy: Hierarchy) -> None:
+    enc = HashEncoder(dimension=64, window=24)
+    s = Searcher(hierarchy, enc)
+    index = s.dense_index("sections", "first-window")
+    texts = [hierarchy.text(u) for u in hierarchy.units("sections")]
+    np.testing.assert_allclose(index.vectors, enc.encode_passages(texts), atol=1e-6)
+    assert s.reports[("sections", "first-window")].truncated  # long sections: cut by a model
+    assert s.dense_index("passages", "centroid") is s.dense_index("passages")  # one passage index
 
 
 def test_fused_is_minmax_blend_of_lifted_passages_and_sections(
-    index: HierarchicalIndex, hierarchy: Hierarchy
+    index: Searcher, hierarchy: Hierarchy
 ) -> None:
-    depth, weight = 4, 0.65
-    passages = index.run(QUERIES, "passages", k=depth)
-    sections = index.run(QUERIES, "sections", k=depth)
+    pool, weight = 4, 0.65
+    passages = index.run(QUERIES, k=pool)
+    sections = index.run(QUERIES, Profile(level="sections"), k=pool)
     lifted = lift(passages, hierarchy.parents("passages", "sections"))
-    fused = index.run(QUERIES, "fused", k=10, section_weight=weight, depth=depth)
+    fused = index.run(QUERIES, Profile(level="fused", pool=pool, section_weight=weight), k=10)
     for q in fused:
         assert fused[q] == minmax_fuse(lifted[q], sections[q], weight)[:10]
         assert {u for u, _ in fused[q]} == {u for u, _ in lifted[q]} | {u for u, _ in sections[q]}
 
 
 def test_passage_leg_scores_each_section_by_its_best_passage(
-    index: HierarchicalIndex, hierarchy: Hierarchy
+    index: Searcher, hierarchy: Hierarchy
 ) -> None:
     parent = hierarchy.parents("passages", "sections")
-    passages = index.run(QUERIES, "passages", k=50)
-    fused = index.run(QUERIES, "fused", k=50, section_weight=0.0, depth=50)
+    passages = index.run(QUERIES, k=50)
+    fused = index.run(QUERIES, Profile(level="fused", section_weight=0.0, pool=50), k=50)
     for q in fused:
         best: dict[str, float] = {}
         for uid, score in passages[q]:
@@ -102,36 +121,34 @@ def test_passage_leg_scores_each_section_by_its_best_passage(
         assert fused[q][0] == (parent[passages[q][0][0]], 1.0)
 
 
-def test_weight_one_reproduces_the_section_order(index: HierarchicalIndex) -> None:
-    sections = index.run(QUERIES, "sections", k=50)
-    fused = index.run(QUERIES, "fused", k=50, section_weight=1.0, depth=50)
+def test_weight_one_reproduces_the_section_order(index: Searcher) -> None:
+    sections = index.run(QUERIES, Profile(level="sections"), k=50)
+    fused = index.run(QUERIES, Profile(level="fused", section_weight=1.0, pool=50), k=50)
     for q in fused:
         order = [u for u, _ in sections[q]]
         assert [u for u, _ in fused[q] if u in set(order)] == order
 
 
-def test_chunk_level_equals_the_flat_searcher(hierarchy: Hierarchy) -> None:
-    enc = HashEncoder(dimension=64, window=24)
-    hi = HierarchicalIndex(hierarchy, enc)
-    flat = Searcher(hierarchy, enc).run(QUERIES, "passages", "dense", depth=5)
-    assert hi.run(QUERIES, "passages", k=5) == flat
+def test_passage_vectors_do_not_depend_on_the_vector_strategy(hierarchy: Hierarchy) -> None:
+    s = Searcher(hierarchy, HashEncoder(dimension=64, window=24))
+    runs = [s.run(QUERIES, Profile(vectors=v), k=5)  # type: ignore[arg-type]
+            for v in ("rawspan", "centroid", "first-window")]
+    assert runs[0] == runs[1] == runs[2]
 
 
 def test_centroid_strategy_reuses_passage_vectors(hierarchy: Hierarchy) -> None:
     enc = HashEncoder(dimension=64, window=24)
-    hi = HierarchicalIndex(hierarchy, enc, strategy="centroid")
-    hi.index("sections")  # builds passages first
-    assert "passages" in hi.reports
+    s = Searcher(hierarchy, enc)
+    s.dense_index("sections", "centroid")  # builds passages first
+    assert ("passages", "first-window") in s.reports
     _, expected, _ = unit_vectors(hierarchy, enc, "sections", "centroid")
-    got = hi.index("sections").scores(expected, hi.identity)
+    got = s.dense_index("sections", "centroid").scores(expected, s.identity)
     np.testing.assert_allclose(np.diag(got), 1.0, atol=1e-5)
 
 
-def test_hits_name_section_paths_and_spans(
-    index: HierarchicalIndex, hierarchy: Hierarchy
-) -> None:
+def test_hits_name_section_paths_and_spans(index: Searcher, hierarchy: Hierarchy) -> None:
     secs = {s.id: s for ss in hierarchy.sections.values() for s in ss}
-    hits = index.search("finally clause exception", "fused", k=3)
+    hits = index.search("finally clause exception", FUSED, k=3)
     assert [h.rank for h in hits] == [1, 2, 3]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     for h in hits:
@@ -141,25 +158,29 @@ def test_hits_name_section_paths_and_spans(
         assert "\n" not in h.snippet
     assert hits[0].unit_id == "try#s1.2"
     assert hits[0].path == "The try statement > Finally clause"
-    passage = index.search("finally clause exception", "passages", k=1)[0]
+    passage = index.search("finally clause exception", k=1)[0]
     p = next(p for p in hierarchy.passages if p.id == passage.unit_id)
     assert passage.path == " > ".join(secs[p.parent or ""].path)
     assert passage.span == (p.start, p.end)
-    doc = index.search("loop", "documents", k=1)[0]
+    doc = index.search("loop", Profile(level="documents"), k=1)[0]
     assert (doc.unit_id, doc.path) == ("for", "The for statement")
 
 
-def test_bad_arguments(index: HierarchicalIndex) -> None:
+def test_bad_arguments(index: Searcher) -> None:
     with pytest.raises(ValueError, match="unknown level"):
-        index.search("x", "paragraphs")  # type: ignore[arg-type]
+        Profile(level="paragraphs")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="section_weight"):
-        index.search("x", "fused", section_weight=1.5)
-    with pytest.raises(ValueError, match="depth must be an int >= 1"):
-        index.search("x", "fused", depth=0)
-    with pytest.raises(ValueError, match="unknown strategy"):
-        HierarchicalIndex(index.hierarchy, index.encoder, "mean")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="unknown level"):
-        index.index("fused")  # type: ignore[arg-type]
+        Profile(level="fused", section_weight=1.5)
+    with pytest.raises(ValueError, match="pool must be an int >= 1"):
+        Profile(level="fused", pool=0)
+    with pytest.raises(ValueError, match="unknown vectors 'mean'"):
+        Profile(vectors="mean")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown level 'fused' for an index"):
+        index.dense_index("fused")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="profile must be a Profile, got str"):
+        index.search("x", "fused")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="needs reranker 'ce'"):
+        index.run(QUERIES, Profile(reranker="ce"))
 
 
 def test_snippet_drops_underlines_and_cuts_at_a_word() -> None:
