@@ -56,6 +56,7 @@ __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "UNEVALUATED",
     "Choices",
     "ParameterError",
     "check_notebook",
@@ -64,9 +65,11 @@ __all__ = [
     "notebook_parameters",
 ]
 
-#: The first line of the cell papermill injects after the parameters cell.
-INJECTED_HEADER = "# Parameters"
-_LIST_HINT = " (papermill's -p passes only numbers, strings, True/False/None: give it with -y)"
+# The first line of the cell papermill injects after the parameters cell.
+_INJECTED_HEADER = "# Parameters"
+# What check_notebook adds to a type message about a list or dict parameter.
+_PAPERMILL_HINT = (" (papermill's -p passes only numbers, strings, True, False and None: "
+                  "give a list or dict with -y '{name}: [...]')")
 
 
 class ParameterError(ValueError):
@@ -80,6 +83,7 @@ class _Unevaluated:
         return "<not a literal>"
 
 
+#: The default :func:`declared_parameters` gives a parameter whose value is not a literal.
 UNEVALUATED = _Unevaluated()
 
 
@@ -326,7 +330,8 @@ def _choice_problems(name: str, value: object, choices: Choices) -> list[str]:
 
 
 def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None,
-              choices: Mapping[str, Choices | Iterable[object]], where: str) -> list[str]:
+              choices: Mapping[str, Choices | Iterable[object]], where: str,
+              list_hint: str) -> list[str]:
     """Every problem with ``given``; ``declared=None`` checks the choices only."""
     known = list(declared) if declared is not None else list(given)
     stray = sorted(set(choices) - set(known))
@@ -346,7 +351,7 @@ def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None
             continue
         default = declared[name] if declared is not None else None
         if not _fits(value, default):
-            hint = _LIST_HINT if isinstance(default, list | tuple | dict) else ""
+            hint = list_hint.format(name=name) if isinstance(default, list | tuple | dict) else ""
             problems.append(f"{name} must be {_type_name(default)}, got {value!r} "
                             f"({type(value).__name__}); the default is {default!r}{hint}")
         elif accepted is not None:
@@ -363,7 +368,7 @@ def _raise(problems: list[str]) -> None:
 
 def check_parameters(given: Mapping[str, object], declared: Mapping[str, object], *,
                      choices: Mapping[str, Choices | Iterable[object]] | None = None,
-                     where: str = "this notebook") -> None:
+                     where: str = "this notebook", list_hint: str = "") -> None:
     """Fail if a given parameter is unknown, of the wrong type, or not one of its choices.
 
     Parameters
@@ -377,6 +382,10 @@ def check_parameters(given: Mapping[str, object], declared: Mapping[str, object]
         collection. Every name must be declared.
     where : str
         What declares the parameters, for messages.
+    list_hint : str
+        Added to a message about a list or dict parameter given something
+        else: how to give one where the values come from (``{name}`` is
+        replaced by the parameter's name).
 
     Raises
     ------
@@ -397,7 +406,7 @@ def check_parameters(given: Mapping[str, object], declared: Mapping[str, object]
     - corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: ...
     - smoke must be a bool (True or False), got 1 (int); the default is False
     """
-    _raise(_problems(given, declared, choices or {}, where))
+    _raise(_problems(given, declared, choices or {}, where, list_hint))
 
 
 def check_notebook(namespace: Mapping[str, object], /,
@@ -443,7 +452,7 @@ parameters of this notebook: k, encoder
         raise ValueError("check_notebook reads the kernel's input history: call it in a "
                          "notebook cell as check_notebook(globals(), ...)")
     before = [str(source) for source in history[:-1]]  # the last input is this cell
-    if len(before) >= 2 and before[-1].lstrip().startswith(INJECTED_HEADER):
+    if len(before) >= 2 and before[-1].lstrip().startswith(_INJECTED_HEADER):
         in_cell = declared_parameters(before[-2])
         declared: dict[str, object] | None = in_cell
         names = [*declared_parameters(before[-1]), *in_cell, *choices]
@@ -454,4 +463,4 @@ parameters of this notebook: k, encoder
         raise ValueError(f"the notebook has no variable {', '.join(map(repr, missing))}: "
                          "fix the names passed to check_notebook")
     given = {name: namespace[name] for name in dict.fromkeys(names)}
-    _raise(_problems(given, declared, choices, "this notebook"))
+    _raise(_problems(given, declared, choices, "this notebook", _PAPERMILL_HINT))
