@@ -18,8 +18,9 @@ The rules:
   ``dict`` likewise; a default of ``None`` (or one that is not a literal)
   accepts anything;
 - a parameter given choices (:class:`Choices`, or any collection) takes one
-  of them; a list parameter takes a list of them. A value in the choices is
-  accepted whatever its type (so ``None`` can be listed as "skip").
+  of them, and a list parameter a list of them; one of the choices is
+  accepted whatever its type (so ``None`` can be listed as "skip"), except
+  by a list parameter, which always takes a list.
 
 :data:`CORPUS`, :data:`BEIR` and :data:`ENCODER` read the accepted names from
 the package when the check runs (the corpus loaders of :mod:`hierret.datasets`
@@ -321,6 +322,11 @@ def _as_choices(accepted: Choices | Iterable[object]) -> Choices:
     return Choices(lambda: values)
 
 
+def _is_choice(value: object, default: object, choices: Choices) -> bool:
+    """Whether ``value`` is itself a choice (not for a list or dict parameter: its items are)."""
+    return not isinstance(default, list | tuple | dict) and choices.accepts(value)
+
+
 def _choice_problems(name: str, value: object, choices: Choices) -> list[str]:
     if isinstance(value, list | tuple):
         found = (choices.problem(f"{name}[{i}]", item) for i, item in enumerate(value))
@@ -347,9 +353,9 @@ def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None
                             f"parameters of {where}: {', '.join(known)}")
             continue
         accepted = _as_choices(choices[name]) if name in choices else None
-        if accepted is not None and accepted.accepts(value):
-            continue
         default = declared[name] if declared is not None else None
+        if accepted is not None and _is_choice(value, default, accepted):
+            continue
         if not _fits(value, default):
             hint = list_hint.format(name=name) if isinstance(default, list | tuple | dict) else ""
             problems.append(f"{name} must be {_type_name(default)}, got {value!r} "
