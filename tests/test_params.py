@@ -18,6 +18,7 @@ from types import ModuleType
 import pytest
 
 import hierret
+from hierret.datasets import load, source_names
 from hierret.datasets.beir import BEIR_DOWNLOADS
 from hierret.encoders import registered_encoders
 from hierret.encoders.base import HashEncoder
@@ -132,11 +133,15 @@ def test_an_unknown_encoder_is_named_with_the_registry_and_what_else_loads() -> 
     assert message.endswith("or a sentence-transformers folder or hub id 'org/model'")
 
 
-def test_corpus_choices_are_the_loaders_names() -> None:
+def test_corpus_choices_are_what_the_loader_takes(tmp_path: Path) -> None:
     for name in ["python-reference", "qasper", *BEIR_DOWNLOADS]:
         assert CORPUS.accepts(name)
     assert CORPUS.accepts("scifact-sections")
-    assert not CORPUS.accepts("SciFact")  # the loaders are case-sensitive
+    assert CORPUS.accepts(str(tmp_path))  # a path: the loader decides what it holds
+    for refused in ["SciFact", "scifcat", str(tmp_path / "absent")]:
+        assert not CORPUS.accepts(refused)
+        with pytest.raises(ValueError, match="is neither a corpus name"):
+            load(refused)
     assert BEIR.accepts("scifact")
     assert not BEIR.accepts("qasper")
     assert not BEIR.accepts(None)
@@ -295,7 +300,7 @@ def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -
         "parameters of this notebook: max_chars, section_weight, corpora",
         "- section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65",
         "- corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: "
-        + ", ".join(CORPUS.listed()),  # type: ignore[arg-type]
+        + ", ".join(source_names()) + ", or a BEIR folder or a Qasper JSON file",
     ]
     cells = json.loads(out.read_text(encoding="utf-8"))["cells"]
     assert [c["execution_count"] for c in cells if c["cell_type"] == "code"] == [1, 2, 3, None]

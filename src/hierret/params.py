@@ -23,7 +23,7 @@ The rules:
   by a list parameter, which always takes a list.
 
 :data:`CORPUS`, :data:`BEIR` and :data:`ENCODER` read the accepted names from
-the package when the check runs (the corpus loaders of :mod:`hierret.datasets`
+the package when the check runs (the corpus loader :func:`hierret.datasets.load`
 and the encoder registry of :mod:`hierret.encoders`), so a notebook lists none.
 
 Examples
@@ -154,10 +154,9 @@ class Choices:
 
 
 def _corpus_names() -> list[str]:
-    from hierret.datasets.beir import BEIR_DOWNLOADS
+    from hierret.datasets import source_names
 
-    beir = sorted(BEIR_DOWNLOADS)
-    return ["python-reference", "qasper", *beir, *(f"{name}-sections" for name in beir)]
+    return source_names()
 
 
 def _beir_names() -> list[str]:
@@ -176,13 +175,18 @@ def _is_folder(value: str) -> bool:
     return Path(value).expanduser().is_dir()
 
 
+def _is_path(value: str) -> bool:
+    return Path(value).expanduser().exists()
+
+
 def _is_folder_or_hub_id(value: str) -> bool:
     return "/" in value.strip() or _is_folder(value)
 
 
-#: Corpus names: the embedded Python reference, Qasper, every BEIR dataset the
-#: package downloads, and each of those as sections (``"scifact-sections"``).
-CORPUS = Choices(_corpus_names)
+#: Corpora :func:`~hierret.datasets.load` loads: a name of
+#: :func:`~hierret.datasets.source_names`, or a BEIR folder or Qasper file.
+CORPUS = Choices(_corpus_names, other=_is_path,
+                 other_text="a BEIR folder or a Qasper JSON file")
 #: BEIR dataset names :func:`~hierret.datasets.load_beir` downloads, or a BEIR folder.
 BEIR = Choices(_beir_names, other=_is_folder, other_text="a BEIR folder")
 #: Encoder names :func:`~hierret.encoders.load_encoder` knows (case-blind), or a
