@@ -1,0 +1,476 @@
+"""Notebook parameters are checked: unknown names, wrong types and unknown choices fail early.
+
+Every notebook declares its parameters in a cell tagged ``parameters`` and
+calls :func:`check_notebook` in the next cell. papermill only *warns* about a
+name the notebook does not declare (``-p max_chrs 600``) and then injects it
+as a new variable, and it passes any value along (``-p section_weight abc``
+gives a ``str``), so without a check a misspelt or mistyped parameter runs
+the whole notebook on the defaults, or fails an hour later far from its
+cause. The check fails in the first cells instead, with a message that names
+the parameter, the value and what is accepted.
+
+The rules:
+
+- a name is known if the parameters cell assigns it;
+- a value must have its default's type: a ``bool`` for a bool, an ``int``
+  (not a bool) for an int, an ``int`` or a ``float`` for a float, a ``list``
+  (or tuple) whose items have the type of the default's items for a list, a
+  ``dict`` likewise; a default of ``None`` (or one that is not a literal)
+  accepts anything;
+- a parameter given choices (:class:`Choices`, or any collection) takes one
+  of them, and a list parameter a list of them; one of the choices is
+  accepted whatever its type (so ``None`` can be listed as "skip"), except
+  by a list parameter, which always takes a list.
+
+:data:`CORPUS`, :data:`BEIR` and :data:`ENCODER` read the accepted names from
+the package when the check runs (the corpus loader :func:`hierret.datasets.load`
+and the encoder registry of :mod:`hierret.encoders`), so a notebook lists none.
+
+Examples
+--------
+>>> declared = declared_parameters("max_chars = 900\\nsection_weight = 0.65\\nsmoke = False")
+>>> check_parameters({"max_chars": 600, "section_weight": 1}, declared)
+>>> check_parameters({"max_chrs": 600}, declared)
+Traceback (most recent call last):
+...
+hierret.params.ParameterError: unknown parameter 'max_chrs' (did you mean 'max_chars'?); \
+parameters of this notebook: max_chars, section_weight, smoke
+>>> check_parameters({"section_weight": "abc"}, declared)
+Traceback (most recent call last):
+...
+hierret.params.ParameterError: section_weight must be a float (an int will do), \
+got 'abc' (str); the default is 0.65
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import numbers
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+__all__ = [
+    "BEIR",
+    "CORPUS",
+    "ENCODER",
+    "UNEVALUATED",
+    "Choices",
+    "ParameterError",
+    "check_notebook",
+    "check_parameters",
+    "declared_parameters",
+    "notebook_parameters",
+]
+
+# The first line of the cell papermill injects after the parameters cell.
+_INJECTED_HEADER = "# Parameters"
+# What check_notebook adds to a type message about a list or dict parameter.
+_PAPERMILL_HINT = (" (papermill's -p passes only numbers, strings, True, False and None: "
+                  "give a list or dict with -y '{name}: [...]')")
+
+
+class ParameterError(ValueError):
+    """A notebook parameter is unknown, of the wrong type, or not one of its choices."""
+
+
+class _Unevaluated:
+    """The default of a parameter whose value is not a literal: its type is not checked."""
+
+    def __repr__(self) -> str:
+        return "<not a literal>"
+
+
+#: The default :func:`declared_parameters` gives a parameter whose value is not a literal.
+UNEVALUATED = _Unevaluated()
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The values a parameter, or each item of a list parameter, may take.
+
+    Parameters
+    ----------
+    listed : callable
+        Returns the accepted values; called when the check runs, so values
+        registered after import count. They are listed in messages and
+        offered as suggestions.
+    other : callable, optional
+        Accepts further string values that cannot be listed (a folder, a hub id).
+    other_text : str
+        What ``other`` accepts, in words, for messages.
+    fold_case : bool
+        Compare strings ignoring case and surrounding space.
+    none : bool
+        Accept ``None`` too (the notebook reads it as "skip").
+
+    Examples
+    --------
+    >>> rankers = Choices(lambda: ["bm25", "dense"])
+    >>> rankers.accepts("dense"), rankers.accepts("Dense"), rankers.accepts(None)
+    (True, False, False)
+    >>> rankers.or_none().accepts(None)
+    True
+    """
+
+    listed: Callable[[], Iterable[object]]
+    other: Callable[[str], bool] | None = None
+    other_text: str = ""
+    fold_case: bool = False
+    none: bool = False
+
+    def or_none(self) -> Choices:
+        """The same choices, and ``None``."""
+        return replace(self, none=True)
+
+    def _key(self, value: object) -> object:
+        return value.strip().lower() if self.fold_case and isinstance(value, str) else value
+
+    def accepts(self, value: object) -> bool:
+        """Whether ``value`` is one of the choices."""
+        if value is None and self.none:
+            return True
+        try:
+            if self._key(value) in {self._key(v) for v in self.listed()}:
+                return True
+        except TypeError:  # an unhashable value (a list) is never a listed choice
+            return False
+        return isinstance(value, str) and self.other is not None and self.other(value)
+
+    def problem(self, label: str, value: object) -> str | None:
+        """``None`` if ``value`` is accepted, else a message naming ``label`` and the choices."""
+        if self.accepts(value):
+            return None
+        names = [str(v) for v in self.listed()] + ["None"] * self.none
+        hint = ""
+        if isinstance(value, str):
+            close = difflib.get_close_matches(str(self._key(value)), names, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+        other = f", or {self.other_text}" if self.other_text else ""
+        return f"{label} = {value!r} is not accepted{hint}; accepted: {', '.join(names)}{other}"
+
+
+def _corpus_names() -> list[str]:
+    from hierret.datasets import source_names
+
+    return source_names()
+
+
+def _beir_names() -> list[str]:
+    from hierret.datasets.beir import BEIR_DOWNLOADS
+
+    return sorted(BEIR_DOWNLOADS)
+
+
+def _encoder_names() -> list[str]:
+    from hierret.encoders.registry import registered_encoders
+
+    return registered_encoders()
+
+
+def _is_folder(value: str) -> bool:
+    return Path(value).expanduser().is_dir()
+
+
+def _is_path(value: str) -> bool:
+    return Path(value).expanduser().exists()
+
+
+def _is_folder_or_hub_id(value: str) -> bool:
+    return "/" in value.strip() or _is_folder(value)
+
+
+#: Corpora :func:`~hierret.datasets.load` loads: a name of
+#: :func:`~hierret.datasets.source_names`, or a BEIR folder or Qasper file.
+CORPUS = Choices(_corpus_names, other=_is_path,
+                 other_text="a BEIR folder or a Qasper JSON file")
+#: BEIR dataset names :func:`~hierret.datasets.load_beir` downloads, or a BEIR folder.
+BEIR = Choices(_beir_names, other=_is_folder, other_text="a BEIR folder")
+#: Encoder names :func:`~hierret.encoders.load_encoder` knows (case-blind), or a
+#: sentence-transformers folder or hub id.
+ENCODER = Choices(_encoder_names, other=_is_folder_or_hub_id, fold_case=True,
+                  other_text="a sentence-transformers folder or hub id 'org/model'")
+
+
+def declared_parameters(source: str) -> dict[str, object]:
+    """The names a parameters cell assigns, with their default values, in order.
+
+    A default that is not a Python literal is :data:`UNEVALUATED` (its type is
+    then not checked). Statements other than assignments to plain names are
+    ignored, as papermill ignores them.
+
+    Parameters
+    ----------
+    source : str
+        The source of the cell tagged ``parameters``.
+
+    Returns
+    -------
+    dict
+        Name to default value.
+
+    Examples
+    --------
+    >>> declared_parameters("k = 10  # depth\\nnames: list = ['a']\\nseed = int('0')")
+    {'k': 10, 'names': ['a'], 'seed': <not a literal>}
+    """
+    declared: dict[str, object] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        try:
+            default = ast.literal_eval(value)
+        except ValueError:
+            default = UNEVALUATED
+        for target in targets:
+            if isinstance(target, ast.Name):
+                declared[target.id] = default
+    return declared
+
+
+def notebook_parameters(path: str | os.PathLike[str]) -> dict[str, object]:
+    """The parameters the cell tagged ``parameters`` of the notebook at ``path`` declares.
+
+    Parameters
+    ----------
+    path : path-like
+        An ``.ipynb`` file.
+
+    Returns
+    -------
+    dict
+        Name to default (:func:`declared_parameters`); empty when no cell is
+        tagged ``parameters``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": ["k = 10"]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "nb.ipynb")
+    ...     _ = path.write_text(json.dumps({"cells": [cell]}))
+    ...     notebook_parameters(path)
+    {'k': 10}
+    """
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        if cell["cell_type"] == "code" and "parameters" in cell["metadata"].get("tags", []):
+            source = cell["source"]
+            return declared_parameters(source if isinstance(source, str) else "".join(source))
+    return {}
+
+
+def _kind(values: Iterable[object]) -> object:
+    """One default that stands for every value of ``values`` (ints and floats: a float)."""
+    values = list(values)
+    if not values or any(v is None or isinstance(v, _Unevaluated) for v in values):
+        return None
+    if all(type(v) is type(values[0]) for v in values):
+        return values[0]
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
+    return 0.0 if numeric else None
+
+
+def _noun(default: object) -> str:
+    """The type of ``default`` in words, without an article: ``"list of str"``."""
+    if isinstance(default, list | tuple | dict):
+        item = _kind(default.values() if isinstance(default, dict) else default)
+        outer = "dict" if isinstance(default, dict) else "list"
+        return outer if item is None else f"{outer} of {_noun(item)}"
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, numbers.Integral):
+        return "int"
+    if isinstance(default, numbers.Real):
+        return "float"
+    return type(default).__name__
+
+
+def _type_name(default: object) -> str:
+    """What a value with the type of ``default`` is, in words."""
+    noun = _noun(default)
+    remark = {"bool": " (True or False)", "float": " (an int will do)"}.get(noun, "")
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}{remark}"
+
+
+def _fits(value: object, default: object) -> bool:
+    """Whether ``value`` has the type of ``default`` (the rules in the module docstring)."""
+    if default is None or isinstance(default, _Unevaluated):
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, numbers.Integral):
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if isinstance(default, numbers.Real):
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if isinstance(default, list | tuple):
+        item = _kind(default)
+        return isinstance(value, list | tuple) and all(_fits(v, item) for v in value)
+    if isinstance(default, dict):
+        item = _kind(default.values())
+        return isinstance(value, dict) and all(_fits(v, item) for v in value.values())
+    return isinstance(value, type(default))
+
+
+def _as_choices(accepted: Choices | Iterable[object]) -> Choices:
+    if isinstance(accepted, Choices):
+        return accepted
+    values = list(accepted)
+    return Choices(lambda: values)
+
+
+def _is_choice(value: object, default: object, choices: Choices) -> bool:
+    """Whether ``value`` is itself a choice (not for a list or dict parameter: its items are)."""
+    return not isinstance(default, list | tuple | dict) and choices.accepts(value)
+
+
+def _choice_problems(name: str, value: object, choices: Choices) -> list[str]:
+    if isinstance(value, list | tuple):
+        found = (choices.problem(f"{name}[{i}]", item) for i, item in enumerate(value))
+        return [p for p in found if p is not None]
+    problem = choices.problem(name, value)
+    return [] if problem is None else [problem]
+
+
+def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None,
+              choices: Mapping[str, Choices | Iterable[object]], where: str,
+              list_hint: str) -> list[str]:
+    """Every problem with ``given``; ``declared=None`` checks the choices only."""
+    known = list(declared) if declared is not None else list(given)
+    stray = sorted(set(choices) - set(known))
+    if stray:
+        raise ValueError(f"choices are given for {', '.join(map(repr, stray))}, which "
+                         f"{where} does not declare: fix the names passed to the check")
+    problems = []
+    for name, value in given.items():
+        if declared is not None and name not in declared:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"unknown parameter {name!r}{hint}; "
+                            f"parameters of {where}: {', '.join(known)}")
+            continue
+        accepted = _as_choices(choices[name]) if name in choices else None
+        default = declared[name] if declared is not None else None
+        if accepted is not None and _is_choice(value, default, accepted):
+            continue
+        if not _fits(value, default):
+            hint = list_hint.format(name=name) if isinstance(default, list | tuple | dict) else ""
+            problems.append(f"{name} must be {_type_name(default)}, got {value!r} "
+                            f"({type(value).__name__}); the default is {default!r}{hint}")
+        elif accepted is not None:
+            problems.extend(_choice_problems(name, value, accepted))
+    return problems
+
+
+def _raise(problems: list[str]) -> None:
+    if len(problems) == 1:
+        raise ParameterError(problems[0])
+    if problems:
+        raise ParameterError(f"{len(problems)} parameter problems:\n- " + "\n- ".join(problems))
+
+
+def check_parameters(given: Mapping[str, object], declared: Mapping[str, object], *,
+                     choices: Mapping[str, Choices | Iterable[object]] | None = None,
+                     where: str = "this notebook", list_hint: str = "") -> None:
+    """Fail if a given parameter is unknown, of the wrong type, or not one of its choices.
+
+    Parameters
+    ----------
+    given : mapping
+        Parameter name to the value given.
+    declared : mapping
+        Parameter name to default value, as :func:`declared_parameters` reads them.
+    choices : mapping, optional
+        Parameter name to its accepted values: a :class:`Choices` or any
+        collection. Every name must be declared.
+    where : str
+        What declares the parameters, for messages.
+    list_hint : str
+        Added to a message about a list or dict parameter given something
+        else: how to give one where the values come from (``{name}`` is
+        replaced by the parameter's name).
+
+    Raises
+    ------
+    ParameterError
+        Naming each problem: the parameter, the value and what is accepted.
+    ValueError
+        ``choices`` names a parameter that is not declared.
+
+    Examples
+    --------
+    >>> declared = {"corpora": ["scifact"], "smoke": False}
+    >>> check_parameters({"corpora": ["scifact"]}, declared, choices={"corpora": CORPUS})
+    >>> check_parameters({"corpora": ["scifcat"], "smoke": 1}, declared,
+    ...                  choices={"corpora": CORPUS})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hierret.params.ParameterError: 2 parameter problems:
+    - corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: ...
+    - smoke must be a bool (True or False), got 1 (int); the default is False
+    """
+    _raise(_problems(given, declared, choices or {}, where, list_hint))
+
+
+def check_notebook(namespace: Mapping[str, object], /,
+                   **choices: Choices | Iterable[object]) -> None:
+    """Check a notebook's parameters from the cell right after its parameters cell.
+
+    Call it as ``check_notebook(globals(), corpora=CORPUS, encoder=ENCODER)``.
+    The kernel's input history (IPython's ``In``) tells what ran before this
+    cell: when papermill injected parameters, the cell just before is the
+    injected one (its first line is ``# Parameters``) and the one before that
+    is the notebook's parameters cell. Then every injected name must be
+    declared, and every value must have its default's type and be one of its
+    choices. Without injected parameters (a notebook run as it is, or cells run
+    by hand) only the choices are checked, on the current values.
+
+    Parameters
+    ----------
+    namespace : mapping
+        The notebook's ``globals()``.
+    **choices : Choices or collection
+        Parameter name to its accepted values.
+
+    Raises
+    ------
+    ParameterError
+        Naming each problem: the parameter, the value and what is accepted.
+    ValueError
+        ``namespace`` is not an IPython namespace, or ``choices`` names a
+        variable the notebook does not have.
+
+    Examples
+    --------
+    >>> ns = {"In": ["", "k = 10\\nencoder = 'minilm'", "# Parameters\\nk = 5\\nencodr = 'e5'\\n",
+    ...              "check_notebook(globals())"], "k": 5, "encoder": "minilm", "encodr": "e5"}
+    >>> check_notebook(ns, encoder=ENCODER)
+    Traceback (most recent call last):
+    ...
+    hierret.params.ParameterError: unknown parameter 'encodr' (did you mean 'encoder'?); \
+parameters of this notebook: k, encoder
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list) or not history:
+        raise ValueError("check_notebook reads the kernel's input history: call it in a "
+                         "notebook cell as check_notebook(globals(), ...)")
+    before = [str(source) for source in history[:-1]]  # the last input is this cell
+    if len(before) >= 2 and before[-1].lstrip().startswith(_INJECTED_HEADER):
+        in_cell = declared_parameters(before[-2])
+        declared: dict[str, object] | None = in_cell
+        names = [*declared_parameters(before[-1]), *in_cell, *choices]
+    else:
+        declared, names = None, list(choices)
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise ValueError(f"the notebook has no variable {', '.join(map(repr, missing))}: "
+                         "fix the names passed to check_notebook")
+    given = {name: namespace[name] for name in dict.fromkeys(names)}
+    _raise(_problems(given, declared, choices, "this notebook", _PAPERMILL_HINT))

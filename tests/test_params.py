@@ -1,0 +1,364 @@
+"""Notebook parameters are checked: unknown names, wrong types and unknown choices fail early.
+
+The references are independent of :mod:`hierret.params`: papermill's own
+reading of each notebook's parameters cell, the corpus and encoder names the
+loaders and the registry hold, and real papermill runs of a small notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import hierret
+from hierret.datasets import load, source_names
+from hierret.datasets.beir import BEIR_DOWNLOADS
+from hierret.encoders import registered_encoders
+from hierret.encoders.base import HashEncoder
+from hierret.params import (
+    BEIR,
+    CORPUS,
+    ENCODER,
+    UNEVALUATED,
+    Choices,
+    ParameterError,
+    check_notebook,
+    check_parameters,
+    declared_parameters,
+    notebook_parameters,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+DECLARED = {"max_chars": 900, "section_weight": 0.65, "smoke": False, "sizes": [600, 900],
+            "corpora": ["scifact"], "min_score": {"maxsim": 0.55}, "max_docs": None,
+            "encoder": "minilm"}
+
+
+def _error(given: dict[str, object], **kw: object) -> str:
+    with pytest.raises(ParameterError) as info:
+        check_parameters(given, DECLARED, **kw)  # type: ignore[arg-type]
+    return str(info.value)
+
+
+# --- names -------------------------------------------------------------------------------------
+
+def test_unknown_name_is_named_with_a_suggestion_and_the_parameters() -> None:
+    message = _error({"max_chrs": 600})
+    assert message.startswith("unknown parameter 'max_chrs' (did you mean 'max_chars'?)")
+    assert message.endswith("parameters of this notebook: " + ", ".join(DECLARED))
+
+
+def test_unknown_name_without_a_close_one_gets_no_suggestion() -> None:
+    message = _error({"zzz": 1}, where="04_dr003_reranking")
+    assert "did you mean" not in message
+    assert "parameters of 04_dr003_reranking: max_chars" in message
+
+
+def test_declared_names_with_good_values_pass() -> None:
+    check_parameters({"max_chars": 600, "section_weight": 0.5, "smoke": True,
+                      "sizes": [300], "corpora": [], "min_score": {"e5": 1}}, DECLARED)
+    check_parameters({}, DECLARED)
+
+
+# --- types -------------------------------------------------------------------------------------
+
+def test_wrong_type_names_the_parameter_the_value_and_the_type() -> None:
+    assert _error({"section_weight": "abc"}) == (
+        "section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("section_weight", 1), ("section_weight", 0.5), ("max_chars", 600), ("smoke", True),
+    ("sizes", [600, 1200]), ("sizes", (600,)), ("min_score", {"e5-rescore": 1}),
+    ("max_docs", 12), ("max_docs", "anything"),  # a None default takes anything
+])
+def test_values_of_the_declared_type_pass(name: str, value: object) -> None:
+    check_parameters({name: value}, DECLARED)
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("max_chars", 600.0, "an int"),
+    ("max_chars", True, "an int"),  # a bool is not a count
+    ("max_chars", "600", "an int"),
+    ("section_weight", False, "a float (an int will do)"),
+    ("smoke", 1, "a bool (True or False)"),
+    ("smoke", "False", "a bool (True or False)"),
+    ("sizes", 600, "a list of int"),
+    ("sizes", [600, "900"], "a list of int"),
+    ("sizes", [600.5], "a list of int"),
+    ("corpora", "scifact", "a list of str"),
+    ("min_score", {"maxsim": "high"}, "a dict of float"),
+    ("encoder", 3, "a str"),
+])
+def test_values_of_another_type_fail(name: str, value: object, expected: str) -> None:
+    message = _error({name: value})
+    assert message.startswith(f"{name} must be {expected}, got {value!r}")
+
+
+def test_a_list_given_as_a_string_says_how_to_give_a_list() -> None:
+    message = _error({"corpora": "scifact"}, list_hint=" (use -y '{name}: [...]')")
+    assert message.endswith("(use -y 'corpora: [...]')")
+
+
+def test_a_default_that_is_not_a_literal_is_not_type_checked() -> None:
+    check_parameters({"seed": "x"}, {"seed": UNEVALUATED})
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    message = _error({"max_chrs": 600, "smoke": 1})
+    assert message.splitlines()[0] == "2 parameter problems:"
+    assert [line[:12] for line in message.splitlines()[1:]] == ["- unknown pa", "- smoke must"]
+
+
+# --- choices -----------------------------------------------------------------------------------
+
+def test_an_unknown_corpus_in_a_list_is_named_with_its_position_and_the_choices() -> None:
+    message = _error({"corpora": ["scifact", "scifcat"]}, choices={"corpora": CORPUS})
+    assert message.startswith("corpora[1] = 'scifcat' is not accepted (did you mean 'scifact'?)")
+    assert "python-reference, qasper, scifact" in message
+
+
+def test_an_unknown_encoder_is_named_with_the_registry_and_what_else_loads() -> None:
+    message = _error({"encoder": "e5-smal"}, choices={"encoder": ENCODER})
+    assert "encoder = 'e5-smal' is not accepted (did you mean 'e5-small'?)" in message
+    assert ", ".join(registered_encoders()) in message
+    assert message.endswith("or a sentence-transformers folder or hub id 'org/model'")
+
+
+def test_corpus_choices_are_what_the_loader_takes(tmp_path: Path) -> None:
+    for name in ["python-reference", "qasper", *BEIR_DOWNLOADS]:
+        assert CORPUS.accepts(name)
+    assert CORPUS.accepts("scifact-sections")
+    assert CORPUS.accepts(str(tmp_path))  # a path: the loader decides what it holds
+    for refused in ["SciFact", "scifcat", str(tmp_path / "absent")]:
+        assert not CORPUS.accepts(refused)
+        with pytest.raises(ValueError, match="is neither a corpus name"):
+            load(refused)
+    assert BEIR.accepts("scifact")
+    assert not BEIR.accepts("qasper")
+    assert not BEIR.accepts(None)
+    assert BEIR.or_none().accepts(None)
+
+
+def test_encoder_choices_follow_the_registry(monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    for name in registered_encoders():
+        assert ENCODER.accepts(name)
+        assert ENCODER.accepts(f" {name.upper()}")
+    assert ENCODER.accepts("all-MiniLM-L6-v2")  # the notebooks' spelling, as load_encoder takes it
+    assert ENCODER.accepts("intfloat/e5-base")
+    assert ENCODER.accepts(str(tmp_path))
+    assert not ENCODER.accepts("my-encoder")
+    monkeypatch.setitem(hierret.encoders.registry._REGISTRY, "my-encoder", HashEncoder)
+    assert ENCODER.accepts("my-encoder")  # read when checked, not at import
+
+
+def test_a_value_listed_among_the_choices_passes_whatever_its_type() -> None:
+    check_parameters({"encoder": None}, DECLARED, choices={"encoder": [None, "minilm"]})
+    message = _error({"encoder": "e5"}, choices={"encoder": [None, "minilm"]})
+    assert message == "encoder = 'e5' is not accepted; accepted: None, minilm"
+
+
+def test_choices_for_a_name_not_declared_are_a_mistake_of_the_caller() -> None:
+    with pytest.raises(ValueError, match="choices are given for 'corpus', which this notebook"):
+        check_parameters({}, DECLARED, choices={"corpus": CORPUS})
+
+
+def test_choices_object_suggests_case_blind() -> None:
+    pick = Choices(lambda: ["bm25", "dense"], fold_case=True)
+    assert pick.accepts(" Dense ")
+    assert not pick.accepts(["dense"])
+    assert pick.problem("ranker", "DENS") == (
+        "ranker = 'DENS' is not accepted (did you mean 'dense'?); accepted: bm25, dense")
+
+
+# --- the parameters cell, read as papermill reads it -------------------------------------------
+
+def test_declared_parameters_reads_assignments_only() -> None:
+    source = "import os\nk = 10  # depth\nnames: list[str] = ['a']\nseed = int('0')\nprint(k)\n"
+    assert declared_parameters(source) == {"k": 10, "names": ["a"], "seed": UNEVALUATED}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_parameters_agree_with_papermill(path: Path) -> None:
+    pm = pytest.importorskip("papermill")
+    reference = pm.inspect_notebook(str(path))
+    declared = notebook_parameters(path)
+    assert list(declared) == list(reference)
+    assert declared == {name: ast.literal_eval(p["default"]) for name, p in reference.items()}
+
+
+def _cells(path: Path) -> tuple[str, str]:
+    """The sources of the parameters cell and of the cell after it."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    at = next(i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", []))
+    return "".join(cells[at]["source"]), "".join(cells[at + 1]["source"])
+
+
+def _run(cells: list[str]) -> dict[str, object]:
+    """Run ``cells`` in one namespace with IPython's input history, as a kernel would."""
+    ns: dict[str, object] = {"In": [""]}
+    for source in cells:
+        ns["In"].append(source)  # type: ignore[attr-defined]
+        exec(compile(source, "<cell>", "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_checks_its_parameters_right_after_declaring_them(path: Path) -> None:
+    params, check = _cells(path)
+    assert "check_notebook(globals()" in check
+    _run([params, check])  # the defaults pass
+    every = {**notebook_parameters(path), "smoke": True, "figures_dir": "figures"}
+    _run([params, "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in every.items()), check])
+    with pytest.raises(ParameterError, match="unknown parameter 'max_chrs'"):
+        _run([params, "# Parameters\nmax_chrs = 600\n", check])
+    with pytest.raises(ParameterError, match=r"^smoke must be a bool .*got 'yes'"):
+        _run([params, "# Parameters\nsmoke = 'yes'\n", check])
+
+
+@pytest.mark.parametrize(("stem", "injected", "error"), [
+    ("03_dr002_embedders", "corpora = ['scifact', 'sciface']",
+     r"^corpora\[1\] = 'sciface' is not accepted \(did you mean 'scifact'\?\)"),
+    ("03_dr002_embedders", "baseline = 'minilm-int9'", r"^baseline = 'minilm-int9' is not"),
+    ("05_dr004_hierarchy", "section_weight = 'abc'", r"^section_weight must be a float"),
+    ("05_dr004_hierarchy", "encoder = 'e5smal'", r"did you mean 'e5-small'"),
+    ("04_dr003_reranking", "corpora = 'scifact'", r"give a list or dict with -y 'corpora: \["),
+])
+def test_notebook_checks_refuse_bad_values(stem: str, injected: str, error: str) -> None:
+    params, check = _cells(ROOT / "notebooks" / f"{stem}.ipynb")
+    with pytest.raises(ParameterError, match=error):
+        _run([params, f"# Parameters\n{injected}\n", check])
+
+
+def test_without_injected_parameters_only_the_choices_are_checked() -> None:
+    params, check = _cells(ROOT / "notebooks" / "05_dr004_hierarchy.ipynb")
+    _run([params, "smoke = 'edited by hand'", check])  # not injected: not a parameter check
+    with pytest.raises(ParameterError, match="'qasperr' is not accepted"):
+        _run([params, "corpora = ['qasperr']", check])
+
+
+def test_check_notebook_outside_a_kernel_says_how_to_call_it() -> None:
+    with pytest.raises(ValueError, match=r"call it in a notebook cell as check_notebook\(glob"):
+        check_notebook({"k": 1})
+
+
+def test_check_notebook_refuses_choices_for_a_variable_it_lacks() -> None:
+    with pytest.raises(ValueError, match="the notebook has no variable 'corpra'"):
+        _run(["corpora = ['scifact']",
+              "from hierret.params import CORPUS, check_notebook\n"
+              "check_notebook(globals(), corpra=CORPUS)"])
+
+
+# --- end to end: papermill and docs/execute.py -------------------------------------------------
+
+@pytest.fixture
+def kernel_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels import the hierret under test."""
+    src = str(Path(hierret.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+
+
+def _small_notebook(path: Path) -> Path:
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# A small notebook"),
+        nbformat.v4.new_code_cell("max_chars = 900\nsection_weight = 0.65\n"
+                                  "corpora = ['python-reference']",
+                                  metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("from hierret.params import CORPUS, check_notebook\n"
+                                  "check_notebook(globals(), corpora=CORPUS)"),
+        nbformat.v4.new_code_cell("print('ran with', max_chars, section_weight, corpora)"),
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.usefixtures("kernel_env")
+def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -> None:
+    pm = pytest.importorskip("papermill")
+    source, out = _small_notebook(tmp_path / "small.ipynb"), tmp_path / "out.ipynb"
+    with pytest.raises(pm.PapermillExecutionError) as info:
+        pm.execute_notebook(str(source), str(out), kernel_name="python3", progress_bar=False,
+                            parameters={"max_chrs": 600, "section_weight": "abc",
+                                        "corpora": ["scifcat"]})
+    assert info.value.ename == "ParameterError"
+    assert info.value.evalue.splitlines() == [
+        "3 parameter problems:",
+        "- unknown parameter 'max_chrs' (did you mean 'max_chars'?); "
+        "parameters of this notebook: max_chars, section_weight, corpora",
+        "- section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65",
+        "- corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: "
+        + ", ".join(source_names()) + ", or a BEIR folder or a Qasper JSON file",
+    ]
+    cells = json.loads(out.read_text(encoding="utf-8"))["cells"]
+    assert [c["execution_count"] for c in cells if c["cell_type"] == "code"] == [1, 2, 3, None]
+
+
+@pytest.mark.usefixtures("kernel_env")
+def test_papermill_with_good_parameters_runs_through(tmp_path: Path) -> None:
+    pm = pytest.importorskip("papermill")
+    source, out = _small_notebook(tmp_path / "small.ipynb"), tmp_path / "out.ipynb"
+    pm.execute_notebook(str(source), str(out), kernel_name="python3", progress_bar=False,
+                        parameters={"max_chars": 600, "section_weight": 1,
+                                    "corpora": ["scifact", "qasper"]})
+    last = json.loads(out.read_text(encoding="utf-8"))["cells"][-1]
+    assert "".join(last["outputs"][0]["text"]) == "ran with 600 1 ['scifact', 'qasper']\n"
+
+
+@pytest.fixture(scope="module")
+def execute() -> Callable[[list[str]], int]:
+    pytest.importorskip("papermill")
+    spec = importlib.util.spec_from_file_location("execute", ROOT / "docs" / "execute.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--only", "nosuch"], "--only 'nosuch': no such notebook; the notebooks are: "
+                           + ", ".join(p.stem for p in NOTEBOOKS)),
+    (["--only", "01_structur"], "no such notebook (did you mean '01_structure'?)"),
+    (["-p", "max_chrs", "600"], "unknown parameter 'max_chrs' (did you mean 'max_chars'?)"),
+    (["--only", "05_dr004_hierarchy", "-p", "section_weight", "abc"],
+     "section_weight must be a float (an int will do), got 'abc' (str)"),
+    (["--only", "01_structure", "-p", "section_weight", "0.5"],  # DR-004's, not this one's
+     "unknown parameter 'section_weight'; parameters of 01_structure: max_chars"),
+    (["-p", "corpora", "scifact"], """as a Python literal: -p corpora "['a', 'b']\""""),
+])
+def test_execute_refuses_before_running_anything(
+        execute: Callable[[list[str]], int], argv: list[str], message: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "site"
+    with pytest.raises(SystemExit) as info:
+        execute(["--out", str(out), *argv])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing was executed, not even the folder made
+
+
+@pytest.mark.usefixtures("kernel_env")
+def test_a_real_notebook_through_execute_fails_in_its_check_cell(
+        execute: Callable[[list[str]], int], tmp_path: Path) -> None:
+    pm = pytest.importorskip("papermill")
+    with pytest.raises(pm.PapermillExecutionError) as info:
+        execute(["--out", str(tmp_path), "--only", "05_dr004_hierarchy", "--kernel", "python3",
+                 "-p", "corpora", "['python-reference', 'qasperr']"])
+    assert info.value.evalue.startswith(
+        "corpora[1] = 'qasperr' is not accepted (did you mean 'qasper'?); accepted: ")
+    cells = json.loads((tmp_path / "05_dr004_hierarchy.ipynb").read_text(encoding="utf-8"))
+    ran = [c["execution_count"] for c in cells["cells"] if c["cell_type"] == "code"]
+    assert ran[:4] == [1, 2, 3, None]  # parameters, injected, the check; nothing after it
