@@ -58,8 +58,6 @@ def test_every_result_record_names_its_encoders_engines_and_machine() -> None:
     for path in sorted((ROOT / "data" / "results").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         machine = record.get("machine")
-        if machine is None:  # written before records named their machine: the next reproduce
-            continue
         assert machine, f"{path.name} records empty machine facts: rerun `nox -s reproduce`"
         assert {"cpu", "cpu_flags", "libc", "torch"} <= set(machine), path.name
         identity = record["identity"]

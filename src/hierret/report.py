@@ -45,7 +45,7 @@ _CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "av
 
 GLUE_PREFIX = "application/papermill.record/"
 _MARKER = re.compile(
-    r"(?P<num>[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?)<!--@(?P<key>[\w.-]+)(?::(?P<fmt>[^>]*?))?-->"
+    r"(?P<num>[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[-+]\d+)?%?)<!--@(?P<key>[\w.-]+)(?::(?P<fmt>[^>]*?))?-->"
 )
 
 
@@ -214,10 +214,17 @@ def update_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
     --------
     >>> update_markdown("n = 1<!--@a.n-->", {"a": {"values": {"n": 7}}})
     'n = 7<!--@a.n-->'
+
+    A typographic minus (U+2212) in the text stays one:
+
+    >>> update_markdown("d = −0.1<!--@a.d-->", {"a": {"values": {"d": -0.2}}})
+    'd = −0.200<!--@a.d-->'
     """
 
     def repl(m: re.Match[str]) -> str:
         value = format_value(_lookup(results, m["key"]), m["fmt"])
+        if "−" in m["num"] or (m["num"][0].isdigit() and value.startswith("-")):
+            value = value.replace("-", "−", 1)
         fmt = f":{m['fmt']}" if m["fmt"] else ""
         return f"{value}<!--@{m['key']}{fmt}-->"
 
