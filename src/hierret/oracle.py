@@ -126,8 +126,8 @@ def oracle_table(
         raise ValueError(f"{name!r} is already an arm: give the oracle another name")
     frame[name] = oracle(frame)
     first = chosen[0]
+    scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
     if metric.startswith("hit@"):
-        hits = {a: (frame[a] > 0).to_dict() for a in frame.columns}
+        hits = {a: {q: v > 0 for q, v in s.items()} for a, s in scores.items()}
         return compare_hits(hits, first.baseline, [], first.confidence)
-    return compare(frame.to_dict(), first.baseline, [], first.confidence, first.n_resamples,
-                   first.seed)
+    return compare(scores, first.baseline, [], first.confidence, first.n_resamples, first.seed)

@@ -78,7 +78,8 @@ def record_values(
         raise ValueError(f"columns {missing} are not in the table: "
                          f"{', '.join(map(str, table.columns))}")
     out: dict[str, float | int] = {}
-    for row in table.to_dict("records"):
+    for record in table.to_dict("records"):
+        row = {str(field): value for field, value in record.items()}
         for column, label in labels.items():
             try:
                 name = slug(key.format(**row, column=label))

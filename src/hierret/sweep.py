@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -50,7 +50,7 @@ __all__ = ["plot_sweep", "sweep"]
 
 def sweep(
     profile: Profile,
-    grid: Mapping[str, Sequence[object]],
+    grid: Mapping[str, Sequence[Any]],
     queries: Sequence[Query],
     *,
     searcher: Searcher,
@@ -96,7 +96,7 @@ def sweep(
     for name, values in grid.items():
         if not values or len({repr(v) for v in values}) != len(values):
             raise ValueError(f"give {name} values to sweep, each once; got {list(values)}")
-    settings = [dict(zip(grid, combo, strict=True))
+    settings: list[dict[str, Any]] = [dict(zip(grid, combo, strict=True))
                 for combo in itertools.product(*grid.values())]
     arms = {", ".join(f"{f}={v!r}" for f, v in setting.items()): replace(profile, **setting)
             for setting in settings}
@@ -107,11 +107,10 @@ def sweep(
     rows = []
     for target in targets:
         table = result.table(target, metric)
-        for label, setting in zip(arms, settings, strict=True):
-            row = table.loc[label]
-            rows.append({**setting, "target": target, "n": int(row["n"]),
-                         "mean": float(row[value]), "low": float(row["low"]),
-                         "high": float(row["high"])})
+        numbers = table.loc[list(arms), ["n", value, "low", "high"]].to_numpy(dtype=float)
+        for setting, (n, mean, low, high) in zip(settings, numbers, strict=True):
+            rows.append({**setting, "target": target, "n": int(n), "mean": float(mean),
+                         "low": float(low), "high": float(high)})
     return pd.DataFrame(rows)
 
 
