@@ -1,0 +1,133 @@
+"""The oracle arm: every query answered by whichever arm did best on it.
+
+Not a method but a bound: the oracle scores each query with its best arm,
+which no system can do without knowing the answer. Its mean is the headroom
+there would be if the right arm (level, vector strategy, fusion...) could be
+chosen per question; the gap between it and the best single arm says how much
+a router could gain at most.
+
+:func:`oracle` takes per-query scores (queries as rows, arms as columns, as
+:meth:`hierret.experiment.Result.per_query` returns them);
+:func:`oracle_table` gathers the arms of one or more
+:class:`~hierret.experiment.Result` judged at one target (a study split into
+several runs because its arms rank different levels) and returns every arm's
+mean with its interval and the oracle's, as :func:`~hierret.experiment.compare`
+computes them (no tests: the oracle is chosen after seeing the scores, so
+testing it against the arms it picks from would mean nothing).
+
+Examples
+--------
+>>> import pandas as pd
+>>> per_query = pd.DataFrame({"passages": [1.0, 0.0, 0.5], "sections": [0.0, 1.0, 0.25]},
+...                          index=["q1", "q2", "q3"])
+>>> oracle(per_query).tolist()
+[1.0, 1.0, 0.5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from hierret.experiment import Result, compare, compare_hits
+
+__all__ = ["oracle", "oracle_table"]
+
+
+def oracle(per_query: pd.DataFrame) -> pd.Series:
+    """Each query's best score over the arms (columns): the per-query oracle.
+
+    Parameters
+    ----------
+    per_query : DataFrame
+        Queries as rows, arms as columns, every cell a score.
+
+    Returns
+    -------
+    Series
+        The row-wise maximum, by query.
+
+    Raises
+    ------
+    ValueError
+        No arm, or an arm that does not score every query.
+    """
+    if per_query.shape[1] == 0:
+        raise ValueError("no arms: the oracle picks the best of at least one arm")
+    missing = per_query.columns[per_query.isna().any()].tolist()
+    if missing:
+        raise ValueError(f"arms {missing} do not score every query: the oracle compares arms "
+                         "on the same queries")
+    return per_query.max(axis=1)
+
+
+def oracle_table(
+    results: Sequence[Result],
+    target: str,
+    metric: str,
+    *,
+    name: str = "oracle",
+) -> pd.DataFrame:
+    """Every arm of ``results`` judged at ``target``, and the oracle over them.
+
+    Parameters
+    ----------
+    results : sequence of Result
+        Runs on the same queries; those without ``target`` are skipped. An
+        arm in several results (a shared baseline) must score the same there.
+    target : str
+        The level judged, e.g. ``"documents"``.
+    metric : str
+        One of the results' metrics. For ``hit@k`` the oracle hits when any
+        arm does, and the table is :func:`~hierret.experiment.compare_hits`'s.
+    name : str, default "oracle"
+        The oracle's row.
+
+    Returns
+    -------
+    DataFrame
+        One row per arm, in the order of the results and of their arms, then
+        the oracle: ``n``, ``mean`` (``rate`` for hit@k), ``low``, ``high``,
+        with the first result's baseline, confidence, resamples and seed; no
+        paired tests.
+
+    Raises
+    ------
+    ValueError
+        No result judged at ``target``, results judging different queries, an
+        arm scoring differently in two results, or ``name`` already an arm.
+
+    Examples
+    --------
+    >>> from hierret.experiment import Result
+    >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
+    ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
+    >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], n_resamples=100)
+    >>> oracle_table([r], "sections", "mrr")["mean"].to_dict()
+    {'a': 0.5, 'b': 0.75, 'oracle': 1.0}
+    """
+    chosen = [r for r in results if target in r.targets]
+    if not chosen:
+        raise ValueError(f"no result is judged at the {target!r} target")
+    frame = pd.DataFrame()
+    for result in chosen:
+        part = result.per_query(target, metric)
+        if len(frame) and set(part.index) != set(frame.index):
+            raise ValueError(f"the results judge different queries at the {target!r} target")
+        for arm in part.columns:
+            if arm in frame.columns:
+                if not np.array_equal(frame[arm].to_numpy(), part[arm].reindex(frame.index)):
+                    raise ValueError(f"arm {arm!r} scores differently in two results")
+            else:
+                frame[arm] = part[arm] if frame.empty else part[arm].reindex(frame.index)
+    if name in frame.columns:
+        raise ValueError(f"{name!r} is already an arm: give the oracle another name")
+    frame[name] = oracle(frame)
+    first = chosen[0]
+    scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
+    if metric.startswith("hit@"):
+        hits = {a: {q: v > 0 for q, v in s.items()} for a, s in scores.items()}
+        return compare_hits(hits, first.baseline, [], first.confidence)
+    return compare(scores, first.baseline, [], first.confidence, first.n_resamples, first.seed)

@@ -1,0 +1,72 @@
+"""The oracle arm: each query's best arm, over one or several results, with its interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from pandas import testing as pd_testing
+
+from hierret.experiment import Result, compare, compare_hits
+from hierret.oracle import oracle, oracle_table
+
+QUERIES = [f"q{i}" for i in range(12)]
+RNG = np.random.default_rng(3)
+A, B, C = (dict(zip(QUERIES, RNG.uniform(size=12).round(3), strict=True)) for _ in range(3))
+
+
+def _result(by_target: dict[str, dict[str, dict[str, float]]], baseline: str) -> Result:
+    scores = {t: {"ndcg@10": arms} for t, arms in by_target.items()}
+    return Result({}, scores, baseline, [], list(by_target), ["ndcg@10"], n_resamples=300)
+
+
+def test_oracle_is_the_best_arm_of_each_query() -> None:
+    frame = pd.DataFrame({"a": A, "b": B, "c": C})
+    best = oracle(frame)
+    for q in QUERIES:
+        assert best[q] == max(A[q], B[q], C[q])
+    with pytest.raises(ValueError, match="do not score every query"):
+        oracle(pd.DataFrame({"a": {"q1": 1.0}, "b": {"q2": 1.0}}))
+    with pytest.raises(ValueError, match="no arms"):
+        oracle(pd.DataFrame(index=["q1"]))
+
+
+def test_table_over_two_results_equals_compare_with_the_oracle_by_hand() -> None:
+    first = _result({"documents": {"a": A, "b": B}, "sections": {"a": A, "b": B}}, "a")
+    second = _result({"documents": {"a": A, "c": C}}, "a")  # shares the baseline
+    table = oracle_table([first, second], "documents", "ndcg@10")
+    best = {q: max(A[q], B[q], C[q]) for q in QUERIES}
+    expected = compare({"a": A, "b": B, "c": C, "oracle": best}, "a", [], n_resamples=300)
+    pd_testing.assert_frame_equal(table, expected)
+    assert list(table.index) == ["a", "b", "c", "oracle"]
+    assert "diff" not in table.columns  # no tests: the oracle is chosen after the fact
+    # a result without the target is skipped
+    sections = oracle_table([first, second], "sections", "ndcg@10")
+    assert list(sections.index) == ["a", "b", "oracle"]
+
+
+def test_hit_rates_use_the_hit_table() -> None:
+    hits_a = {q: float(i % 2) for i, q in enumerate(QUERIES)}
+    hits_b = {q: float(i % 3 == 0) for i, q in enumerate(QUERIES)}
+    scores = {"sections": {"hit@1": {"a": hits_a, "b": hits_b}}}
+    r = Result({}, scores, "a", [], ["sections"], ["hit@1"])
+    table = oracle_table([r], "sections", "hit@1")
+    any_hit = {q: hits_a[q] > 0 or hits_b[q] > 0 for q in QUERIES}
+    expected = compare_hits({"a": {q: v > 0 for q, v in hits_a.items()},
+                             "b": {q: v > 0 for q, v in hits_b.items()}, "oracle": any_hit},
+                            "a", [])
+    pd_testing.assert_frame_equal(table, expected)
+
+
+def test_mismatched_results_are_refused() -> None:
+    first = _result({"documents": {"a": A, "b": B}}, "a")
+    with pytest.raises(ValueError, match="no result is judged at the 'sections'"):
+        oracle_table([first], "sections", "ndcg@10")
+    other_queries = _result({"documents": {"a": {"x": 1.0}}}, "a")
+    with pytest.raises(ValueError, match="different queries"):
+        oracle_table([first, other_queries], "documents", "ndcg@10")
+    other_scores = _result({"documents": {"a": B}}, "a")
+    with pytest.raises(ValueError, match="'a' scores differently"):
+        oracle_table([first, other_scores], "documents", "ndcg@10")
+    with pytest.raises(ValueError, match="already an arm"):
+        oracle_table([first], "documents", "ndcg@10", name="b")

@@ -1,0 +1,80 @@
+"""A sweep is experiment.run over profiles differing in some fields: same numbers, one row each."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import matplotlib
+import numpy as np
+import pytest
+
+from hierret.datasets import load
+from hierret.encoders import HashEncoder
+from hierret.evaluation import evaluate, lift, qrels_from_evidence
+from hierret.hierarchy import build_hierarchy
+from hierret.profile import Profile
+from hierret.search import Searcher
+from hierret.sweep import plot_sweep, sweep
+from hierret.units import Query
+
+matplotlib.use("Agg")
+
+@cache
+def setup() -> tuple[Searcher, list[Query]]:
+    bundle = load("python-reference", max_queries=12, max_docs=8)
+    h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
+    return Searcher(h, HashEncoder(dimension=64, window=48)), list(bundle.queries)
+
+
+def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
+    s, queries = setup()
+    fused = Profile(level="fused", pool=20)
+    grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
+    table = sweep(fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20,
+                  n_resamples=200)
+    assert len(table) == 2 * 2 * 3
+    assert list(table.columns) == ["vectors", "section_weight", "target", "n", "mean", "low",
+                                   "high"]
+    assert table["vectors"].tolist()[:6] == ["rawspan"] * 3 + ["centroid"] * 3
+    h = s.hierarchy
+    for row in table.itertuples():
+        run = s.run(queries, replace(fused, vectors=row.vectors,
+                                     section_weight=row.section_weight), k=20)
+        if row.target == "documents":
+            run = lift(run, h.parents("sections", "documents"))
+        per_q = evaluate(run, qrels_from_evidence(queries, h.units(row.target)),
+                         ["ndcg@10"])["ndcg@10"]
+        values = np.array([per_q[q] for q in sorted(per_q)])
+        assert row.mean == pytest.approx(values.mean(), abs=1e-12)
+        assert row.n == len(queries)
+        assert row.low <= row.mean <= row.high
+    assert table["mean"].nunique() > 2  # the settings differ in what they find
+
+
+def test_hit_rates_and_bad_grids() -> None:
+    s, queries = setup()
+    table = sweep(Profile(level="sections"), {"vectors": ["rawspan"]}, queries, searcher=s,
+                  targets=["sections"], metric="hit@1")
+    assert 0.0 <= table.loc[0, "mean"] <= 1.0
+    with pytest.raises(ValueError, match="unknown profile fields \\['weight'\\]"):
+        sweep(Profile(), {"weight": [0.5]}, queries, searcher=s)
+    with pytest.raises(ValueError, match="each once"):
+        sweep(Profile(), {"pool": [10, 10]}, queries, searcher=s)
+    with pytest.raises(ValueError, match="each once"):
+        sweep(Profile(), {"pool": []}, queries, searcher=s)
+    with pytest.raises(ValueError, match="section_weight"):
+        sweep(Profile(level="fused"), {"section_weight": [1.5]}, queries, searcher=s)
+
+
+def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
+    s, queries = setup()
+    table = sweep(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
+                                           "section_weight": [0.0, 1.0]},
+                  queries, searcher=s, targets=["documents", "sections"], n_resamples=50)
+    fig = plot_sweep(table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65],
+                     title="animals")
+    assert [ax.get_title() for ax in fig.axes] == ["documents target", "sections target"]
+    assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3]  # two groups and the mark
+    assert fig.axes[0].get_ylabel() == "nDCG@10"
+    assert fig.texts[0].get_text() == "animals"
