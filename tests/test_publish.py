@@ -78,9 +78,10 @@ def test_save_figure_and_publish_record(tmp_path: Path) -> None:
     save_figure(fig, None, "nothing.png")
     save_figure(fig, tmp_path / "figures", "f.png")
     assert (tmp_path / "figures" / "f.png").stat().st_size > 0
-    assert publish_record("drx", {"a": 1}, {"corpus": "c"}, None) is None
-    path = publish_record("drx", {"a": 1, "b": 0.5}, {"corpus": "c"}, tmp_path / "results")
-    assert path == tmp_path / "results" / "drx.json"
+    publish_record("drx", {"a": 1}, {"corpus": "c"}, None)
+    assert not (tmp_path / "results").exists()
+    publish_record("drx", {"a": 1, "b": 0.5}, {"corpus": "c"}, tmp_path / "results")
+    path = tmp_path / "results" / "drx.json"
     assert load_results(tmp_path / "results")["drx"]["values"] == {"a": 1, "b": 0.5}
     assert json.loads(path.read_text())["identity"]["corpus"] == "c"
 

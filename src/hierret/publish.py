@@ -127,7 +127,7 @@ def save_figure(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
 
 
 def publish_record(name: str, values: Mapping[str, Any], identity: Mapping[str, Any],
-                   folder: str | os.PathLike[str] | None) -> Path | None:
+                   folder: str | os.PathLike[str] | None) -> None:
     """Glue every value for the site, and write ``folder/{name}.json`` when a folder is given.
 
     Parameters
@@ -141,13 +141,11 @@ def publish_record(name: str, values: Mapping[str, Any], identity: Mapping[str, 
     folder : path-like, optional
         Where records go (``nox -s reproduce`` sets it); ``None`` writes nothing.
 
-    Returns
-    -------
-    pathlib.Path or None
-        The record written.
+    Returns nothing, so that a notebook cell ending with it shows no output;
+    the record is ``folder/{name}.json`` (:func:`hierret.report.load_results`
+    reads a folder of them).
     """
     for key, value in values.items():
         glue(key, value)
-    if folder is None:
-        return None
-    return write_results(Path(folder) / f"{name}.json", name, values, identity)
+    if folder is not None:
+        write_results(Path(folder) / f"{name}.json", name, values, identity)
