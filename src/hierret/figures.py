@@ -1,0 +1,48 @@
+"""Figures saved where a build asks for them, and nowhere when it does not.
+
+Examples
+--------
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> import matplotlib.pyplot as plt
+>>> save(plt.figure(), None, "unsaved.png") is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["save"]
+
+
+def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
+         dpi: int = 150) -> Path | None:
+    """Save ``fig`` as ``folder/name`` (the folder made if needed), tightly cropped.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    folder : path-like or None
+        Where the site build wants figures (a notebook's ``figures_dir``);
+        ``None`` or ``""``: nothing is saved.
+    name : str
+        File name; its suffix chooses the format.
+    dpi : int, default 150
+
+    Returns
+    -------
+    Path or None
+        The file written, or ``None``.
+    """
+    if not folder:
+        return None
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path
