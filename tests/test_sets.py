@@ -54,7 +54,8 @@ def test_without_selection_runs_the_profile_and_its_twin(searcher: Searcher) -> 
         assert record["profile"] == profile.as_dict()
     assert sets.summary(result).loc["b", "set kept"] == 3.0
     tests = sets.paired_by_metric(result, ["ndcg@10", "set kept"])
-    assert list(tests.index.get_level_values("metric")) == ["ndcg@10", "set kept"]
+    assert list(tests.index) == [("ndcg@10", "a"), ("set kept", "a")]
+    assert set(tests.arm_b) == {"b"}
     values = sets.record_values(result, "pets_fidelity", ["set kept"])
     assert values == {"pets_fidelity_a_set_kept": sets.profile_record(result, "a")[
         "metrics"]["set kept"], "pets_fidelity_b_set_kept": 3.0}

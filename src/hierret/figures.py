@@ -5,8 +5,7 @@ Examples
 >>> import matplotlib
 >>> matplotlib.use("Agg")
 >>> import matplotlib.pyplot as plt
->>> save(plt.figure(), None, "unsaved.png") is None
-True
+>>> save(plt.figure(), None, "unsaved.png")  # no folder asked for: nothing saved
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ __all__ = ["save"]
 
 
 def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
-         dpi: int = 150) -> Path | None:
+         dpi: int = 150) -> None:
     """Save ``fig`` as ``folder/name`` (the folder made if needed), tightly cropped.
 
     Parameters
@@ -35,14 +34,12 @@ def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
         File name; its suffix chooses the format.
     dpi : int, default 150
 
-    Returns
-    -------
-    Path or None
-        The file written, or ``None``.
+    Notes
+    -----
+    Returns nothing, so a notebook cell ending with it shows no value.
     """
     if not folder:
-        return None
+        return
     path = Path(folder) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    return path

@@ -163,21 +163,23 @@ def without_selection(
 
 def summary(result: Result, target: str | None = None) -> pd.DataFrame:
     """One row per arm: its selection and its mean metrics (:func:`profile_record`)."""
-    return pd.DataFrame({arm: {"selection": t.profile.selection.describe(),
-                               **profile_record(result, arm, target)["metrics"]}
-                         for arm, t in result.traces.items()}).T
+    return pd.DataFrame.from_dict(
+        {arm: {"selection": t.profile.selection.describe(),
+               **profile_record(result, arm, target)["metrics"]}
+         for arm, t in result.traces.items()}, orient="index")
 
 
 def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd.DataFrame:
     """:meth:`Result.tests <hierret.experiment.Result.tests>` of each metric, in one table.
 
     Each metric is its own family (Holm within it). Rows are indexed by
-    metric and pair; columns ``arm_a``, ``arm_b``, ``mean_a``, ``mean_b``,
-    ``diff``, ``diff_low``, ``diff_high``, ``p``, ``p_holm``.
+    metric and ``arm_a`` (the arm tested); columns ``arm_b`` (what it is
+    compared with), ``mean_a``, ``mean_b``, ``diff``, ``diff_low``,
+    ``diff_high``, ``p``, ``p_holm``.
     """
-    columns = ["arm_a", "arm_b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p",
-               "p_holm"]
-    return pd.concat({m: result.tests(m)[columns] for m in metrics}, names=["metric", "pair"])
+    columns = ["arm_b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm"]
+    return pd.concat({m: result.tests(m).set_index("arm_a")[columns] for m in metrics},
+                     names=["metric", "arm_a"])
 
 
 def record_values(result: Result, prefix: str, metrics: list[str] | tuple[str, ...],
