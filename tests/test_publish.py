@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from hierret.experiment import compare, compare_hits
-from hierret.publish import publish_record, save_figure, table_values
+from hierret.figures import save
+from hierret.publish import publish_record, table_values
 from hierret.report import check_markdown, load_results
 
 matplotlib.use("Agg")
@@ -75,8 +76,8 @@ def test_integer_columns_stay_int() -> None:
 
 def test_save_figure_and_publish_record(tmp_path: Path) -> None:
     fig, _ = plt.subplots()
-    save_figure(fig, None, "nothing.png")
-    save_figure(fig, tmp_path / "figures", "f.png")
+    save(fig, None, "nothing.png")
+    save(fig, tmp_path / "figures", "f.png")
     assert (tmp_path / "figures" / "f.png").stat().st_size > 0
     publish_record("drx", {"a": 1}, {"corpus": "c"}, None)
     assert not (tmp_path / "results").exists()

@@ -1,4 +1,4 @@
-"""Figures of comparisons: tables side by side, and where a paired difference comes from.
+"""Figures of comparisons, and saving figures where a build asks for them.
 
 :meth:`hierret.experiment.Result.plot` draws one result's arms at each of its
 targets. Two figures a study also needs:
@@ -8,7 +8,9 @@ targets. Two figures a study also needs:
   interval;
 - :func:`difference_figure`: one result's arms with their intervals beside
   the per-question differences of one pair of arms, sorted, so a reader sees
-  whether a gain is broad or comes from a few questions.
+  whether a gain is broad or comes from a few questions;
+- :func:`save`: a figure written where the site build asks for it (a
+  notebook's ``figures_dir``), and nowhere when it does not.
 
 Examples
 --------
@@ -24,7 +26,9 @@ Examples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
 
     from hierret.experiment import Result
 
-__all__ = ["difference_figure", "interval_panels"]
+__all__ = ["difference_figure", "interval_panels", "save"]
 
 
 def interval_panels(tables: Mapping[str, pd.DataFrame], *, xlabel: str = "",
@@ -105,3 +109,35 @@ def difference_figure(result: Result, target: str, metric: str,
                            label=f"{a} − {b}", title=f"per-question {metric} difference")
     fig.tight_layout()
     return fig
+
+
+def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
+         dpi: int = 150) -> None:
+    """Save ``fig`` as ``folder/name`` (the folder made if needed), tightly cropped.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    folder : path-like or None
+        Where the site build wants figures (a notebook's ``figures_dir``);
+        ``None`` or ``""``: nothing is saved.
+    name : str
+        File name; its suffix chooses the format.
+    dpi : int, default 150
+
+    Notes
+    -----
+    Returns nothing, so a notebook cell ending with it shows no value.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> save(plt.figure(), None, "unsaved.png")  # no folder asked for: nothing saved
+    """
+    if not folder:
+        return
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")

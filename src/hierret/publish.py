@@ -5,7 +5,7 @@ A decision notebook quotes numbers through a *result record*
 markers name. :func:`table_values` picks cells of a comparison table
 (:meth:`hierret.experiment.Result.table`) into such keys, named from the row
 and the column (each renamed if asked) with
-:func:`~hierret.experiment.slug`; :func:`save_figure` writes a figure where
+:func:`~hierret.experiment.slug`; :func:`hierret.figures.save` writes a figure where
 the site build asks for it; :func:`publish_record` glues every value for the
 site and writes the record.
 
@@ -33,9 +33,9 @@ from hierret.experiment import slug
 from hierret.report import glue, write_results
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    pass
 
-__all__ = ["COUNT_COLUMNS", "STATISTICS", "publish_record", "save_figure", "table_values"]
+__all__ = ["COUNT_COLUMNS", "STATISTICS", "publish_record", "table_values"]
 
 
 #: Columns that hold counts (of queries, of hits): written as ``int``.
@@ -99,31 +99,6 @@ def table_values(
              for row, row_name in picked_rows.items()
              for col, col_name in picked_columns.items()}
     return {key: value for key, value in cells.items() if value is not None}
-
-
-def save_figure(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
-                dpi: int = 150) -> None:
-    """Save ``fig`` as ``folder/name`` (folders created); nothing when ``folder`` is ``None``.
-
-    Returns nothing, so that a notebook cell ending with it shows no output.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> import tempfile
-    >>> fig, _ = plt.subplots()
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     save_figure(fig, Path(folder) / "figures", "f.png")
-    ...     (Path(folder) / "figures" / "f.png").is_file()
-    True
-    """
-    if folder is None:
-        return
-    path = Path(folder) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
 
 
 def publish_record(name: str, values: Mapping[str, Any], identity: Mapping[str, Any],

@@ -1,0 +1,194 @@
+"""The returned set as a measure: what a reader receives after selection.
+
+After a :class:`~hierret.rerank.Selection`, a profile returns a *set* of
+units, not a ranking cut at 10: its precision, recall and size
+(:func:`~hierret.rerank.set_scores`) say more about it than nDCG does.
+:func:`with_set_measures` adds them to an :func:`hierret.experiment.run`
+result as three more metrics (``"set precision"``, ``"set recall"``,
+``"set kept"``), so its tables and paired tests cover them too;
+:func:`profile_record` writes one arm's record: the profile exactly as run,
+its reranker, its latency and its mean metrics.
+
+Examples
+--------
+>>> from hierret.encoders import HashEncoder
+>>> from hierret.experiment import run
+>>> from hierret.hierarchy import build_hierarchy
+>>> from hierret.profile import Profile
+>>> from hierret.rerank import Selection
+>>> from hierret.search import Searcher
+>>> from hierret.units import Corpus, Document, Query
+>>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark."),
+...         Document("c", "C", "Birds sing.")]
+>>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))
+>>> arms = {"all": Profile(ranker="bm25"),
+...         "one": Profile(ranker="bm25", selection=Selection(top_k=1))}
+>>> q = [Query("q", "dogs bark", (("b", 0, 10),))]
+>>> result = with_set_measures(run(arms, q, searcher=s, n_resamples=10),
+...                            {"passages": {"q": {"b#p0": 1}}})
+>>> result.table("passages", "set precision")["mean"].to_dict()  # doctest: +ELLIPSIS
+{'all': 0.333..., 'one': 1.0}
+>>> profile_record(result, "one")["metrics"]["set kept"]
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hierret import experiment
+from hierret.experiment import Arm, Result
+from hierret.profile import Profile
+from hierret.rerank import ProfileEvaluation, Reranker, Selection, set_scores
+from hierret.runs import Qrels
+from hierret.search import Searcher
+from hierret.units import Level, Query
+
+__all__ = [
+    "SET_MEASURES",
+    "paired_by_metric",
+    "profile_record",
+    "record_values",
+    "summary",
+    "with_set_measures",
+    "without_selection",
+]
+
+#: The metric names :func:`with_set_measures` adds.
+SET_MEASURES = ("set precision", "set recall", "set kept")
+
+
+def with_set_measures(result: Result, qrels: Mapping[str, Qrels]) -> Result:
+    """``result`` with each arm's set precision, recall and size as metrics, at every target.
+
+    Parameters
+    ----------
+    result : Result
+        Every arm ranks the level of each target (no lifting).
+    qrels : mapping of target to Qrels
+        The judgements at each target of ``result``; only the queries the
+        result scored there are measured.
+
+    Raises
+    ------
+    ValueError
+        An arm ranks another level than a target (a set of passages is not
+        a set of sections).
+    """
+    scores = {t: dict(by_metric) for t, by_metric in result.scores.items()}
+    for target in result.targets:
+        judged = set(next(iter(result.scores[target].values()))[result.arms[0]])
+        for name in SET_MEASURES:
+            scores[target][name] = {}
+        for arm, trace in result.traces.items():
+            level = "sections" if trace.profile.level == "fused" else trace.profile.level
+            if level != target:
+                raise ValueError(f"arm {arm!r} ranks {level}, not the target {target!r}: "
+                                 "set measures are taken at the arm's own level")
+            kept = {q: g for q, g in qrels[target].items() if q in judged}
+            sets = set_scores({q: r for q, r in trace.run.items() if q in judged}, kept)
+            for measure, per_q in sets.items():
+                scores[target][f"set {measure}"][arm] = per_q
+    metrics = [*result.metrics, *(m for m in SET_MEASURES if m not in result.metrics)]
+    return replace(result, scores=scores, metrics=metrics, _tables={})
+
+
+def profile_record(result: Result, arm: str, target: str | None = None) -> dict[str, Any]:
+    """One arm's record: profile as run, reranker, latency, sets kept, mean metrics.
+
+    The metrics are averaged as :meth:`~hierret.rerank.ProfileEvaluation.means`
+    does (``math.fsum``), the set measures as plain means.
+    """
+    at = target if target is not None else result.targets[0]
+    scores = {m: result.scores[at][m][arm] for m in result.metrics}
+    ranked = {m: v for m, v in scores.items() if m not in SET_MEASURES}
+    record = ProfileEvaluation(result.traces[arm], ranked).record()
+    record["metrics"].update({m: float(np.mean(list(v.values()))) for m, v in scores.items()
+                              if m in SET_MEASURES})
+    return record
+
+
+
+def without_selection(
+    profile: Profile,
+    searcher: Searcher,
+    queries: list[Query] | tuple[Query, ...],
+    *,
+    target: Level,
+    qrels: Qrels,
+    names: tuple[str, str] = ("as given", "reorder-only"),
+    rerankers: Mapping[str, Reranker] | None = None,
+    k: int | None = None,
+    **options: Any,
+) -> Result:
+    """A profile against its twin without selection, with the returned sets measured.
+
+    The twin is ``profile`` with ``Selection()`` (it keeps every candidate
+    in the reranker's order), named ``"<name> without selection"``; both run
+    through :func:`hierret.experiment.run` at ``target`` (the profile's own
+    level) with the family ``(names[0], names[1])`` declared, and
+    :func:`with_set_measures` adds the sets' precision, recall and size.
+
+    Parameters
+    ----------
+    profile : Profile
+    searcher : Searcher
+    queries : sequence of Query
+    target : {"passages", "sections", "documents"}
+    qrels : Qrels
+        Judgements at ``target``.
+    names : (str, str)
+        Arm names of the profile and of its twin.
+    rerankers : mapping of str to Reranker, optional
+    k : int, optional
+        Ranking length; default ``profile.candidates`` (the twin then returns
+        every candidate).
+    **options
+        ``metrics``, ``confidence``, ``n_resamples``, ``seed`` for
+        :func:`hierret.experiment.run`.
+    """
+    twin = replace(profile, name=f"{profile.name} without selection".strip(),
+                   selection=Selection())
+    arms = {names[0]: Arm(profile, searcher), names[1]: Arm(twin, searcher)}
+    result = experiment.run(arms, queries, targets=[target], baseline=names[1],
+                            family=[names], qrels={target: qrels}, rerankers=rerankers,
+                            k=k if k is not None else profile.candidates, **options)
+    return with_set_measures(result, {target: qrels})
+
+
+def summary(result: Result, target: str | None = None) -> pd.DataFrame:
+    """One row per arm: its selection and its mean metrics (:func:`profile_record`)."""
+    return pd.DataFrame.from_dict(
+        {arm: {"selection": t.profile.selection.describe(),
+               **profile_record(result, arm, target)["metrics"]}
+         for arm, t in result.traces.items()}, orient="index")
+
+
+def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd.DataFrame:
+    """:meth:`Result.tests <hierret.experiment.Result.tests>` of each metric, in one table.
+
+    Each metric is its own family (Holm within it). Rows are indexed by
+    metric and ``arm_a`` (the arm tested); columns ``arm_b`` (what it is
+    compared with), ``mean_a``, ``mean_b``, ``diff``, ``diff_low``,
+    ``diff_high``, ``p``, ``p_holm``.
+    """
+    columns = ["arm_b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm"]
+    return pd.concat({m: result.tests(m).set_index("arm_a")[columns] for m in metrics},
+                     names=["metric", "arm_a"])
+
+
+def record_values(result: Result, prefix: str, metrics: list[str] | tuple[str, ...],
+                  target: str | None = None) -> dict[str, float]:
+    """``{prefix}_{arm}_{metric}``: each arm's mean metrics, keyed by :func:`hierret.joint.key`."""
+    from hierret.joint import key
+
+    out: dict[str, float] = {}
+    for arm in result.arms:
+        means = profile_record(result, arm, target)["metrics"]
+        out |= {key(prefix, arm, m): float(means[m]) for m in metrics}
+    return out

@@ -1,0 +1,242 @@
+"""A score threshold read on its own reranker's scale: distributions, sweeps, marks.
+
+A :class:`~hierret.rerank.Selection` threshold only means something on the
+scale of the reranker that made the scores: a cross-encoder's probability, a
+MaxSim average of token cosines and a bi-encoder cosine are not comparable.
+These functions look at one or more *cases*, each a reranked run (every
+candidate with the reranker's score, ``ProfileRun.reranked``) and its
+judgements, keyed ``(row, column)`` — e.g. ``(corpus, reranker)`` — and laid
+out on that grid in the figures:
+
+* :func:`score_summary` and :func:`plot_scores` — the scores of relevant and
+  non-relevant candidates: where they overlap, no threshold separates them;
+* :func:`sweep` and :func:`plot_sweeps` — the returned set's precision,
+  recall and size as the threshold moves over the scores' range (floor and
+  ceiling fixed; :func:`~hierret.rerank.selection_sweep`);
+* :func:`marks` — the same at named thresholds (e.g. a study's 0.5 and each
+  reranker's own ``min_score``).
+
+Examples
+--------
+>>> run = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)], "q2": [("c", 0.8), ("y", 0.7)]}
+>>> cases = {("toy", "rr"): (run, {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}})}
+>>> score_summary(cases).round(2).values.tolist()
+[[0.8, 0.45, 0.2, 0.9]]
+>>> marks(cases, {"study": 0.5}, own={"rr": 0.75}, min_keep=1)[
+...     ["selection", "precision", "kept"]].values.tolist()
+[['study', 0.75, 2.0], ['own min_score', 1.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from hierret.rerank import Reranker, scores_by_relevance, selection_sweep
+from hierret.runs import Qrels, Run
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["OWN", "Cases", "mark_values", "marks", "own", "plot_scores", "plot_sweeps",
+           "score_summary", "sweep"]
+
+#: ``(row, column)`` to a reranked run and its judgements.
+Cases = Mapping[tuple[str, str], tuple[Run, Qrels]]
+#: The label :func:`marks` gives each column's own threshold.
+OWN = "own min_score"
+_RELEVANT, _OTHER, _PRECISION, _RECALL = "#55A868", "#C44E52", "#4C72B0", "#DD8452"
+
+
+def own(min_score: Mapping[str, float], rerankers: Mapping[str, Reranker]) -> dict[
+        str, float | None]:
+    """Each reranker's own threshold: its entry by name, else its kind's (``"cross-encoder"``).
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> from hierret.rerank import EncoderReranker
+    >>> rr = {"e5": EncoderReranker(HashEncoder(dimension=8)),
+    ...       "other": EncoderReranker(HashEncoder(dimension=8))}
+    >>> own({"e5": 0.85, "cross-encoder": 0.5}, rr)
+    {'e5': 0.85, 'other': None}
+    """
+    return {name: min_score.get(name, min_score.get(r.identity.kind))
+            for name, r in rerankers.items()}
+
+
+def _split(case: tuple[Run, Qrels]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    return scores_by_relevance(*case)
+
+
+def score_summary(cases: Cases) -> pd.DataFrame:
+    """Per case (``"row · column"``): median score of relevant and non-relevant, min, max.
+
+    Cases with no relevant or no non-relevant candidate are left out.
+    """
+    rows = {}
+    for (row, col), case in cases.items():
+        rel, non = _split(case)
+        if len(rel) and len(non):
+            rows[f"{row} · {col}"] = {"relevant median": float(np.median(rel)),
+                                      "not relevant median": float(np.median(non)),
+                                      "min": float(min(rel.min(), non.min())),
+                                      "max": float(max(rel.max(), non.max()))}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _grid(cases: Cases) -> tuple[Figure, NDArray[np.object_], list[str], list[str]]:
+    import matplotlib.pyplot as plt
+
+    rows = list(dict.fromkeys(r for r, _ in cases))
+    cols = list(dict.fromkeys(c for _, c in cases))
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(4.2 * len(cols), 3.0 * len(rows)),
+                             squeeze=False)
+    for (row, col) in {(r, c) for r in rows for c in cols} - set(cases):
+        axes[rows.index(row)][cols.index(col)].set_axis_off()
+    return fig, axes, rows, cols
+
+
+def plot_scores(cases: Cases, own: Mapping[str, float | None] | None = None,
+                reference: float | None = 0.5, bins: int = 30) -> Figure:
+    """Histograms (densities) of relevant and non-relevant candidates' scores, per case.
+
+    A solid line marks the column's own threshold (``own[column]``), a dashed
+    one ``reference`` when it lies on the case's scale (the title says when it
+    does not).
+    """
+    fig, axes, rows, cols = _grid(cases)
+    for (row, col), case in cases.items():
+        ax: Axes = axes[rows.index(row)][cols.index(col)]
+        rel, non = _split(case)
+        both = np.concatenate([rel, non])
+        edges = np.linspace(both.min(initial=0.0), both.max(initial=1.0), bins + 1)
+        ax.hist(non, bins=edges.tolist(), density=True, alpha=0.55, color=_OTHER,
+                label=f"not relevant ({len(non)})")
+        ax.hist(rel, bins=edges.tolist(), density=True, alpha=0.55, color=_RELEVANT,
+                label=f"relevant ({len(rel)})")
+        if (own or {}).get(col) is not None:
+            ax.axvline(float((own or {})[col] or 0.0), color="black", linewidth=1.2)
+        on_scale = reference is not None and edges[0] <= reference <= edges[-1]
+        if on_scale:
+            ax.axvline(float(reference or 0.0), color="grey", linestyle="--")
+        off = "" if on_scale or reference is None else f" ({reference} is off this scale)"
+        ax.set_title(f"{row}: {col}{off}")
+        ax.set_xlabel(f"{col} score")
+        ax.set_ylabel("density")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def sweep(case: tuple[Run, Qrels], *, include: tuple[float, ...] = (0.5,), n: int = 41,
+          min_keep: int = 0, top_k: int | None = None) -> pd.DataFrame:
+    """:func:`~hierret.rerank.selection_sweep` over ``n`` thresholds spanning the scores.
+
+    The grid runs evenly from the lowest to the highest score of the case,
+    widened to hold every value of ``include``.
+    """
+    rel, non = _split(case)
+    both = np.concatenate([rel, non, np.asarray(include, dtype=np.float64)])
+    grid = np.linspace(both.min(), both.max(), n)
+    return selection_sweep(case[0], case[1], grid.tolist(), min_keep=min_keep, top_k=top_k)
+
+
+def marks(cases: Cases, points: Mapping[str, float],
+          own: Mapping[str, float | None] | None = None, *, min_keep: int = 0,
+          top_k: int | None = None) -> pd.DataFrame:
+    """The returned set at named thresholds, per case.
+
+    Parameters
+    ----------
+    cases : Cases
+    points : mapping of str to float
+        Thresholds by label, the same for every case (``-inf``: the ceiling
+        alone decides).
+    own : mapping of str to float, optional
+        Each column's own threshold, added as :data:`OWN` where not ``None``.
+    min_keep, top_k
+        The floor and the ceiling.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per case and threshold: ``corpus`` (the row), ``reranker``
+        (the column), ``selection``, ``min_score``, ``precision``, ``recall``,
+        ``kept``, ``floored`` (as :func:`~hierret.rerank.selection_sweep`).
+    """
+    frames = []
+    for (row, col), case in cases.items():
+        named = dict(points)
+        if (own or {}).get(col) is not None:
+            named[OWN] = float((own or {})[col] or 0.0)
+        at = selection_sweep(case[0], case[1], list(named.values()), min_keep=min_keep,
+                             top_k=top_k)
+        frames.append(at.assign(corpus=row, reranker=col, selection=list(named)))
+    columns = ["corpus", "reranker", "selection", "min_score", "precision", "recall", "kept",
+               "floored"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(
+        columns=columns)
+
+
+def plot_sweeps(cases: Cases, marked: pd.DataFrame | None = None, *,
+                include: tuple[float, ...] = (0.5,), min_keep: int = 0,
+                top_k: int | None = None, filled: str = OWN) -> Figure:
+    """Set precision and recall (left axis) and size (right axis) against the threshold.
+
+    ``marked`` (from :func:`marks`) adds its points on the curves: filled for
+    the ``filled`` selection, open for the others with a finite threshold.
+    """
+    fig, axes, rows, cols = _grid(cases)
+    for (row, col), case in cases.items():
+        ax: Axes = axes[rows.index(row)][cols.index(col)]
+        sw = sweep(case, include=include, min_keep=min_keep, top_k=top_k)
+        ax.plot(sw.min_score, sw.precision, color=_PRECISION, label="precision")
+        ax.plot(sw.min_score, sw.recall, color=_RECALL, label="recall")
+        here = (pd.DataFrame() if marked is None else
+                marked[(marked.corpus == row) & (marked.reranker == col)])
+        for x in here[np.isfinite(here.min_score)].itertuples() if len(here) else []:
+            for metric, color in (("precision", _PRECISION), ("recall", _RECALL)):
+                face = color if x.selection == filled else "none"
+                ax.plot(x.min_score, getattr(x, metric), "o", color=color,
+                        markerfacecolor=face, markersize=7)
+        size = ax.twinx()
+        size.plot(sw.min_score, sw.kept, color="grey", linestyle=":")
+        size.set_ylim(0, (top_k or float(sw.kept.max())) + 1)
+        size.set_ylabel("units returned (dotted)", color="grey")
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("share of the set / of the relevant")
+        ax.set_xlabel(f"min_score ({col} scale)")
+        ax.set_title(f"{row}: {col}")
+        if cols.index(col) == 0:
+            ax.legend(fontsize=7, loc="center left")
+    fig.tight_layout()
+    return fig
+
+
+def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
+                prefixes: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Record values of :func:`marks`: ``{corpus}_{reranker}_sel_{label}_{measure}``.
+
+    ``labels`` gives each selection's short name in keys (e.g. ``"own"`` for
+    :data:`OWN`), ``prefixes`` each corpus's (default: its name); keys follow
+    :func:`hierret.joint.key`; the measures are precision, recall and kept.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame([{"corpus": "c", "reranker": "r", "selection": OWN,
+    ...                    "precision": 0.5, "recall": 1.0, "kept": 2.0}])
+    >>> mark_values(t, {OWN: "own"})["c_r_sel_own_kept"]
+    2.0
+    """
+    from hierret.joint import key
+
+    names = prefixes or {}
+    return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "sel",
+                labels[x["selection"]], col): float(x[col])
+            for x in table.to_dict("records") for col in ("precision", "recall", "kept")}

@@ -1,0 +1,147 @@
+"""hierret.joint: first stages crossed with rerankers, every reranker on the same candidates."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hierret import joint
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder
+from hierret.experiment import Arm
+from hierret.hierarchy import build_hierarchy
+from hierret.profile import Profile
+from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
+from hierret.search import Searcher
+from hierret.units import Corpus, Document, Query
+
+
+class Words(TokenEncoder):
+    """One hashed vector per word: enough token vectors for MaxSim."""
+
+    def encode_tokens(self, texts, role):  # type: ignore[no-untyped-def]
+        enc = HashEncoder(dimension=16)
+        return [enc.encode_passages(t.split() or ["."]) for t in texts]
+
+
+TEXTS = ["Cats purr softly at night.", "Dogs bark loudly at strangers.",
+         "Birds sing at dawn in spring.", "Fish swim in cold rivers.",
+         "Cats and dogs sleep by the fire."]
+
+
+@pytest.fixture
+def setup() -> tuple[Searcher, list[Query]]:
+    docs = [Document(f"d{i}", f"D{i}", t) for i, t in enumerate(TEXTS)]
+    s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=32))
+    qs = [Query("q1", "do dogs bark", (("d1", 0, 30),)),
+          Query("q2", "cats purr", (("d0", 0, 26),)),
+          Query("q3", "birds singing", (("d2", 0, 29),))]
+    return s, qs
+
+
+def _matrix(s: Searcher, **kw: object) -> joint.JointMatrix:
+    stages = {"bm25": Arm(Profile(ranker="bm25"), s), "dense": Arm(Profile(), s)}
+    rr = {"rescore": EncoderReranker(HashEncoder(dimension=64), name="rescore"),
+          "same": EncoderReranker(s.encoder, name="same")}
+    return joint.JointMatrix(stages, rr, candidates=4, **kw)  # type: ignore[arg-type]
+
+
+def test_arms_cross_every_stage_with_every_reranker_but_the_redundant_one(setup) -> None:
+    s, _ = setup
+    m = _matrix(s)
+    assert list(m.arms()) == ["bm25+none", "bm25+rescore", "bm25+same", "dense+none",
+                              "dense+rescore"]  # the dense stage's own encoder is left out
+    assert m.family() == [("bm25+rescore", "bm25+none"), ("bm25+same", "bm25+none"),
+                          ("dense+rescore", "dense+none")]
+    arm = m.arms()["bm25+rescore"]
+    assert arm.searcher is s
+    assert arm.profile == Profile("bm25+rescore", ranker="bm25", candidates=4,
+                                  reranker="rescore", selection=Selection())
+    assert joint.JointMatrix(m.stages, m.rerankers, 4, unreranked=None).family() == []
+
+
+def test_run_equals_each_arm_searched_and_values_follow_the_key_rule(setup) -> None:
+    s, qs = setup
+    m = _matrix(s)
+    result = m.run(qs, "passages", metrics=["ndcg@10", "recall@5"], n_resamples=50)
+    for name, arm in m.arms().items():
+        assert result.runs[name] == s.run(qs, arm.profile, k=4, rerankers=m.rerankers)
+    values = m.values(result, "pets", pd.DataFrame([{"reranker": "rescore", "mean ms": 2.0,
+                                                      "p90 ms": 3.0}]))
+    table = result.table("passages", "ndcg@10")
+    assert values["pets_bm25_rescore_ndcg_10"] == table.loc["bm25+rescore", "mean"]
+    assert values["pets_dense_none_recall_5_low"] == result.table("passages", "recall@5").loc[
+        "dense+none", "low"]
+    tests = result.tests("ndcg@10").set_index("arm_a")
+    assert values["pets_dense_rescore_vs_first_ndcg_10_p_holm"] == tests.loc[
+        "dense+rescore", "p_holm"]
+    assert values["pets_questions"] == 3
+    assert values["pets_units"] == len(s.units("passages"))
+    assert values["pets_rescore_cold_ms_p90"] == 3.0
+    assert "pets_bm25_rescore_ms_mean" in values
+    assert "pets_bm25_none_ms_mean" not in values
+    shown = joint.matrix_table(result)
+    assert np.isnan(shown.loc["bm25+none", "added ms (mean)"])
+    assert shown.loc["bm25+rescore", "ndcg@10"] == table.loc["bm25+rescore", "mean"]
+    assert len(joint.plot_matrix({"pets": result}).axes) == 2
+
+
+def test_prepare_fills_a_maxsim_cache_with_every_distinct_candidate(setup) -> None:
+    s, qs = setup
+    rr = MaxSimReranker(Words(), cache_size=None)
+    m = joint.JointMatrix({"bm25": Arm(Profile(ranker="bm25"), s)}, {"maxsim": rr}, candidates=2)
+    n = m.prepare(qs)
+    assert n == len({u for r in s.run(qs, Profile(ranker="bm25"), k=2).values() for u, _ in r})
+    assert rr.cache_info().size >= n
+
+
+def test_cold_latency_times_unprepared_copies_on_a_seeded_sample(setup) -> None:
+    s, qs = setup
+    m = _matrix(s)
+    table = m.cold_latency("bm25", qs, sample=2, rng=np.random.default_rng(0))
+    assert list(table.reranker) == ["rescore", "same"]
+    assert set(table.queries) == {2}
+    assert joint.latency_values(table, "p")["p_rescore_cold_ms_mean"] == table["mean ms"][0]
+
+
+def test_unprepared_copies_keep_nothing() -> None:
+    raw = HashEncoder(dimension=8)
+    cold = joint.unprepared(EncoderReranker(CachedEncoder(raw, VectorCache(None)), name="e"))
+    assert isinstance(cold, EncoderReranker)
+    assert cold.encoder is raw
+    maxsim = joint.unprepared(MaxSimReranker(Words(), reduce="mean", name="m"))
+    assert isinstance(maxsim, MaxSimReranker)
+    assert maxsim.cache_size == 0
+    assert maxsim.reduce == "mean"
+    assert maxsim.identity.name == "m"
+
+
+def test_timed_rerankers_never_cache_queries() -> None:
+    enc = HashEncoder(dimension=8)
+    m = joint.timed_reranker("maxsim", Words(), "m", reduce="mean")
+    assert isinstance(m, MaxSimReranker)
+    assert m.cache_size is None
+    assert not m.cache_queries
+    e = joint.timed_reranker("encoder", enc, "e")
+    assert isinstance(e, EncoderReranker)
+    assert not e.cache_queries
+    with pytest.raises(ValueError, match="unknown reranker kind 'cross'"):
+        joint.timed_reranker("cross", enc, "c")
+
+
+def test_first_stages_share_one_searcher_per_encoder(setup) -> None:
+    s, _ = setup
+    arms = joint.first_stages(s.hierarchy, "documents", {"a": ("dense", "x"), "b": ("bm25", "x")},
+                              {"x": s.encoder})
+    assert arms["a"].searcher is arms["b"].searcher
+    assert arms["a"].profile == Profile(level="documents", vectors="first-window")
+
+
+def test_key_joins_labels_as_the_records_spell_them() -> None:
+    assert joint.key("scifact", "dense-e5+maxsim", "vs_first", "recall@5", "diff_low") == (
+        "scifact_dense_e5_maxsim_vs_first_recall_5_diff_low")

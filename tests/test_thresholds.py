@@ -1,0 +1,56 @@
+"""hierret.thresholds: a threshold read on its own reranker's scale."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from hierret import thresholds
+from hierret.encoders import HashEncoder
+from hierret.rerank import EncoderReranker, Selection, selection_sweep, set_scores
+
+RUN = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)], "q2": [("c", 0.8), ("y", 0.7)]}
+QRELS = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+CASES = {("toy", "rr"): (RUN, QRELS), ("toy", "other"): (RUN, QRELS)}
+
+
+def test_marks_are_the_selection_at_each_named_threshold() -> None:
+    table = thresholds.marks(CASES, {"ceiling only": -np.inf, "study": 0.5}, {"rr": 0.75},
+                             min_keep=1, top_k=2)
+    assert list(table.selection) == ["ceiling only", "study", thresholds.OWN,
+                                     "ceiling only", "study"]  # "other" has no threshold
+    row = table[(table.reranker == "rr") & (table.selection == thresholds.OWN)].iloc[0]
+    final = {q: Selection(0.75, 1, 2).select(r) for q, r in RUN.items()}
+    expect = {k: float(np.mean(list(v.values()))) for k, v in set_scores(final, QRELS).items()}
+    assert (row.precision, row.recall, row.kept) == (expect["precision"], expect["recall"],
+                                                     expect["kept"])
+    values = thresholds.mark_values(table, {"ceiling only": "top", "study": "s",
+                                            thresholds.OWN: "own"}, {"toy": "t"})
+    assert values["t_rr_sel_own_kept"] == row.kept
+    assert len(values) == 15
+
+
+def test_sweep_spans_the_scores_and_the_included_values() -> None:
+    sweep = thresholds.sweep(CASES[("toy", "rr")], include=(1.5,), n=5)
+    assert sweep.min_score.tolist() == pytest.approx([0.2, 0.525, 0.85, 1.175, 1.5])
+    assert sweep.equals(selection_sweep(RUN, QRELS, sweep.min_score.tolist()))
+
+
+def test_summary_and_figures() -> None:
+    summary = thresholds.score_summary(CASES)
+    assert summary.loc["toy · rr", "relevant median"] == pytest.approx(0.8)
+    assert summary.loc["toy · rr", "not relevant median"] == pytest.approx(0.45)
+    fig = thresholds.plot_scores(CASES, {"rr": 0.75})
+    assert "(0.5" not in fig.axes[0].get_title()  # 0.5 lies on this scale
+    marks = thresholds.marks(CASES, {"study": 0.5}, {"rr": 0.75})
+    assert len(thresholds.plot_sweeps(CASES, marks, top_k=3).axes) == 4  # two twin axes
+
+
+def test_own_threshold_by_name_then_by_kind() -> None:
+    rr = {"e": EncoderReranker(HashEncoder(dimension=8)), "f": EncoderReranker(
+        HashEncoder(dimension=8))}
+    assert thresholds.own({"e": 0.8, "encoder": 0.6}, rr) == {"e": 0.8, "f": 0.6}
