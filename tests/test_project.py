@@ -99,7 +99,8 @@ def _hierret_imports() -> dict[str, set[str]]:
 #: ``datasets.bundle`` is the experiment's input: it hands out judgments
 #: (``Bundle.qrels``) and so judges span evidence with ``qrels_from_evidence``.
 _ABOVE_EVALUATION = {"hierret.experiment", "hierret.report", "hierret.plots", "hierret.cli",
-                     "hierret.__main__", "hierret.rerank.profiles", "hierret.datasets.bundle"}
+                     "hierret.__main__", "hierret.rerank.profiles", "hierret.datasets.bundle",
+                     "hierret.available"}
 
 
 def _is_evaluation(module: str) -> bool:
