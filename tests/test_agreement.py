@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hierret.agreement import (
+from hierret.encoders import HashEncoder
+from hierret.evaluation import evaluate
+from hierret.evaluation.agreement import (
     normalization_effect,
     precision_agreement,
     score_run,
     top_overlap,
 )
-from hierret.encoders import HashEncoder
-from hierret.evaluation import evaluate
 from hierret.profile import Profile
 from hierret.rankers.fusion import rrf
 from hierret.search import Searcher
@@ -94,7 +94,8 @@ def test_precision_agreement_is_the_direct_computation(bed: Testbed) -> None:
     assert set(values) == {"passages_min", "passages_mean", "long_n", "long_min", "long_mean",
                            "queries_min", "queries_mean", "dense_overlap", "dense_delta",
                            "hybrid_overlap", "hybrid_delta"}
-    assert agree.plot().axes[0].get_xlabel() == "cosine(hash-64, hash-64) per unit"
+    assert agree.names == ("fp32", "fp32")  # one model: named by precision
+    assert agree.plot().axes[0].get_xlabel() == "cosine(fp32, fp32) per unit"
 
 
 def test_dense_agreement_only_when_asked_and_same_width_required(bed: Testbed) -> None:

@@ -136,6 +136,9 @@ def tradeoff_plot(
 ) -> Axes:
     """Quality against throughput: each arm's estimate with its interval, at its speed.
 
+    One colour per arm, named in the legend (arms of similar speed and quality
+    would hide each other's labels on the points).
+
     Parameters
     ----------
     per_second : mapping or Series
@@ -154,20 +157,20 @@ def tradeoff_plot(
     >>> table = pd.DataFrame({"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
     ...                      index=["minilm", "wordllama"])
     >>> ax = tradeoff_plot({"minilm": 10.0, "wordllama": 3000.0}, table, ylabel="nDCG@10")
-    >>> [t.get_text() for t in ax.texts]
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
     ['minilm', 'wordllama']
     """
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.6))
-    speed = pd.Series(per_second, dtype=float)
-    rows = table.loc[[arm for arm in table.index if arm in speed.index]]
-    x, y = speed[rows.index].to_numpy(), rows["mean"].to_numpy(dtype=float)
-    err = [y - rows["low"].to_numpy(dtype=float), rows["high"].to_numpy(dtype=float) - y]
-    ax.errorbar(x, y, yerr=err, fmt="o", capsize=3)
-    for arm, xi, yi in zip(rows.index, x, y, strict=True):
-        ax.annotate(str(arm), (xi, yi), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    speed = {str(arm): float(x) for arm, x in dict(per_second).items()}
+    arms = [arm for arm in table.index if str(arm) in speed]
+    for i, arm in enumerate(arms):
+        y, low, high = table.loc[arm, ["mean", "low", "high"]].to_numpy(dtype=float)
+        ax.errorbar(speed[str(arm)], y, yerr=[[y - low], [high - y]], fmt="o", capsize=3,
+                    color=f"C{i}", label=str(arm))
     ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return ax

@@ -32,10 +32,10 @@ from typing import Any
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import Bundle, load
 from hierret.encoders import Encoder
-from hierret.evaluation import Qrels
 from hierret.experiment import Arm, Result, run
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.profile import Profile
+from hierret.runs import Qrels
 from hierret.search import Searcher
 from hierret.units import Level, Query, Unit
 

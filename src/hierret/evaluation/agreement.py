@@ -40,7 +40,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hierret.encoders import Encoder
-from hierret.evaluation import evaluate
+from hierret.evaluation.metrics import evaluate
 from hierret.profile import Profile
 from hierret.rankers.fusion import rrf
 from hierret.runs import Run, rank
@@ -114,7 +114,8 @@ class PrecisionAgreement:
         with the other's query vectors, and the change of the metric's mean
         (other − reference), e.g. ``ΔnDCG@10``.
     names : (str, str)
-        The reference's and the other encoder's names, for labels.
+        Labels of the reference and the other encoder: their precisions when
+        they are one model (``("fp32", "int8")``), else their names.
     """
 
     units: NDArray[Any]
@@ -240,7 +241,13 @@ def precision_agreement(
                        f"Δ{_label(metric)}": float(means["other"] - means["reference"])}
     return PrecisionAgreement(np.sum(a * b, axis=1), long, np.sum(qa * qb, axis=1),
                               pd.DataFrame.from_dict(rows, orient="index"),
-                              (reference.identity.name, other.identity.name))
+                              _names(reference, other))
+
+
+def _names(reference: Encoder, other: Encoder) -> tuple[str, str]:
+    """Labels for the two encoders: their precisions when they are one model."""
+    a, b = reference.identity, other.identity
+    return (a.precision, b.precision) if a.name == b.name else (a.name, b.name)
 
 
 def _label(metric: str) -> str:
