@@ -1,0 +1,176 @@
+"""What an encoder costs: texts embedded per second, and the latency of one typed query.
+
+Two numbers an encoder decision weighs against quality. **Throughput** is the
+number of texts the encoder embeds per second, in one batch, uncached (give
+the encoder itself, not a :class:`~hierret.cache.CachedEncoder`, or the cache
+is what gets timed). **Latency** is what one typed question costs, measured
+one question at a time: embedding it and searching a dense index for the top
+``k``. Both depend on the machine: compare encoders by their ratios, on the
+same machine, never as benchmarks.
+
+Examples
+--------
+>>> from hierret.encoders import HashEncoder
+>>> from hierret.index import VectorIndex
+>>> enc = HashEncoder(dimension=16)
+>>> texts = ["cats purr", "dogs bark", "birds sing"]
+>>> index = VectorIndex(["a", "b", "c"], enc.encode_passages(texts), enc.identity.describe())
+>>> cost = measure_cost(enc, index, texts, ["why do dogs bark", "do cats purr"])
+>>> len(cost.latency_ms), cost.per_second > 0
+(2, True)
+>>> sorted(cost.row(n_units=300))
+['build s (est.)', 'latency ms', 'latency p90 ms', 'passages/s']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from hierret.encoders import Encoder
+from hierret.index import VectorIndex
+from hierret.units import Query
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["EncoderCost", "measure_cost", "tradeoff_plot"]
+
+
+@dataclass(frozen=True)
+class EncoderCost:
+    """Throughput and per-query latency of one encoder, as :func:`measure_cost` timed them.
+
+    Attributes
+    ----------
+    per_second : float
+        Texts embedded per second (one batch, uncached).
+    latency_ms : tuple of float
+        Per query, milliseconds to embed it alone and search the index.
+    """
+
+    per_second: float
+    latency_ms: tuple[float, ...]
+
+    @property
+    def latency_mean_ms(self) -> float:
+        """Mean latency (ms); NaN when no query was timed."""
+        return float(np.mean(self.latency_ms)) if self.latency_ms else float("nan")
+
+    @property
+    def latency_p90_ms(self) -> float:
+        """90th percentile of the latency (ms, linear interpolation); NaN without queries."""
+        return float(np.percentile(self.latency_ms, 90)) if self.latency_ms else float("nan")
+
+    def row(self, n_units: int) -> dict[str, float]:
+        """One table row: throughput, ``build s (est.)`` (``n_units`` at this
+        throughput), mean latency (``latency ms``) and its 90th percentile.
+
+        Parameters
+        ----------
+        n_units : int
+            Units an index of the whole level would embed.
+        """
+        return {"passages/s": self.per_second, "build s (est.)": n_units / self.per_second,
+                "latency ms": self.latency_mean_ms, "latency p90 ms": self.latency_p90_ms}
+
+
+def measure_cost(encoder: Encoder, index: VectorIndex, texts: Sequence[str],
+                 queries: Sequence[str | Query], k: int = 10) -> EncoderCost:
+    """Time ``encoder`` embedding ``texts`` in one batch, then each query alone plus a search.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The encoder timed, uncached (the one that wrote ``index``, or one of
+        the same identity: the index refuses any other).
+    index : VectorIndex
+        Searched for each query's top ``k``.
+    texts : sequence of str
+        Embedded once, as passages, for the throughput; at least one.
+    queries : sequence of str or Query
+        Embedded and searched one at a time for the latency (may be empty); a
+        :class:`~hierret.units.Query` stands for its text.
+    k : int, default 10
+        Ranking length of each search.
+
+    Returns
+    -------
+    EncoderCost
+
+    Raises
+    ------
+    ValueError
+        ``texts`` is empty.
+    hierret.index.IdentityMismatchError
+        ``encoder`` is not the encoder that wrote ``index``.
+    """
+    if not texts:
+        raise ValueError("texts is empty: give at least one text to time the throughput")
+    start = time.perf_counter()
+    encoder.encode_passages(list(texts))
+    per_second = len(texts) / (time.perf_counter() - start)
+    identity = encoder.identity.describe()
+    latency = []
+    for query in queries:
+        text = query.text if isinstance(query, Query) else query
+        start = time.perf_counter()
+        index.search(encoder.encode_queries([text]), k, identity)
+        latency.append(1000 * (time.perf_counter() - start))
+    return EncoderCost(per_second, tuple(latency))
+
+
+def tradeoff_plot(
+    per_second: Mapping[str, float] | pd.Series,
+    table: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    xlabel: str = "passages per second (log scale, this machine)",
+    ylabel: str = "",
+    title: str = "",
+) -> Axes:
+    """Quality against throughput: each arm's estimate with its interval, at its speed.
+
+    One colour per arm, named in the legend (arms of similar speed and quality
+    would hide each other's labels on the points).
+
+    Parameters
+    ----------
+    per_second : mapping or Series
+        Arm name to throughput (x, on a log scale).
+    table : DataFrame
+        One row per arm with ``mean``, ``low`` and ``high`` (e.g. a
+        :meth:`hierret.experiment.Result.table`); arms missing from
+        ``per_second`` are left out.
+    ax : Axes, optional
+        Where to draw; a new figure otherwise.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> table = pd.DataFrame({"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
+    ...                      index=["minilm", "wordllama"])
+    >>> ax = tradeoff_plot({"minilm": 10.0, "wordllama": 3000.0}, table, ylabel="nDCG@10")
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['minilm', 'wordllama']
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.6))
+    speed = {str(arm): float(x) for arm, x in dict(per_second).items()}
+    arms = [arm for arm in table.index if str(arm) in speed]
+    for i, arm in enumerate(arms):
+        y, low, high = table.loc[arm, ["mean", "low", "high"]].to_numpy(dtype=float)
+        ax.errorbar(speed[str(arm)], y, yerr=[[y - low], [high - y]], fmt="o", capsize=3,
+                    color=f"C{i}", label=str(arm))
+    ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return ax

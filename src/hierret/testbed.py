@@ -1,0 +1,209 @@
+"""A testbed: a loaded corpus with its hierarchy, ready to search and to judge.
+
+Every study starts the same way: load a corpus (:func:`hierret.datasets.load`,
+the one loader and its one sampler), cut it into documents, sections and
+passages with the corpus's own heading styles
+(:func:`~hierret.hierarchy.build_hierarchy`), and judge the questions at a
+level. A :class:`Testbed` is those two values together, so that a notebook
+says once how a corpus is cut, and asks the testbed for its queries, units,
+texts and judgments at any level, and compares arms on it
+(:meth:`Testbed.compare`, :func:`hierret.experiment.run` at its level).
+
+Its :attr:`~Testbed.level` is the finest level the corpus is judged at:
+passages for span evidence (python-reference, Qasper, ``*-sections``),
+documents for BEIR (SciFact).
+
+Examples
+--------
+>>> bed = Testbed.load("python-reference", max_queries=3, max_docs=5, max_chars=600)
+>>> bed.level, len(bed.queries), len(bed.units()) == len(bed.texts())
+('passages', 3, True)
+>>> sorted(bed.summary())
+['level', 'questions', 'sample', 'units']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from hierret.datasets import Bundle, load
+from hierret.encoders import Encoder
+from hierret.experiment import Arm, Result, run
+from hierret.hierarchy import Hierarchy, build_hierarchy
+from hierret.profile import Profile
+from hierret.runs import Qrels
+from hierret.search import Searcher
+from hierret.units import Level, Query, Unit
+
+__all__ = ["Testbed"]
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """A corpus (:class:`~hierret.datasets.Bundle`) and the hierarchy built from it.
+
+    Parameters
+    ----------
+    bundle : Bundle
+        Documents, queries, targets, heading styles, sampling.
+    hierarchy : Hierarchy
+        Built from ``bundle.corpus`` (see :meth:`load`).
+
+    Raises
+    ------
+    ValueError
+        ``hierarchy`` was built from another corpus.
+    """
+
+    __test__ = False  # not a test class, whatever pytest guesses from the name
+
+    bundle: Bundle
+    hierarchy: Hierarchy
+    _searchers: dict[str, Searcher] = field(default_factory=dict, init=False, repr=False,
+                                            compare=False)
+
+    def __post_init__(self) -> None:
+        if self.hierarchy.corpus.fingerprint != self.bundle.corpus.fingerprint:
+            raise ValueError(f"the hierarchy was built from corpus {self.hierarchy.corpus.name!r}, "
+                             f"not the bundle's {self.bundle.corpus.name!r}: build it from "
+                             "bundle.corpus")
+
+    @classmethod
+    def load(
+        cls,
+        source: str | os.PathLike[str],
+        max_chars: int = DEFAULT_MAX_CHARS,
+        overlap_chars: int = DEFAULT_OVERLAP_CHARS,
+        *,
+        max_queries: int | None = None,
+        max_docs: int | None = None,
+        seed: int = 0,
+        split: str | None = None,
+    ) -> Testbed:
+        """Load ``source`` and cut it into a hierarchy with its own heading styles.
+
+        Parameters
+        ----------
+        source : str or path-like
+            A corpus name or path, as :func:`hierret.datasets.load` takes it.
+        max_chars, overlap_chars : int
+            Passage size and overlap (:func:`~hierret.hierarchy.build_hierarchy`).
+        max_queries, max_docs, seed, split
+            The sample and split (:func:`hierret.datasets.load`).
+        """
+        bundle = load(source, max_queries=max_queries, max_docs=max_docs, seed=seed, split=split)
+        return cls(bundle, build_hierarchy(bundle.corpus, max_chars=max_chars,
+                                           overlap_chars=overlap_chars,
+                                           heading_styles=bundle.heading_styles))
+
+    @property
+    def level(self) -> Level:
+        """The finest level the corpus is judged at."""
+        return min(self.bundle.targets, key=("passages", "sections", "documents").index)
+
+    @property
+    def queries(self) -> tuple[Query, ...]:
+        """The questions kept, in file order."""
+        return self.bundle.queries
+
+    def qrels(self, level: Level | None = None) -> Qrels:
+        """Judgments at ``level`` (default :attr:`level`): :meth:`Bundle.qrels`."""
+        return self.bundle.qrels(self.hierarchy, level or self.level)
+
+    def units(self, level: Level | None = None) -> list[Unit]:
+        """The units of ``level`` (default :attr:`level`), in hierarchy order."""
+        return self.hierarchy.units(level or self.level)
+
+    def texts(self, level: Level | None = None) -> list[str]:
+        """The text of every unit of ``level`` (default :attr:`level`)."""
+        return [self.hierarchy.text(u) for u in self.units(level)]
+
+    def searcher(self, encoder: Encoder) -> Searcher:
+        """The :class:`~hierret.search.Searcher` of this hierarchy with ``encoder``, made once.
+
+        One per encoder identity, so its indexes are built once however often
+        it is asked for; the first encoder given for an identity is the one it
+        embeds with (give a :class:`~hierret.cache.CachedEncoder` first to cache
+        every vector).
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> bed.searcher(HashEncoder(dimension=8)) is bed.searcher(HashEncoder(dimension=8))
+        True
+        """
+        key = encoder.identity.key()
+        if key not in self._searchers:
+            self._searchers[key] = Searcher(self.hierarchy, encoder)
+        return self._searchers[key]
+
+    def summary(self) -> dict[str, object]:
+        """Questions, units at :attr:`level`, the level, and how the corpus was sampled."""
+        return {"questions": len(self.queries), "units": len(self.units()),
+                "level": self.level, "sample": self.bundle.sampling}
+
+    def compare(
+        self,
+        arms: Mapping[str, Profile | Arm | tuple[Searcher, Profile] | Searcher],
+        metrics: Sequence[str] = ("ndcg@10",),
+        *,
+        profile: Profile | None = None,
+        baseline: str | None = None,
+        k: int = 100,
+        **kwargs: Any,
+    ) -> Result:
+        """Every arm against the baseline on this testbed's questions, judged at :attr:`level`.
+
+        :func:`hierret.experiment.run` with ``targets=[level]``, this testbed's
+        judgments at that level, and the family declared as every other arm
+        against the baseline (Holm over those comparisons).
+
+        Parameters
+        ----------
+        arms : mapping
+            Named arms, as :func:`hierret.experiment.run` takes them, or
+            searchers that all run ``profile`` (arms differing by encoder).
+        metrics : sequence of str, default ("ndcg@10",)
+        profile : Profile, optional
+            The profile of the arms given as a :class:`~hierret.search.Searcher`.
+        baseline : str, optional
+            Default: the first arm.
+        k : int, default 100
+            Ranking length of each arm.
+        **kwargs
+            More :func:`hierret.experiment.run` arguments: ``searcher``,
+            ``rerankers``, ``confidence``, ``n_resamples``, ``seed``.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> bed = Testbed.load("python-reference", max_queries=4, max_docs=6)
+        >>> s = Searcher(bed.hierarchy, HashEncoder(dimension=32))
+        >>> result = bed.compare({"dense": Profile(), "bm25": Profile(ranker="bm25")},
+        ...                      ["recall@10"], searcher=s, n_resamples=100)
+        >>> list(result.table("passages", "recall@10").index), result.family
+        (['dense', 'bm25'], [('bm25', 'dense')])
+        >>> other = Searcher(bed.hierarchy, HashEncoder(dimension=64))
+        >>> bed.compare({"32": s, "64": other}, profile=Profile(), n_resamples=100).arms
+        ['32', '64']
+        """
+        given = {name: _with_profile(name, arm, profile) for name, arm in arms.items()}
+        base = baseline if baseline is not None else next(iter(given), "")
+        family = [(arm, base) for arm in given if arm != base]
+        return run(given, self.queries, targets=[self.level], metrics=metrics, baseline=base,
+                   family=family, qrels={self.level: self.qrels()}, k=k, **kwargs)
+
+
+def _with_profile(name: str, arm: Profile | Arm | tuple[Searcher, Profile] | Searcher,
+                  profile: Profile | None) -> Profile | Arm | tuple[Searcher, Profile]:
+    """A searcher given as an arm becomes ``(searcher, profile)``."""
+    if not isinstance(arm, Searcher):
+        return arm
+    if profile is None:
+        raise ValueError(f"arm {name!r} is a Searcher: give the profile it runs (profile=...)")
+    return (arm, profile)
