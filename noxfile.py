@@ -85,7 +85,7 @@ def _sphinx(session: nox.Session, site: Path) -> Path:
 def tests(session: nox.Session) -> None:
     """Lint, unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
     _install(session, "test,notebooks,docs,models,lint")
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs", "notebooks")
     session.run("mypy", "src/hierret")
     session.run("pytest", "tests", "src/hierret", "notebooks", "--nbval-lax",
                 "--nbval-current-env", "-p", "no:cacheprovider", *session.posargs,
@@ -134,5 +134,5 @@ def lint(session: nox.Session) -> None:
     """ruff (lint and format check) and mypy --strict on the package."""
     session.install(TORCH)
     session.install("-e", ".[lint,test]")
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs", "notebooks")
     session.run("mypy", "src/hierret")

@@ -3,10 +3,13 @@ pip environments agree, published numbers match the result records."""
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 from hierret.report import check_markdown, load_results
@@ -150,3 +153,24 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 shared += [f"{path.name}: {node.module}.{a.name}" for a in node.names
                            if a.name.startswith("_")]
     assert shared == []
+
+
+def _code_lines(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [line for c in cells if c["cell_type"] == "code"
+            for line in "".join(c["source"]).splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_notebooks_are_lessons(path: Path) -> None:
+    """At most 120 code lines, none over 88 characters, no function over 5 lines."""
+    lines = _code_lines(path)
+    assert len(lines) <= 120, f"{path.name}: {len(lines)} code lines; move method into the package"
+    wide = [line for line in lines if len(line) > 88]
+    assert not wide, f"{path.name}: code lines over 88 characters clip on the site: {wide[:3]}"
+    source = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno
+            assert length <= 5, f"{path.name}: function {node.name} is {length} lines long"

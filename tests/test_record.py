@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.record import publish, record_key, save_figure, table_values
+from hierret.figures import save
+from hierret.record import publish, record_key, table_values
 from hierret.report import check_markdown, load_results
 
 matplotlib.use("Agg")
@@ -58,8 +59,9 @@ def test_save_figure_only_where_asked(tmp_path: Path) -> None:
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
-    assert save_figure(fig, None, "a.png") is None
-    path = save_figure(fig, tmp_path / "figures", "a.png")
+    save(fig, None, "a.png")
+    save(fig, tmp_path / "figures", "a.png")
+    path = tmp_path / "figures" / "a.png"
     assert path == tmp_path / "figures" / "a.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     plt.close(fig)

@@ -9,7 +9,7 @@ of a multi-index), then the column. :func:`record_key` makes a key from labels
 turns a whole table (or series) into record values that way, so a record's
 keys follow from its tables and never from hand-written format strings.
 :func:`publish` glues every value for the site and writes the record;
-:func:`save_figure` saves a figure where the site build asks for figures.
+:func:`hierret.figures.save` saves a figure where the site build asks for figures.
 
 Unlike :func:`hierret.experiment.slug`, which lowercases everything for keys
 it makes itself, these keys keep the labels' case, as the records since DR-001
@@ -44,9 +44,9 @@ import pandas as pd
 from hierret.report import glue, write_results
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    pass
 
-__all__ = ["publish", "record_key", "save_figure", "table_values"]
+__all__ = ["publish", "record_key", "table_values"]
 
 
 def record_key(*parts: object) -> str:
@@ -126,33 +126,6 @@ def table_values(
                 raise ValueError(f"two cells give the key {key!r}: make the labels distinct")
             out[key] = _plain(value)
     return out
-
-
-def save_figure(fig: Figure, folder: str | os.PathLike[str] | None, name: str) -> Path | None:
-    """Save ``fig`` as ``folder/name`` (150 dpi, tight box); nothing when ``folder`` is None.
-
-    Notebooks take the folder as their ``figures_dir`` parameter, which only
-    the site build sets.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, _ = plt.subplots()
-    >>> save_figure(fig, None, "x.png") is None
-    True
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_figure(fig, Path(tmp, "figures"), "x.png").is_file()
-    True
-    """
-    if folder is None:
-        return None
-    path = Path(folder) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    return path
 
 
 def publish(name: str, values: Mapping[str, Any], identity: Mapping[str, Any],
