@@ -116,6 +116,8 @@ def publish_record(name: str, values: Mapping[str, Any], identity: Mapping[str, 
     folder : path-like, optional
         Where records go (``nox -s reproduce`` sets it); ``None`` writes nothing.
 
+    Notes
+    -----
     Returns nothing, so that a notebook cell ending with it shows no output;
     the record is ``folder/{name}.json`` (:func:`hierret.report.load_results`
     reads a folder of them).

@@ -18,11 +18,6 @@ spell model names.
 Examples
 --------
 >>> import pandas as pd
-
-from hierret.report import glue, write_results
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 >>> table = pd.DataFrame({"ndcg@10": [0.6, 0.5], "p_holm": [None, 0.03]},
 ...                      index=pd.MultiIndex.from_tuples([("pyref", "all-MiniLM-L6-v2"),
 ...                                                       ("pyref", "wordllama")]))
@@ -36,15 +31,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from hierret.report import glue, write_results
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["publish", "record_key", "table_values"]
 
