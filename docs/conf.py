@@ -52,4 +52,5 @@ html_theme_options = {
     "home_page_in_toc": True,
     "use_download_button": True,
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["hierret.css"]
