@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +53,15 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def real_scifact() -> Path:
+    """The real SciFact folder under ``$HIERRET_DATA``; the test is skipped without it."""
+    env = os.environ.get("HIERRET_DATA")
+    if not env or not (Path(env) / "scifact" / "corpus.jsonl").is_file():
+        pytest.skip(
+            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
+            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
+        )
+    return Path(env) / "scifact"

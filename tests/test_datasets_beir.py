@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import shutil
 import socket
 import zipfile
@@ -326,13 +325,8 @@ def test_module_exports() -> None:
 # -- the real SciFact ---------------------------------------------------------
 
 
+@pytest.mark.usefixtures("real_scifact")
 def test_real_scifact_counts() -> None:
-    home_env = os.environ.get("HIERRET_DATA")
-    if not home_env or not (Path(home_env) / "scifact" / "corpus.jsonl").is_file():
-        pytest.skip(
-            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
-            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
-        )
     ds = load_beir("scifact", "test", download=False)
     assert len(ds.corpus) == 5183
     assert len(ds.queries) == 300

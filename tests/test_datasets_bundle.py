@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -234,16 +233,6 @@ def test_sampler_keeps_every_judged_document(
 # -- the real SciFact: the sampler is DR-003's, scifact-sections is DR-004's ------------------
 
 
-def _real_scifact() -> Path:
-    env = os.environ.get("HIERRET_DATA")
-    if not env or not (Path(env) / "scifact" / "corpus.jsonl").is_file():
-        pytest.skip(
-            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
-            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
-        )
-    return Path(env) / "scifact"
-
-
 def _dr003_notebook_keep(
     n_docs: int, seed: int, smoke: bool
 ) -> tuple[set[str], dict[str, dict[str, int]]]:
@@ -263,8 +252,8 @@ def _dr003_notebook_keep(
 
 
 @pytest.mark.parametrize(("max_queries", "max_docs"), [(None, 1500), (10, 50)])
+@pytest.mark.usefixtures("real_scifact")
 def test_scifact_sample_is_dr003s(max_queries: int | None, max_docs: int) -> None:
-    _real_scifact()
     bundle = load("scifact", max_queries=max_queries, max_docs=max_docs, seed=0, download=False)
     keep, qrels = _dr003_notebook_keep(max_docs, 0, smoke=max_queries is not None)
     assert {d.id for d in bundle.corpus} == keep
@@ -278,8 +267,8 @@ def test_scifact_sample_is_dr003s(max_queries: int | None, max_docs: int) -> Non
             "seed 0")
 
 
-def test_scifact_sections_is_dr004s() -> None:
-    folder = _real_scifact()
+def test_scifact_sections_is_dr004s(real_scifact: Path) -> None:
+    folder = real_scifact
     bundle = load("scifact-sections", seed=0, download=False)
     # DR-004's notebook: build_sectioned(load_beir("scifact", "test"), max_docs=max_docs, seed=seed)
     reference = build_sectioned(load_beir(folder, "test"), max_docs=None, seed=0)
