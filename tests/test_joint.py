@@ -74,11 +74,11 @@ def test_run_equals_each_arm_searched_and_values_follow_the_key_rule(setup) -> N
     values = m.values(result, "pets", pd.DataFrame([{"reranker": "rescore", "mean ms": 2.0,
                                                       "p90 ms": 3.0}]))
     table = result.table("passages", "ndcg@10")
-    assert values["pets_bm25_rescore_ndcg_10"] == table.loc["bm25+rescore", "mean"]
-    assert values["pets_dense_none_recall_5_low"] == result.table("passages", "recall@5").loc[
+    assert values["pets_bm25_rescore_ndcg10"] == table.loc["bm25+rescore", "mean"]
+    assert values["pets_dense_none_recall5_low"] == result.table("passages", "recall@5").loc[
         "dense+none", "low"]
     tests = result.tests("ndcg@10").set_index("arm_a")
-    assert values["pets_dense_rescore_vs_first_ndcg_10_p_holm"] == tests.loc[
+    assert values["pets_dense_rescore_vs_first_ndcg10_p_holm"] == tests.loc[
         "dense+rescore", "p_holm"]
     assert values["pets_questions"] == 3
     assert values["pets_units"] == len(s.units("passages"))
@@ -140,8 +140,3 @@ def test_first_stages_share_one_searcher_per_encoder(setup) -> None:
                               {"x": s.encoder})
     assert arms["a"].searcher is arms["b"].searcher
     assert arms["a"].profile == Profile(level="documents", vectors="first-window")
-
-
-def test_key_joins_labels_as_the_records_spell_them() -> None:
-    assert joint.key("scifact", "dense-e5+maxsim", "vs_first", "recall@5", "diff_low") == (
-        "scifact_dense_e5_maxsim_vs_first_recall_5_diff_low")

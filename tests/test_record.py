@@ -1,4 +1,4 @@
-"""Record keys from table labels; figures saved; values glued and written."""
+"""One record-key rule; record values read off tables; figures saved; records published."""
 
 from __future__ import annotations
 
@@ -10,48 +10,100 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hierret.experiment import compare, compare_hits
 from hierret.figures import save
-from hierret.record import publish, record_key, table_values
+from hierret.record import key, publish, table_values
 from hierret.report import check_markdown, load_results
 
 matplotlib.use("Agg")
 
 
-def test_record_key_keeps_case_and_drops_what_markers_cannot_hold() -> None:
-    assert record_key("pyref", "dense", "all-MiniLM-L6-v2", "ndcg@10") == (
-        "pyref_dense_all_MiniLM_L6_v2_ndcg10")
-    assert record_key("", "floor", "pyref", "") == "floor_pyref"
+def test_key_is_one_rule_for_every_label() -> None:
+    assert key("pyref", "dense", "all-MiniLM-L6-v2", "ndcg@10") == (
+        "pyref_dense_all_minilm_l6_v2_ndcg10")
+    assert key("", "floor", "pyref", "") == "floor_pyref"
+    assert key("scifact", "dense-e5+maxsim", "vs_first", "recall@5", "diff_low") == (
+        "scifact_dense_e5_maxsim_vs_first_recall5_diff_low")
+    assert key("fused, hybrid", 900, "p_holm") == "fused_hybrid_900_p_holm"
 
 
 def test_table_values_joins_row_labels_and_columns() -> None:
     quality = pd.DataFrame({"recall@5": [0.5, 0.25], "ndcg@10": [0.6, np.nan]},
                            index=pd.MultiIndex.from_tuples([("pyref", "dense", "all-MiniLM-L6-v2"),
                                                             ("pyref", "hybrid", "wordllama")]))
-    assert table_values(quality) == {"pyref_dense_all_MiniLM_L6_v2_recall5": 0.5,
-                                     "pyref_dense_all_MiniLM_L6_v2_ndcg10": 0.6,
+    assert table_values(quality) == {"pyref_dense_all_minilm_l6_v2_recall5": 0.5,
+                                     "pyref_dense_all_minilm_l6_v2_ndcg10": 0.6,
                                      "pyref_hybrid_wordllama_recall5": 0.25}
-    assert table_values(quality, "test", ["ndcg@10"]) == {
-        "test_pyref_dense_all_MiniLM_L6_v2_ndcg10": 0.6}
-    assert table_values(quality, "q", {"recall@5": "r"}) == {
-        "q_pyref_dense_all_MiniLM_L6_v2_r": 0.5, "q_pyref_hybrid_wordllama_r": 0.25}
+    assert table_values(quality, "test", columns=["ndcg@10"]) == {
+        "test_pyref_dense_all_minilm_l6_v2_ndcg10": 0.6}
+    assert table_values(quality, "q", columns={"recall@5": "r"}) == {
+        "q_pyref_dense_all_minilm_l6_v2_r": 0.5, "q_pyref_hybrid_wordllama_r": 0.25}
 
 
-def test_table_values_keeps_ints_and_plain_numbers() -> None:
-    sizes = pd.DataFrame({"questions": [157, 300], "units": [668, 1000],
-                          "level": ["passages", "documents"], "share": [0.5, 1.0]},
+def test_rows_are_picked_and_renamed_and_counts_stay_int() -> None:
+    passages = [True] * 30 + [False] * 10
+    whole = [True] * 20 + [False] * 20
+    t = compare_hits({"passages": {f"q{i}": v for i, v in enumerate(passages)},
+                      "whole": {f"q{i}": v for i, v in enumerate(whole)}}, baseline="whole")
+    values = table_values(t, "hit1_sec", ["passages", "whole"], {"hits": "", "rate": "rate"})
+    values |= table_values(t, "hit1_sec", {"passages": ""}, ("n", "diff", "p", "only_arm"))
+    assert values["hit1_sec_passages"] == 30
+    assert type(values["hit1_sec_passages"]) is int  # a float column of counts
+    assert values["hit1_sec_n"] == 40
+    assert type(values["hit1_sec_only_arm"]) is int
+    assert values["hit1_sec_passages_rate"] == pytest.approx(0.75)
+    assert values["hit1_sec_diff"] == pytest.approx(0.25)
+    assert isinstance(values["hit1_sec_p"], float)
+    results = {"dr": {"values": values}}
+    assert check_markdown("30<!--@dr.hit1_sec_passages--> of 40<!--@dr.hit1_sec_n-->",
+                          results) == []
+
+
+def test_empty_cells_are_left_out_and_numbers_are_plain() -> None:
+    rng = np.random.default_rng(0)
+    scores = {a: {f"q{i}": float(v) for i, v in enumerate(rng.random(12))}
+              for a in ("dense", "bm25", "hybrid")}
+    t = compare(scores, baseline="dense", family=["bm25", "hybrid"], n_resamples=100)
+    values = table_values(t, "ndcg")
+    assert not any(k.startswith("ndcg_dense_diff") for k in values)  # the baseline's own
+    assert {f"ndcg_bm25_{c}" for c in ("diff", "diff_low", "diff_high", "p", "p_holm")} <= set(
+        values)
+    assert values["ndcg_hybrid_mean"] == pytest.approx(float(t.loc["hybrid", "mean"]))
+    sizes = pd.DataFrame({"questions": [157, 300], "share": [0.5, 1.0]},
                          index=["python", "scifact"])
-    values = table_values(sizes, "", ["questions", "units", "share"])
-    assert values == {"python_questions": 157, "python_units": 668, "python_share": 0.5,
-                      "scifact_questions": 300, "scifact_units": 1000, "scifact_share": 1.0}
-    assert [type(v) for v in values.values()] == [int, int, float] * 2
-    series = pd.Series({"pyref": np.float32(0.25)})
+    assert [type(v) for v in table_values(sizes).values()] == [int, float] * 2
+    series = pd.Series({"pyref": np.float32(0.25), "scifact": np.nan})
     assert table_values(series, "floor") == {"floor_pyref": 0.25}
     assert type(table_values(series, "floor")["floor_pyref"]) is float
+    json.dumps(table_values(sizes))
 
 
-def test_table_values_refuses_labels_that_collide() -> None:
-    with pytest.raises(ValueError, match="two cells give the key 'x_minilm_int8'"):
+def test_a_template_orders_the_parts_and_takes_format_specs() -> None:
+    table = pd.DataFrame({"corpus": ["pyref", "qasper"], "w": [5, 10],
+                          "mean": [0.5, 0.25], "pooled": [3, 7]})
+    values = table_values(table, columns={"pooled": "pooled", "mean": ""},
+                          template="{column}_{corpus}_{w:02d}")
+    assert values == {"pooled_pyref_05": 3, "pyref_05": 0.5, "pooled_qasper_10": 7,
+                      "qasper_10": 0.25}
+    indexed = table.set_index(["corpus", "w"])
+    assert table_values(indexed, columns=["mean"], template="x_{w}_{corpus}") == {
+        "x_5_pyref": 0.5, "x_10_qasper": 0.25}
+
+
+def test_mistakes_are_named() -> None:
+    table = pd.DataFrame({"arm": ["a", "a"], "target": ["x", "y"], "mean": [1.0, 2.0]})
+    with pytest.raises(ValueError, match=r"columns \['median'\] are not in the table"):
+        table_values(table, columns=["median"])
+    with pytest.raises(ValueError, match=r"rows \['no such arm'\] are not in the table"):
+        table_values(table.set_index("target"), rows=["no such arm"])
+    with pytest.raises(ValueError, match="names 'targte', not a field"):
+        table_values(table, columns=["mean"], template="{arm}_{targte}")
+    with pytest.raises(ValueError, match="two cells get the key 'a_mean'"):
+        table_values(table, columns=["mean"], template="{arm}_{column}")
+    with pytest.raises(ValueError, match="two cells get the key 'x_minilm_int8'"):
         table_values(pd.Series({"minilm-int8": 1.0, "minilm_int8": 2.0}), "x")
+    with pytest.raises(ValueError, match="column 'target' holds 'x': a record holds numbers"):
+        table_values(table.set_index("arm", append=True), columns=["target"])
 
 
 def test_save_figure_only_where_asked(tmp_path: Path) -> None:
@@ -60,22 +112,19 @@ def test_save_figure_only_where_asked(tmp_path: Path) -> None:
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
     save(fig, None, "a.png")
+    assert not list(tmp_path.iterdir())
     save(fig, tmp_path / "figures", "a.png")
-    path = tmp_path / "figures" / "a.png"
-    assert path == tmp_path / "figures" / "a.png"
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "figures" / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     plt.close(fig)
 
 
-def test_publish_writes_a_record_the_decisions_check_reads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    values = {"pyref_dense_all_MiniLM_L6_v2_ndcg10": 0.6022, "python_questions": 157}
-    assert publish("dr9", values, {"seed": 0}, None) is None
-    path = publish("dr9", values, {"seed": 0}, tmp_path)
-    assert path == tmp_path / "dr9.json"
-    record = json.loads(path.read_text())
+def test_publish_writes_a_record_the_decisions_check_reads(tmp_path: Path) -> None:
+    values = {"pyref_dense_all_minilm_l6_v2_ndcg10": 0.6022, "python_questions": 157}
+    publish("dr9", values, {"seed": 0}, None)
+    assert not list(tmp_path.iterdir())
+    publish("dr9", values, {"seed": 0}, tmp_path)
+    record = json.loads((tmp_path / "dr9.json").read_text())
     assert record["values"] == values
     assert record["identity"] == {"seed": 0}
-    text = "0.602<!--@dr9.pyref_dense_all_MiniLM_L6_v2_ndcg10--> of 157<!--@dr9.python_questions-->"
+    text = "0.602<!--@dr9.pyref_dense_all_minilm_l6_v2_ndcg10--> of 157<!--@dr9.python_questions-->"
     assert check_markdown(text, load_results(tmp_path)) == []

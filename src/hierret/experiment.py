@@ -30,7 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -42,6 +41,7 @@ from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.lifting import lift
 from hierret.profile import Profile
+from hierret.record import key
 from hierret.rerank.base import Reranker
 from hierret.rerank.profiles import ProfileRun
 from hierret.runs import Qrels, Run
@@ -285,18 +285,6 @@ def _unit_level(profile: Profile) -> Level:
     return "sections" if profile.level == "fused" else profile.level
 
 
-def slug(*parts: object) -> str:
-    """A record key from labels: lower case, ``@`` dropped, other runs of characters as ``_``.
-
-    Examples
-    --------
-    >>> slug("sec", "fused, hybrid", "ndcg@10", "p_holm")
-    'sec_fused_hybrid_ndcg10_p_holm'
-    """
-    text = "_".join(str(p) for p in parts if p != "").replace("@", "").lower()
-    return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
-
-
 @dataclass
 class Result:
     """What :func:`run` produced: runs, per-query scores, and their tables.
@@ -428,7 +416,7 @@ class Result:
     def values(self, prefix: str = "") -> dict[str, float]:
         """Flat record values for :func:`hierret.report.write_results`, with stable keys.
 
-        Keys are :func:`slug` joins of ``prefix``, target, arm, metric and a
+        Keys are :func:`hierret.record.key` joins of ``prefix``, target, arm, metric and a
         column: for every target, metric and arm, ``…_{arm}_{metric}`` (the
         mean, or the hit rate for ``hit@k``), ``…_low``, ``…_high``; for family
         members of :meth:`table`, ``…_diff``, ``…_diff_low``, ``…_diff_high``,
@@ -451,19 +439,19 @@ class Result:
                 table = self.table(target, metric)
                 value = "rate" if metric.startswith("hit@") else "mean"
                 for arm in table.index:
-                    out[slug(prefix, target, arm, metric)] = float(table.loc[arm, value])
+                    out[key(prefix, target, arm, metric)] = float(table.loc[arm, value])
                     for col in columns:
                         if col in table.columns and pd.notna(table.loc[arm, col]):
-                            out[slug(prefix, target, arm, metric, col)] = float(
+                            out[key(prefix, target, arm, metric, col)] = float(
                                 table.loc[arm, col])
-                out[slug(prefix, target, "n")] = float(len(self.per_query(target, metric)))
+                out[key(prefix, target, "n")] = float(len(self.per_query(target, metric)))
         for metric in self.metrics:
             tests = self.tests(metric)
             for _, row in tests.iterrows():
                 for col in ("diff", "diff_low", "diff_high", "p", "p_holm"):
-                    key = slug(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric,
+                    name = key(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric,
                                col)
-                    out[key] = float(row[col])
+                    out[name] = float(row[col])
         return out
 
 

@@ -16,7 +16,7 @@ index time, so the latency traced is the query-time work;
 (:func:`unprepared`).
 
 :func:`matrix_table`, :func:`matrix_values` and :func:`plot_matrix` render a
-run's result; :func:`key` is the record-key rule.
+run's result; :func:`hierret.record.key` is the record-key rule.
 
 Examples
 --------
@@ -39,12 +39,11 @@ Examples
 3
 >>> result = m.run(q, "passages", metrics=["ndcg@10"], n_resamples=50)
 >>> sorted(matrix_values(result, "pets"))[:2]
-['pets_bm25_none_ndcg_10', 'pets_bm25_none_ndcg_10_high']
+['pets_bm25_none_ndcg10', 'pets_bm25_none_ndcg10_high']
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +58,7 @@ from hierret.encoders import Encoder
 from hierret.experiment import Arm, Result
 from hierret.hierarchy import Hierarchy
 from hierret.profile import Profile, Ranker
+from hierret.record import key
 from hierret.rerank import EncoderReranker, MaxSimReranker, Reranker, Selection, TokenEncoder
 from hierret.search import Searcher
 from hierret.units import Level, Query
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
 __all__ = [
     "JointMatrix",
     "first_stages",
-    "key",
     "latency_values",
     "matrix_table",
     "matrix_values",
@@ -78,17 +77,6 @@ __all__ = [
     "timed_reranker",
     "unprepared",
 ]
-
-
-def key(*parts: object) -> str:
-    """A record key from labels: lower case, every run of other characters as ``_``.
-
-    Examples
-    --------
-    >>> key("pyref", "hybrid-minilm+e5-rescore", "ndcg@10", "")
-    'pyref_hybrid_minilm_e5_rescore_ndcg_10'
-    """
-    return re.sub(r"\W+", "_", "_".join(str(p) for p in parts)).strip("_").lower()
 
 
 def timed_reranker(kind: str, encoder: Encoder | TokenEncoder, name: str, *,
@@ -323,7 +311,7 @@ def matrix_table(result: Result, interval: str = "ndcg@10") -> pd.DataFrame:
 
 
 def matrix_values(result: Result, prefix: str) -> dict[str, float]:
-    """Record values of a joint matrix's result, keyed by :func:`key`.
+    """Record values of a joint matrix's result, keyed by :func:`hierret.record.key`.
 
     For every arm and metric: ``{prefix}_{arm}_{metric}`` (the mean), ``…_low``
     and ``…_high``; for every family pair, ``{prefix}_{arm}_vs_first_{metric}_``

@@ -1,19 +1,17 @@
-"""A notebook's result record: keys from table labels, figures saved, values published.
+"""A notebook's result record: one key rule, values read off tables, published once.
 
-A notebook's result record (:func:`hierret.report.write_results`) is a flat
-mapping of keys to numbers, which ``DECISIONS.md`` quotes by key. The keys are
-the labels of the table a number sits in, joined: the row labels (every level
-of a multi-index), then the column. :func:`record_key` makes a key from labels
-(``-`` becomes ``_``, ``@`` is dropped, case is kept: ``all-MiniLM-L6-v2`` and
-``ndcg@10`` become ``all_MiniLM_L6_v2`` and ``ndcg10``); :func:`table_values`
-turns a whole table (or series) into record values that way, so a record's
-keys follow from its tables and never from hand-written format strings.
-:func:`publish` glues every value for the site and writes the record;
-:func:`hierret.figures.save` saves a figure where the site build asks for figures.
-
-Unlike :func:`hierret.experiment.slug`, which lowercases everything for keys
-it makes itself, these keys keep the labels' case, as the records since DR-001
-spell model names.
+A result record (:func:`hierret.report.write_results`) is a flat mapping of
+keys to numbers, which ``DECISIONS.md`` quotes by key. Every key in every
+record is made by one rule, :func:`key`: the labels it is made of joined by
+``_``, lower case, ``@`` dropped and every other run of characters that are
+not letters or digits written as one ``_`` (``"all-MiniLM-L6-v2"``,
+``"ndcg@10"`` → ``all_minilm_l6_v2_ndcg10``). :func:`table_values` turns the
+cells of a table into record values, each keyed by its row labels and its
+column (or by a template over the row's fields, when the key's parts come in
+another order), so a record's keys follow from its tables and are never
+typed by hand. :func:`publish` glues every value for the site and writes the
+record; :func:`hierret.figures.save` saves a figure where the site build asks
+for figures.
 
 Examples
 --------
@@ -22,13 +20,14 @@ Examples
 ...                      index=pd.MultiIndex.from_tuples([("pyref", "all-MiniLM-L6-v2"),
 ...                                                       ("pyref", "wordllama")]))
 >>> table_values(table, prefix="dense")
-{'dense_pyref_all_MiniLM_L6_v2_ndcg10': 0.6, 'dense_pyref_wordllama_ndcg10': 0.5, \
+{'dense_pyref_all_minilm_l6_v2_ndcg10': 0.6, 'dense_pyref_wordllama_ndcg10': 0.5, \
 'dense_pyref_wordllama_p_holm': 0.03}
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,112 +37,169 @@ import pandas as pd
 
 from hierret.report import glue, write_results
 
-__all__ = ["publish", "record_key", "table_values"]
+__all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
+
+#: Columns that hold counts (of queries, of hits): recorded as ``int`` whatever their dtype,
+#: so that ``DECISIONS.md`` quotes ``90``, not ``90.0``.
+COUNT_COLUMNS = frozenset({"n", "hits", "both", "only_arm", "only_base", "neither"})
 
 
-def record_key(*parts: object) -> str:
-    """Labels joined by ``_``, with ``-`` as ``_`` and ``@`` dropped; empty parts left out.
+def key(*parts: object) -> str:
+    """The record key of ``parts``: joined by ``_``, lower case, ``@`` dropped, runs of other
+    characters as one ``_``; empty parts are left out.
 
     Examples
     --------
-    >>> record_key("cost", "scifact", "minilm-int8", "pps")
-    'cost_scifact_minilm_int8_pps'
-    >>> record_key("", "recall@10")
-    'recall10'
+    >>> key("sec", "fused, hybrid", "ndcg@10", "p_holm")
+    'sec_fused_hybrid_ndcg10_p_holm'
+    >>> key("cost", "scifact", "all-MiniLM-L6-v2", "", "pps")
+    'cost_scifact_all_minilm_l6_v2_pps'
     """
-    return "_".join(str(p) for p in parts if str(p) != "").replace("-", "_").replace("@", "")
+    text = "_".join(str(p) for p in parts if str(p) != "").replace("@", "").lower()
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
 
 
-def _labels(label: object) -> tuple[object, ...]:
+def _named(labels: Sequence[Any] | Mapping[Any, Any]) -> dict[Any, Any]:
+    return dict(labels) if isinstance(labels, Mapping) else {label: label for label in labels}
+
+
+def _parts(label: object) -> tuple[object, ...]:
     return label if isinstance(label, tuple) else (label,)
 
 
-def _plain(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value
+def _number(frame: pd.DataFrame, column: Any, value: Any) -> int | float:
+    if column in COUNT_COLUMNS or pd.api.types.is_integer_dtype(frame[column]):
+        return int(value)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"column {column!r} holds {value!r}: a record holds numbers only")
+    return float(value)
+
+
+def _fields(frame: pd.DataFrame, label: object, i: int) -> dict[str, Any]:
+    names = [str(n) for n in frame.index.names if n is not None]
+    fields = dict(zip(names, _parts(label), strict=False))
+    return fields | {str(c): frame[c].iat[i] for c in frame.columns}
 
 
 def table_values(
     table: pd.DataFrame | pd.Series,
     prefix: str = "",
-    columns: Sequence[str] | Mapping[str, str] | None = None,
-) -> dict[str, object]:
-    """Every non-missing cell of ``table`` under the key of its labels.
+    rows: Sequence[Any] | Mapping[Any, Any] | None = None,
+    columns: Sequence[Any] | Mapping[Any, Any] | None = None,
+    *,
+    template: str | None = None,
+) -> dict[str, int | float]:
+    """The cells of ``table`` as record values, each under the :func:`key` of its labels.
 
     Parameters
     ----------
     table : DataFrame or Series
-        A series gives ``{prefix}_{row labels}``; a frame
-        ``{prefix}_{row labels}_{column}`` for each column.
+        A frame gives ``{prefix}_{row labels}_{column}`` for each cell (every
+        level of a multi-index in turn); a series ``{prefix}_{row labels}``.
     prefix : str, default ""
         The first part of every key.
-    columns : sequence of str, or mapping of column to key part, optional
-        The columns recorded (default: all), or the columns recorded with the
-        name each takes in the keys.
+    rows : sequence, or mapping to the name each takes in the key, optional
+        The rows recorded, by index label (default: all); a mapping renames a
+        row in its keys, and the name ``""`` leaves the row out of them.
+    columns : sequence, or mapping to the name each takes in the key, optional
+        The columns recorded (default: all), named the same way.
+    template : str, optional
+        Instead of ``prefix`` and the row labels, a :meth:`str.format`
+        template over the row's fields (index levels and columns) and
+        ``column`` (the column's name in the key); format specs are allowed
+        (``"weight_{w:02d}_{target}"``). For keys whose parts come in
+        another order than the table's labels.
 
     Returns
     -------
     dict
-        Key to value (numpy scalars as Python numbers; NaN and None left out),
-        in the table's row order, then column order.
+        Key to value, rows then columns in the order given. Empty cells (NaN,
+        ``None``, such as the baseline's difference with itself) are left
+        out. Counts (:data:`COUNT_COLUMNS` and integer columns) are ``int``,
+        every other value a ``float``.
 
     Raises
     ------
     ValueError
-        Two cells give the same key (labels differing only by ``-``/``_`` or ``@``).
+        A row or column not in the table, a template field the row lacks, a
+        cell that is not a number, or two cells given the same key.
 
     Examples
     --------
-    >>> costs = pd.DataFrame({"passages/s": [9.5], "latency mean ms": [120.0]},
-    ...                      index=pd.MultiIndex.from_tuples([("pyref", "e5-small")]))
-    >>> table_values(costs, "cost", {"passages/s": "pps"})
-    {'cost_pyref_e5_small_pps': 9.5}
+    >>> t = pd.DataFrame({"mean": [0.5, 0.6], "low": [0.4, 0.5], "hits": [3.0, 4.0]},
+    ...                  index=["dense", "hybrid"])
+    >>> table_values(t, "ndcg", ["dense"], ["mean", "low"])
+    {'ndcg_dense_mean': 0.5, 'ndcg_dense_low': 0.4}
+    >>> table_values(t, "hit5", {"hybrid": ""}, {"hits": ""})
+    {'hit5': 4}
+    >>> table_values(t.reset_index(), columns={"mean": ""}, template="{column}_{index}_x")
+    {'dense_x': 0.5, 'hybrid_x': 0.6}
     >>> table_values(pd.Series({"pyref": 0.1, "scifact": float("nan")}), "floor")
     {'floor_pyref': 0.1}
+    >>> table_values(t, "ndcg", columns=["median"])
+    Traceback (most recent call last):
+    ...
+    ValueError: columns ['median'] are not in the table: mean, low, hits
     """
     frame = table.to_frame("") if isinstance(table, pd.Series) else table
-    if columns is None:
-        named = {c: c for c in frame.columns}
-    elif isinstance(columns, Mapping):
-        named = dict(columns)
-    else:
-        named = {c: c for c in columns}
-    out: dict[str, object] = {}
-    for i, label in enumerate(frame.index):
-        for column, part in named.items():
+    named_columns = _named(list(frame.columns) if columns is None else columns)
+    named_rows = _named(list(frame.index) if rows is None else rows)
+    for what, picked, have in (("columns", named_columns, frame.columns),
+                               ("rows", named_rows, frame.index)):
+        missing = [label for label in picked if label not in have]
+        if missing:
+            raise ValueError(f"{what} {missing} are not in the table: "
+                             f"{', '.join(map(str, have))}")
+    out: dict[str, int | float] = {}
+    for label, name in named_rows.items():
+        i = frame.index.get_loc(label)
+        if not isinstance(i, int):
+            raise ValueError(f"row {label!r} appears more than once: pass rows=None, or make "
+                             "the index unique")
+        fields = _fields(frame, label, i) if template is not None else {}
+        for column, part in named_columns.items():
             value = frame[column].iat[i]  # by column: a row would cast ints to floats
-            if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
+            if value is None or pd.isna(value):
                 continue
-            key = record_key(prefix, *_labels(label), part)
-            if key in out:
-                raise ValueError(f"two cells give the key {key!r}: make the labels distinct")
-            out[key] = _plain(value)
+            if template is None:
+                name_ = key(prefix, *_parts(name), part)
+            else:
+                try:
+                    name_ = key(template.format(**fields, column=part))
+                except KeyError as err:
+                    raise ValueError(f"the template names {err.args[0]!r}, not a field of the "
+                                     f"table: {', '.join(fields)}") from None
+            if name_ in out:
+                raise ValueError(f"two cells get the key {name_!r}: name every label that "
+                                 "tells them apart")
+            out[name_] = _number(frame, column, value)
     return out
 
 
 def publish(name: str, values: Mapping[str, Any], identity: Mapping[str, Any],
-            results_dir: str | os.PathLike[str] | None) -> Path | None:
+            results_dir: str | os.PathLike[str] | None) -> None:
     """Glue every value for the site, and write the record ``results_dir/{name}.json``.
 
     Parameters
     ----------
     name : str
-        The record's namespace in ``DECISIONS.md`` markers (``dr002``).
+        The record's namespace in ``DECISIONS.md`` markers (``dr002``:
+        markers read ``<!--@dr002.key-->``).
     values : mapping
         Key to number (:func:`table_values` makes the keys).
     identity : mapping
         What the run was: corpora, encoders, parameters
         (:func:`hierret.report.write_results`).
     results_dir : path-like or None
-        Where records go (a notebook's ``results_dir`` parameter); ``None``
-        glues only.
+        Where records go (a notebook's ``results_dir`` parameter, which
+        ``nox -s reproduce`` sets); ``None`` glues only.
 
-    Returns
-    -------
-    Path or None
-        The record written, if any.
+    Notes
+    -----
+    Returns nothing, so that a notebook cell ending with it shows no output;
+    :func:`hierret.report.load_results` reads a folder of records back.
     """
-    for key, value in values.items():
-        glue(key, value)
-    if results_dir is None:
-        return None
-    return write_results(Path(results_dir) / f"{name}.json", name, values, identity)
+    for k, value in values.items():
+        glue(k, value)
+    if results_dir is not None:
+        write_results(Path(results_dir) / f"{name}.json", name, values, identity)

@@ -44,6 +44,7 @@ import pandas as pd
 from hierret import experiment
 from hierret.experiment import Arm, Result
 from hierret.profile import Profile
+from hierret.record import key
 from hierret.rerank import ProfileEvaluation, Reranker, Selection, set_scores
 from hierret.runs import Qrels
 from hierret.search import Searcher
@@ -184,9 +185,7 @@ def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd
 
 def record_values(result: Result, prefix: str, metrics: list[str] | tuple[str, ...],
                   target: str | None = None) -> dict[str, float]:
-    """``{prefix}_{arm}_{metric}``: each arm's mean metrics, keyed by :func:`hierret.joint.key`."""
-    from hierret.joint import key
-
+    """``{prefix}_{arm}_{metric}``: each arm's mean metrics, keyed by :func:`hierret.record.key`."""
     out: dict[str, float] = {}
     for arm in result.arms:
         means = profile_record(result, arm, target)["metrics"]

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from hierret.record import key
 from hierret.rerank import Reranker, scores_by_relevance, selection_sweep
 from hierret.runs import Qrels, Run
 
@@ -225,7 +226,7 @@ def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
 
     ``labels`` gives each selection's short name in keys (e.g. ``"own"`` for
     :data:`OWN`), ``prefixes`` each corpus's (default: its name); keys follow
-    :func:`hierret.joint.key`; the measures are precision, recall and kept.
+    :func:`hierret.record.key`; the measures are precision, recall and kept.
 
     Examples
     --------
@@ -234,8 +235,6 @@ def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
     >>> mark_values(t, {OWN: "own"})["c_r_sel_own_kept"]
     2.0
     """
-    from hierret.joint import key
-
     names = prefixes or {}
     return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "sel",
                 labels[x["selection"]], col): float(x[col])
