@@ -9,7 +9,17 @@ users know.
 """
 
 from hierret.evaluation.coverage import CoverageReport, check_coverage
-from hierret.evaluation.metrics import evaluate, hit_at, mean_scores, mrr, ndcg_at, recall_at
+from hierret.evaluation.metrics import (
+    average_precision,
+    evaluate,
+    hit_at,
+    mean_scores,
+    mrr,
+    ndcg_at,
+    precision_at,
+    r_precision,
+    recall_at,
+)
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.evaluation.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
 from hierret.lifting import ancestors_at, lift
@@ -22,6 +32,7 @@ __all__ = [
     "Run",
     "TrecFormatError",
     "ancestors_at",
+    "average_precision",
     "check_coverage",
     "evaluate",
     "hit_at",
@@ -29,7 +40,9 @@ __all__ = [
     "mean_scores",
     "mrr",
     "ndcg_at",
+    "precision_at",
     "qrels_from_evidence",
+    "r_precision",
     "rank",
     "read_qrels",
     "read_run",

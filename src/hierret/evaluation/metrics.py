@@ -15,12 +15,24 @@ from functools import partial
 
 from hierret.runs import Qrels, Run
 
-__all__ = ["evaluate", "hit_at", "mean_scores", "mrr", "ndcg_at", "recall_at"]
+__all__ = [
+    "average_precision",
+    "evaluate",
+    "hit_at",
+    "mean_scores",
+    "mrr",
+    "ndcg_at",
+    "precision_at",
+    "r_precision",
+    "recall_at",
+]
 
 logger = logging.getLogger(__name__)
 
 _Metric = Callable[[Sequence[str], Mapping[str, int]], float]
-_NAME = re.compile(r"(ndcg|recall|hit|mrr)(?:@([1-9][0-9]*))?")
+_NAME = re.compile(r"(ndcg|recall|hit|mrr|map|p|rprec)(?:@([1-9][0-9]*))?")
+#: Metrics that take no cutoff, or an optional one.
+_NO_CUTOFF = {"mrr": True, "map": True, "rprec": False}
 _DISCOUNTS: list[float] = []
 
 
@@ -115,17 +127,79 @@ def hit_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
     return 1.0 if any(grades.get(u, 0) > 0 for u in ranked[:k]) else 0.0
 
 
+def precision_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    """Relevant units in the top ``k``, divided by ``k`` (trec_eval's ``P_k``).
+
+    A ranking shorter than ``k`` counts its missing ranks as not relevant, as
+    trec_eval does.
+
+    Examples
+    --------
+    >>> precision_at(["a", "x", "b"], {"a": 1, "b": 1}, 2)
+    0.5
+    >>> precision_at(["a"], {"a": 1}, 5)
+    0.2
+    """
+    _check_k(k)
+    return sum(1 for u in ranked[:k] if grades.get(u, 0) > 0) / k
+
+
+def average_precision(ranked: Sequence[str], grades: Mapping[str, int],
+                      k: int | None = None) -> float:
+    """Average precision (trec_eval's ``map`` per query; ``map_cut_k`` with ``k``).
+
+    The precision at the rank of each relevant unit retrieved (within the top
+    ``k`` if given), summed and divided by the number of relevant units
+    judged; 0 when none is relevant.
+
+    Examples
+    --------
+    >>> average_precision(["a", "x", "b"], {"a": 1, "b": 1, "c": 1})  # (1 + 2/3) / 3
+    0.5555555555555555
+    >>> average_precision(["a", "x", "b"], {"a": 1, "b": 1, "c": 1}, k=2)
+    0.3333333333333333
+    """
+    if k is not None:
+        _check_k(k)
+    n_relevant = sum(1 for g in grades.values() if g > 0)
+    if n_relevant == 0:
+        return 0.0
+    found, total = 0, 0.0
+    for i, u in enumerate(ranked if k is None else ranked[:k]):
+        if grades.get(u, 0) > 0:
+            found += 1
+            total += found / (i + 1)
+    return total / n_relevant
+
+
+def r_precision(ranked: Sequence[str], grades: Mapping[str, int]) -> float:
+    """Precision at rank R, R being the number of relevant units (trec_eval's ``Rprec``).
+
+    Examples
+    --------
+    >>> r_precision(["a", "x", "b"], {"a": 1, "b": 1})
+    0.5
+    """
+    n_relevant = sum(1 for g in grades.values() if g > 0)
+    if n_relevant == 0:
+        return 0.0
+    return sum(1 for u in ranked[:n_relevant] if grades.get(u, 0) > 0) / n_relevant
+
+
 def _parse(name: str) -> _Metric:
     match = _NAME.fullmatch(name)
-    if match is None or (match[2] is None and match[1] != "mrr"):
+    optional = _NO_CUTOFF.get(match[1]) if match else None
+    if match is None or (match[2] is None and optional is None) or (
+            match[2] is not None and optional is False):
         raise ValueError(
-            f"unknown metric {name!r}; use 'ndcg@K', 'recall@K', 'hit@K', 'mrr' or 'mrr@K'"
+            f"unknown metric {name!r}; use 'ndcg@K', 'recall@K', 'hit@K', 'p@K', 'mrr', "
+            "'mrr@K', 'map', 'map@K' or 'rprec'"
         )
-    if match[2] is None:
-        return mrr
-    k = int(match[2])
-    fn = {"ndcg": ndcg_at, "recall": recall_at, "hit": hit_at, "mrr": mrr}[match[1]]
-    return partial(fn, k=k)
+    functions: dict[str, Callable[..., float]] = {
+        "ndcg": ndcg_at, "recall": recall_at, "hit": hit_at, "mrr": mrr,
+        "map": average_precision, "p": precision_at, "rprec": r_precision}
+    fn = functions[match[1]]
+    return fn if match[2] is None else partial(fn, k=int(match[2]))
 
 
 def evaluate(
@@ -146,7 +220,10 @@ def evaluate(
     qrels : Qrels
         Graded judgements; a grade above 0 means relevant.
     metrics : Sequence[str]
-        Metric names: ``"ndcg@K"``, ``"recall@K"``, ``"hit@K"``, ``"mrr"``, ``"mrr@K"``.
+        Metric names: ``"ndcg@K"``, ``"recall@K"``, ``"hit@K"``, ``"p@K"``
+        (precision), ``"mrr"``, ``"mrr@K"``, ``"map"``, ``"map@K"`` (average
+        precision) and ``"rprec"`` (R-precision); each equals trec_eval's
+        measure of that name on the same ranking.
 
     Returns
     -------
