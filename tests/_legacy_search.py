@@ -39,7 +39,7 @@ from hierret._validate import (
 )
 from hierret.encoders import Encoder, truncation_report
 from hierret.lifting import lift
-from hierret.runs import Run
+from hierret.runs import Run, tie_keys
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
 from hierret.levels import PoolingReport, empty_units, passage_unit_vectors, unit_vectors
@@ -217,7 +217,8 @@ class Searcher:
             unit_ids = [u.id for u in self.units(level)]
             keep = self._with_text(level)
             n_empty = keep.count(False)  # ask for as many more as may be left out
-            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth + n_empty)
+            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth + n_empty,
+                                                               tie_keys(unit_ids))
                          if keep[i]][:depth] for t in texts]
         self._timed(f"{level}/{ranker}", len(ids), time.perf_counter() - start)
         return dict(zip(ids, rankings, strict=True))

@@ -39,7 +39,7 @@ class Noisy(HashEncoder):
 
 def test_score_run_ranks_by_score_with_the_tie_rule_and_checks_the_shape() -> None:
     run = score_run(["q"], ["b", "a", "c"], np.array([[1.0, 1.0, 2.0]]), k=2)
-    assert run == {"q": [("c", 2.0), ("a", 1.0)]}
+    assert run == {"q": [("c", 2.0), ("b", 1.0)]}  # ties: ids descending
     with pytest.raises(ValueError, match="one row per query"):
         score_run(["q1", "q2"], ["a"], np.zeros((1, 1)))
 

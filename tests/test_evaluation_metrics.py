@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -18,7 +19,10 @@ from hierret.evaluation import (
     mean_scores,
     mrr,
     ndcg_at,
+    rank,
+    read_run,
     recall_at,
+    write_run,
 )
 
 TREC = {"ndcg_cut_1", "ndcg_cut_5", "ndcg_cut_10", "recall_5", "recall_10", "recip_rank"}
@@ -152,3 +156,24 @@ def test_bad_inputs_raise() -> None:
         evaluate({"q": [("a", 2.0), ("a", 1.0)]}, {"q": {"a": 1}})
     with pytest.raises(ValueError, match="at least 1"):
         ndcg_at(["a"], {"a": 1}, 0)
+
+
+def test_agrees_with_trec_eval_per_query_on_runs_full_of_ties(tmp_path: Path) -> None:
+    """trec_eval re-sorts a run (ties by id descending); hierret's rank() is that order."""
+    rng = random.Random(3)
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(300):
+        pool = [f"d{i:03d}" for i in range(rng.randint(2, 60))]
+        qrels[f"q{q}"] = {u: rng.choice((0, 1, 1, 2)) for u in rng.sample(pool, len(pool) // 2)}
+        retrieved = rng.sample(pool, len(pool) // 2 + 1)
+        scores = {u: float(rng.choice((0.0, 0.5, 1.0))) for u in retrieved}
+        run[f"q{q}"] = rank(scores)  # three score values: most units tie
+    assert sum(len({s for _, s in r}) < len(r) for r in run.values()) > 250
+    write_run(run, tmp_path / "run.trec")
+    for candidate in (run, read_run(tmp_path / "run.trec")):
+        ours = evaluate(candidate, qrels, list(OURS_TO_TREC))
+        theirs = _trec(run, qrels)
+        for name, trec_name in OURS_TO_TREC.items():
+            for qid, measures in theirs.items():
+                assert abs(ours[name][qid] - measures[trec_name]) <= 1e-9, (name, qid)

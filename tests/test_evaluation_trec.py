@@ -54,7 +54,7 @@ def test_qrels_round_trip(tmp_path_factory: pytest.TempPathFactory, qrels: Qrels
 def test_read_run_ranks_by_score_like_trec_eval(tmp_path: Path) -> None:
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 b 1 1.0 t\n\nq1 Q0 c 2 3 t\nq1 Q0 a 3 1.0 t\n")
-    assert read_run(path) == {"q1": [("c", 3.0), ("a", 1.0), ("b", 1.0)]}
+    assert read_run(path) == {"q1": [("c", 3.0), ("b", 1.0), ("a", 1.0)]}  # ties: ids descending
 
 
 def test_numpy_scores_are_written_as_plain_floats(tmp_path: Path) -> None:

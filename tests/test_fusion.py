@@ -35,8 +35,8 @@ def test_constant_pool_scores_one_everywhere() -> None:
 def test_ties_are_broken_by_unit_id() -> None:
     a = [("x", 0.9), ("y", 0.1)]
     b = [("y", 0.9), ("x", 0.1)]
-    assert minmax_fuse(a, b, weight=0.5) == [("x", 0.5), ("y", 0.5)]
-    assert minmax_fuse(b, a, weight=0.5) == [("x", 0.5), ("y", 0.5)]
+    assert minmax_fuse(a, b, weight=0.5) == [("y", 0.5), ("x", 0.5)]  # ids descending
+    assert minmax_fuse(b, a, weight=0.5) == [("y", 0.5), ("x", 0.5)]
 
 
 def test_missing_leg_counts_like_the_bottom_of_the_pool() -> None:

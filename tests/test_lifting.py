@@ -45,7 +45,7 @@ def test_chunks_and_sections_to_documents() -> None:
 
 def test_ties_broken_by_id() -> None:
     run = {"q": [("a#p2", 0.7), ("b#p0", 0.7)]}
-    assert lift(run, {"a#p2": "z", "b#p0": "m"}) == {"q": [("m", 0.7), ("z", 0.7)]}
+    assert lift(run, {"a#p2": "z", "b#p0": "m"}) == {"q": [("z", 0.7), ("m", 0.7)]}
 
 
 def test_matches_rank_of_max_on_random_runs() -> None:

@@ -81,9 +81,9 @@ def test_selection_score_equal_to_threshold_passes() -> None:
 
 def test_selection_ties_at_the_cut_are_decided_by_unit_id() -> None:
     tied = [("d", 0.7), ("b", 0.7), ("c", 0.7), ("a", 0.9)]
-    assert ids(Selection(top_k=2).select(tied)) == ["a", "b"]
+    assert ids(Selection(top_k=2).select(tied)) == ["a", "d"]  # ties: ids descending
     low = [("z", 0.1), ("x", 0.1), ("y", 0.1)]
-    assert ids(Selection(min_score=0.5, min_keep=2).select(low)) == ["x", "y"]
+    assert ids(Selection(min_score=0.5, min_keep=2).select(low)) == ["z", "y"]
     # the input order never matters
     assert Selection(top_k=2).select(tied[::-1]) == Selection(top_k=2).select(tied)
 
@@ -169,7 +169,7 @@ def test_rerank_reorders_the_same_candidates_by_score_ties_by_id() -> None:
     rr = FixedReranker({"alpha": 0.1, "bravo": 0.9, "charlie": 0.5, "delta": 0.5})
     first = [("a", 4.0), ("b", 3.0), ("d", 2.0), ("c", 1.0)]
     out = rerank(rr, "q", first, TEXTS)
-    assert out == [("b", 0.9), ("c", 0.5), ("d", 0.5), ("a", 0.1)]
+    assert out == [("b", 0.9), ("d", 0.5), ("c", 0.5), ("a", 0.1)]
     assert rerank(rr, "q", [], TEXTS) == []
     assert rr.calls == 1
 

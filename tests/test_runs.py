@@ -5,18 +5,19 @@ from __future__ import annotations
 import math
 from itertools import pairwise
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hierret.runs import rank
+from hierret.runs import rank, tie_keys
 
 
-def test_rank_orders_by_score_then_id() -> None:
+def test_rank_orders_by_score_then_id_descending_as_trec_eval() -> None:
     assert rank({"b": 1.0, "c": 3.0, "a": 1.0, "d": -2.0}) == [
         ("c", 3.0),
-        ("a", 1.0),
         ("b", 1.0),
+        ("a", 1.0),
         ("d", -2.0),
     ]
     assert rank({}) == []
@@ -26,7 +27,13 @@ def test_rank_orders_by_score_then_id() -> None:
 def test_rank_is_independent_of_insertion_order(scores: dict[str, float]) -> None:
     ranked = rank(scores)
     assert ranked == rank(dict(reversed(list(scores.items()))))
-    assert all((-s1, u1) < (-s2, u2) for (u1, s1), (u2, s2) in pairwise(ranked))
+    assert all(s1 > s2 or (s1 == s2 and u1 > u2) for (u1, s1), (u2, s2) in pairwise(ranked))
+
+
+@given(st.lists(st.text(max_size=3), unique=True))
+def test_tie_keys_order_positions_as_rank_orders_ids(ids: list[str]) -> None:
+    keys = tie_keys(ids)
+    assert [ids[i] for i in np.argsort(keys)] == [u for u, _ in rank(dict.fromkeys(ids, 1.0))]
 
 
 def test_rank_rejects_nan() -> None:

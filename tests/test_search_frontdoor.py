@@ -161,7 +161,8 @@ def bm25_leg(h: Hierarchy, level: str, texts: list[str], n: int) -> list[Ranking
     out = []
     for t in texts:
         scores = index.score(analyze(t))
-        ranked = sorted(range(len(units)), key=lambda i: (-scores[i], i))
+        by_id = sorted(range(len(units)), key=lambda i: units[i].id, reverse=True)
+        ranked = sorted(by_id, key=lambda i: -scores[i])  # trec_eval: ties by id descending
         out.append([(units[i].id, float(scores[i])) for i in ranked
                     if units[i].id in with_text][:n])
     return out

@@ -15,7 +15,7 @@ Examples
 >>> vecs = np.eye(3, dtype=np.float32)
 >>> index = VectorIndex(["a", "b", "c"], vecs, identity="toy-encoder")
 >>> index.search(np.array([[0.0, 1.0, 0.0]], dtype=np.float32), k=2, identity="toy-encoder")
-[[('b', 1.0), ('a', 0.0)]]
+[[('b', 1.0), ('c', 0.0)]]
 """
 
 from __future__ import annotations
@@ -303,9 +303,14 @@ must be finite (check the encoder's output before indexing or searching)
         k = min(k, len(self))
         if k <= 0:
             return [[] for _ in range(q.shape[0])]
-        # ask FAISS for a few more than k so ties at the cut can be ordered by id
+        # ask FAISS for more than k, until every unit tied with the k-th is in, so ties at
+        # the cut are ordered by the one rule (rank), not by FAISS's choice
         extra = min(len(self), k + 16)
-        scores, rows = self._index.search(q, extra)
+        while True:
+            scores, rows = self._index.search(q, extra)
+            if extra == len(self) or not np.any(scores[:, extra - 1] == scores[:, k - 1]):
+                break
+            extra = min(len(self), 2 * extra)
         out: list[Ranking] = []
         for srow, irow in zip(scores, rows, strict=True):
             found = {self.ids[i]: float(s) for s, i in zip(srow, irow, strict=True) if i >= 0}

@@ -1,9 +1,11 @@
 """Runs and qrels: the plain mappings rankers hand on and evaluation reads.
 
 A **run** maps a query id to its ranking: a list of ``(unit_id, score)`` pairs
-in rank order, best first. hierret owns that order: scores descending, ties
-broken by unit id ascending (see :func:`rank`), so a run never depends on dict
-order or on a sort's stability.
+in rank order, best first. hierret owns that order, and it is trec_eval's:
+scores descending, equal scores by unit id **descending** (see :func:`rank`;
+trec_eval and pytrec_eval sort a run file that way before scoring it), so a
+run never depends on dict order or on a sort's stability, and hierret's
+metrics on a run equal trec_eval's on the same run file.
 
 **Qrels** map a query id to the graded units judged for it:
 ``{query_id: {unit_id: grade}}``. A grade above 0 means relevant; hierret's
@@ -18,9 +20,12 @@ them under the names users know).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-__all__ = ["Qrels", "Ranking", "Run", "rank"]
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Qrels", "Ranking", "Run", "rank", "tie_keys"]
 
 #: One query's ranked ``(unit_id, score)`` pairs, best first.
 Ranking = list[tuple[str, float]]
@@ -33,7 +38,7 @@ Qrels = dict[str, dict[str, int]]
 
 
 def rank(scores: Mapping[str, float]) -> Ranking:
-    """Rank units by score, descending, breaking ties by unit id ascending.
+    """Rank units by score, descending, breaking ties by unit id descending (trec_eval's rule).
 
     Parameters
     ----------
@@ -53,9 +58,28 @@ def rank(scores: Mapping[str, float]) -> Ranking:
     Examples
     --------
     >>> rank({"b": 1.0, "a": 1.0, "c": 2.5})
-    [('c', 2.5), ('a', 1.0), ('b', 1.0)]
+    [('c', 2.5), ('b', 1.0), ('a', 1.0)]
     """
     nan = [uid for uid, s in scores.items() if math.isnan(s)]
     if nan:
         raise ValueError(f"cannot rank NaN scores (units {sorted(nan)[:5]})")
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    by_id = sorted(scores.items(), key=lambda item: item[0], reverse=True)
+    return sorted(by_id, key=lambda item: -item[1])  # stable: equal scores keep id order
+
+
+def tie_keys(ids: Sequence[str]) -> NDArray[np.int64]:
+    """Each unit's place in :func:`rank`'s tie order, for rankers that sort arrays.
+
+    Sorting by ``(-score, tie_keys(ids)[i])`` orders positions ``i`` exactly as
+    :func:`rank` orders the ids (so BM25 over a matrix of documents follows
+    the one rule without building dicts).
+
+    Examples
+    --------
+    >>> tie_keys(["a", "c", "b"]).tolist()  # c first, then b, then a
+    [2, 0, 1]
+    """
+    order = sorted(range(len(ids)), key=lambda i: ids[i], reverse=True)
+    keys = np.empty(len(ids), dtype=np.int64)
+    keys[order] = np.arange(len(ids))
+    return keys

@@ -84,7 +84,7 @@ from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, rerank
 from hierret.rerank.dense import EncoderReranker
 from hierret.rerank.profiles import ProfileRun
-from hierret.runs import Ranking, Run
+from hierret.runs import Ranking, Run, tie_keys
 from hierret.units import Level, Query, Unit
 
 __all__ = ["Searcher"]
@@ -210,9 +210,10 @@ class Searcher:
             self._has_text[level] = [has_text(t) for t in self.texts(level)]
         keep = self._has_text[level]
         unit_ids = [u.id for u in self.units(level)]
+        ties = tie_keys(unit_ids)  # the one tie rule, as rank() orders ids
         n_empty = keep.count(False)  # ask for as many more as may be left out
         start = time.perf_counter()
-        rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty)
+        rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty, ties)
                      if keep[i]][:n] for t in texts]
         self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
         return rankings

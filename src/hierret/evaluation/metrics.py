@@ -1,8 +1,10 @@
 """Per-query ranking metrics, with trec_eval's definitions, computed on the run's own order.
 
-A unit is relevant when its grade is above 0. Unlike trec_eval, which re-sorts
-each ranking by score (ties by document id), these metrics take the run's
-order as given: hierret's runs are already ranked by :func:`~hierret.runs.rank`.
+A unit is relevant when its grade is above 0. trec_eval (and pytrec_eval)
+re-sort each ranking by score, equal scores by document id descending, before
+scoring; these metrics take the run's order as given. hierret's runs are
+ranked by :func:`~hierret.runs.rank`, which is that same order, so on any run
+the package makes the two agree query by query.
 """
 
 from __future__ import annotations

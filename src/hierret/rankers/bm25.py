@@ -56,8 +56,9 @@ from hierret.rankers.analyzer import Analyzer, get_analyzer
 __all__ = ["BM25", "top_k"]
 
 
-def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
-    """Return the `k` best entries of `scores`, best first, ties by index ascending.
+def top_k(scores: NDArray[np.float64], k: int,
+          tie_keys: NDArray[np.int64] | None = None) -> list[tuple[int, float]]:
+    """Return the `k` best entries of `scores`, best first, ties by index (or `tie_keys`).
 
     Parameters
     ----------
@@ -65,11 +66,15 @@ def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
         One score per document.
     k : int
         How many to return (all `n` if `k` >= `n`).
+    tie_keys : numpy.ndarray of int, shape (n,), optional
+        Equal scores are ordered by these keys, ascending (default: by index).
+        :func:`hierret.runs.tie_keys` of the documents' ids gives the
+        package's one tie rule (ids descending, as trec_eval).
 
     Returns
     -------
     list of (int, float)
-        ``(index, score)`` pairs, by score descending, then index ascending.
+        ``(index, score)`` pairs, by score descending, then by tie key.
 
     Raises
     ------
@@ -82,6 +87,8 @@ def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
     --------
     >>> top_k(np.array([0.5, 2.0, 0.5, 1.0]), 3)
     [(1, 2.0), (3, 1.0), (0, 0.5)]
+    >>> top_k(np.array([0.5, 2.0, 0.5, 1.0]), 3, tie_keys=np.array([1, 2, 0, 3]))
+    [(1, 2.0), (3, 1.0), (2, 0.5)]
     """
     k = min(check_count(k, "k", minimum=0), scores.shape[0])
     n = scores.shape[0]
@@ -89,7 +96,7 @@ def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
         return []
     if k < n:
         # Every entry scoring at least the k-th largest score is a candidate, so
-        # ties at the cut are broken by index, not by a partition's choice.
+        # ties at the cut are broken by the tie keys, not by a partition's choice.
         positive = np.flatnonzero(scores > 0)
         if positive.shape[0] >= k:  # the k best are all positive: select among those
             sub = scores[positive]
@@ -101,7 +108,8 @@ def top_k(scores: NDArray[np.float64], k: int) -> list[tuple[int, float]]:
             candidates = np.flatnonzero(scores >= kth)
     else:
         candidates = np.arange(n)
-    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    ties = candidates if tie_keys is None else tie_keys[candidates]
+    order = np.lexsort((ties, -scores[candidates]))[:k]
     best = candidates[order]
     return list(zip(best.tolist(), scores[best].tolist(), strict=True))
 
@@ -368,7 +376,8 @@ class BM25:
             out[i] = self.score(query)
         return out
 
-    def search(self, query: Sequence[str], k: int = 10) -> list[tuple[int, float]]:
+    def search(self, query: Sequence[str], k: int = 10,
+               tie_keys: NDArray[np.int64] | None = None) -> list[tuple[int, float]]:
         """Return the `k` best documents for one query.
 
         Parameters
@@ -381,11 +390,14 @@ class BM25:
             few match. An empty token list is a valid query here (a question
             of stop words analyzes to one) and scores every document 0; empty
             question *texts* are refused by :class:`~hierret.search.Searcher`.
+        tie_keys : numpy.ndarray of int, optional
+            How equal scores are ordered (see :func:`top_k`); default: by index.
 
         Returns
         -------
         list of (int, float)
-            ``(document index, score)``, best first, ties by index ascending.
+            ``(document index, score)``, best first, ties by index ascending
+            (or by ``tie_keys``).
 
         Examples
         --------
@@ -394,10 +406,11 @@ class BM25:
         [(1, 0.0571), (0, 0.0391)]
         """
         check_count(k, "k", minimum=0)  # before scoring
-        return top_k(self.score(query), k)
+        return top_k(self.score(query), k, tie_keys)
 
     def search_many(
-        self, queries: Sequence[Sequence[str]], k: int = 10
+        self, queries: Sequence[Sequence[str]], k: int = 10,
+        tie_keys: NDArray[np.int64] | None = None,
     ) -> list[list[tuple[int, float]]]:
         """:meth:`search` for several queries.
 
@@ -407,6 +420,8 @@ class BM25:
             Query token lists.
         k : int, default 10
             Documents per query.
+        tie_keys : numpy.ndarray of int, optional
+            As :meth:`search` takes them.
 
         Returns
         -------
@@ -424,4 +439,4 @@ class BM25:
         if isinstance(queries, str):
             raise TypeError("queries must be a sequence of token lists, not a str")
         check_count(k, "k", minimum=0)
-        return [top_k(self.score(query), k) for query in queries]
+        return [top_k(self.score(query), k, tie_keys) for query in queries]

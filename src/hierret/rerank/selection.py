@@ -26,7 +26,7 @@ class Selection:
     """Keep candidates scoring ``>= min_score``, never fewer than ``min_keep``, at most ``top_k``.
 
     The ranking is first put in hierret's order (score descending, ties by unit
-    id ascending, as :func:`~hierret.runs.rank` does); the result is
+    id descending, as :func:`~hierret.runs.rank` and trec_eval do); the result is
     always a prefix of that order, so it is decided by the scores alone, never
     by the order the candidates came in.
 
@@ -55,8 +55,8 @@ class Selection:
     * fewer candidates than ``min_keep``: all of them are returned;
     * all below ``min_score``: the best ``min_keep`` are returned (none when
       ``min_keep`` is 0, which gives an empty ranking);
-    * ties at a cut (``top_k`` or ``min_keep``): the candidate with the smaller
-      unit id is kept, since ties are ordered by id;
+    * ties at a cut (``top_k`` or ``min_keep``): the candidate with the larger
+      unit id is kept, since ties are ordered by id descending;
     * ``Selection()`` (no threshold, no ceiling) keeps everything and only
       re-orders; a ranking that lists a unit twice or holds a NaN score raises
       :class:`ValueError`.
@@ -71,7 +71,7 @@ class Selection:
     >>> sel.select([("a", 0.3), ("b", 0.2)])  # fewer than min_keep: all of them
     [('a', 0.3), ('b', 0.2)]
     >>> Selection(top_k=2).select([("b", 1.0), ("a", 1.0), ("c", 1.0)])  # tie: by id
-    [('a', 1.0), ('b', 1.0)]
+    [('c', 1.0), ('b', 1.0)]
     >>> sel.describe()
     'min_score=0.5, min_keep=3, top_k=10'
     """
