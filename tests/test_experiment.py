@@ -157,6 +157,19 @@ def test_only_declared_pairs_are_tested() -> None:
     pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
 
 
+def test_a_second_family_is_tested_and_adjusted_on_its_own() -> None:
+    second = [("fused, hybrid", "passages"), ("fused, hybrid", "sections")]
+    tests = result().tests("ndcg@10", family=second)
+    direct = paired_tests({f"{a}@{t}": result().scores[t]["ndcg@10"][a]
+                           for t in ("sections", "documents") for a in ARMS},
+                          [(f"{a}@{t}", f"{b}@{t}") for t in ("sections", "documents")
+                           for a, b in second], n_resamples=500)
+    pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
+    assert len(result().tests("ndcg@10")) == 2  # the declared family is unchanged
+    with pytest.raises(ValueError, match="not arms of the result"):
+        result().tests("ndcg@10", family=[("nope", "passages")])
+
+
 def test_values_have_stable_keys_and_plot_draws_each_target() -> None:
     values = result().values("dr9")
     assert values["dr9_sections_fused_hybrid_ndcg10"] == pytest.approx(

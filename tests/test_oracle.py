@@ -70,3 +70,13 @@ def test_mismatched_results_are_refused() -> None:
         oracle_table([first, other_scores], "documents", "ndcg@10")
     with pytest.raises(ValueError, match="already an arm"):
         oracle_table([first], "documents", "ndcg@10", name="b")
+
+
+def test_an_oracle_over_some_arms_keeps_its_meaning_when_arms_are_added() -> None:
+    r = _result({"documents": {"a": A, "b": B, "c": C}}, "a")
+    table = oracle_table([r], "documents", "ndcg@10", over=["a", "b"])
+    assert table.loc["oracle", "mean"] == pytest.approx(
+        np.mean([max(A[q], B[q]) for q in QUERIES]))
+    assert list(table.index) == ["a", "b", "c", "oracle"]
+    with pytest.raises(ValueError, match=r"oracle over \['z'\]"):
+        oracle_table([r], "documents", "ndcg@10", over=["z"])

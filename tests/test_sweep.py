@@ -15,7 +15,7 @@ from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
-from hierret.sweep import plot_sweep, sweep
+from hierret.sweep import plot_sweep, run, sweep
 from hierret.units import Query
 
 matplotlib.use("Agg")
@@ -78,3 +78,36 @@ def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
     assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3]  # two groups and the mark
     assert fig.axes[0].get_ylabel() == "nDCG@10"
     assert fig.texts[0].get_text() == "animals"
+
+
+def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None:
+    s, queries = setup()
+    grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
+    swept = run(Profile(level="fused", pool=20), grid, queries, searcher=s,
+                targets=["documents", "sections"], k=20, n_resamples=200)
+    assert swept.table().equals(sweep(Profile(level="fused", pool=20), grid, queries,
+                                      searcher=s, targets=["documents", "sections"], k=20,
+                                      n_resamples=200))
+    table = swept.out_of_fold("section_weight", folds=4, seed=3)
+    assert len(table) == 2 * 2  # vectors x targets
+    for row in table.to_dict("records"):
+        per_query = swept.result.per_query(row["target"], "ndcg@10")
+        columns = [f"vectors={row['vectors']!r}, section_weight={w!r}"
+                   for w in grid["section_weight"]]
+        qids = list(per_query.index)
+        folds = np.array_split(np.random.default_rng(3).permutation(len(qids)), 4)
+        held, chosen = {}, []
+        for fold in folds:  # by hand: the best mean on the other questions, first on ties
+            out = {qids[i] for i in fold}
+            train = per_query.loc[[q for q in qids if q not in out], columns].mean()
+            best = max(range(len(columns)), key=lambda j: (train.iloc[j], -j))
+            chosen.append(grid["section_weight"][best])
+            held |= {q: per_query.loc[q, columns[best]] for q in out}
+        assert row["chosen"] == chosen
+        assert row["mean"] == pytest.approx(np.mean(list(held.values())), abs=1e-12)
+        assert row["low"] <= row["mean"] <= row["high"]
+        assert row["in_sample_mean"] == pytest.approx(max(per_query[columns].mean()))
+    with pytest.raises(ValueError, match="not a field of the sweep"):
+        swept.out_of_fold("pool")
+    with pytest.raises(ValueError, match="folds must be between 2"):
+        swept.out_of_fold("section_weight", folds=1)

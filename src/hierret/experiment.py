@@ -368,21 +368,28 @@ class Result:
             self._tables[key] = table
         return self._tables[key]
 
-    def tests(self, metric: str, targets: Sequence[str] | None = None) -> pd.DataFrame:
+    def tests(self, metric: str, targets: Sequence[str] | None = None,
+              family: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
         """Every declared pair at every target, Holm-adjusted over all of them together.
 
         :func:`paired_tests` on per-query scores keyed ``"arm@target"``; rows
         ``"a@target vs b@target"`` with ``target`` and the pair's ``a``/``b``
-        arm names in columns ``arm_a``, ``arm_b``.
+        arm names in columns ``arm_a``, ``arm_b``. ``family`` tests another
+        family of pairs declared before the run (its own Holm adjustment)
+        instead of :attr:`family`, e.g. a second question asked of the same arms.
         """
         chosen = list(targets) if targets is not None else self.targets
-        key = ("tests", metric, *chosen)
+        pairs_ = [(a, b) for a, b in (self.family if family is None else family)]
+        unknown = sorted({a for pair in pairs_ for a in pair} - set(self.arms))
+        if unknown:
+            raise ValueError(f"family arms {unknown} are not arms of the result: {self.arms}")
+        key = ("tests", metric, *chosen, *(f"{a} vs {b}" for a, b in pairs_))
         if key not in self._tables:
             for t in chosen:
                 self._check(t, metric)
             scores = {f"{arm}@{t}": self.scores[t][metric][arm] for t in chosen
                       for arm in self.arms}
-            pairs = [(f"{a}@{t}", f"{b}@{t}") for t in chosen for a, b in self.family]
+            pairs = [(f"{a}@{t}", f"{b}@{t}") for t in chosen for a, b in pairs_]
             if not pairs:  # nothing declared, nothing tested
                 table = pd.DataFrame(columns=["a", "b", "mean_a", "mean_b", "diff", "diff_low",
                                               "diff_high", "p", "p_holm", "target", "arm_a",
@@ -390,9 +397,9 @@ class Result:
             else:
                 table = paired_tests(scores, pairs, self.confidence, self.n_resamples,
                                      self.seed)
-                table["target"] = [t for t in chosen for _ in self.family]
-                table["arm_a"] = [a for _ in chosen for a, _ in self.family]
-                table["arm_b"] = [b for _ in chosen for _, b in self.family]
+                table["target"] = [t for t in chosen for _ in pairs_]
+                table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
+                table["arm_b"] = [b for _ in chosen for _, b in pairs_]
             self._tables[key] = table
         return self._tables[key]
 

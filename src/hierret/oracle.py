@@ -69,6 +69,7 @@ def oracle_table(
     metric: str,
     *,
     name: str = "oracle",
+    over: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Every arm of ``results`` judged at ``target``, and the oracle over them.
 
@@ -84,6 +85,9 @@ def oracle_table(
         arm does, and the table is :func:`~hierret.experiment.compare_hits`'s.
     name : str, default "oracle"
         The oracle's row.
+    over : sequence of str, optional
+        The arms the oracle chooses among (default: every arm), so that an
+        oracle keeps its meaning when arms are added to a study.
 
     Returns
     -------
@@ -97,7 +101,8 @@ def oracle_table(
     ------
     ValueError
         No result judged at ``target``, results judging different queries, an
-        arm scoring differently in two results, or ``name`` already an arm.
+        arm scoring differently in two results, ``name`` already an arm, or an
+        arm of ``over`` that is not in the results.
 
     Examples
     --------
@@ -107,6 +112,8 @@ def oracle_table(
     >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], n_resamples=100)
     >>> oracle_table([r], "sections", "mrr")["mean"].to_dict()
     {'a': 0.5, 'b': 0.75, 'oracle': 1.0}
+    >>> oracle_table([r], "sections", "mrr", over=["b"])["mean"].to_dict()
+    {'a': 0.5, 'b': 0.75, 'oracle': 0.75}
     """
     chosen = [r for r in results if target in r.targets]
     if not chosen:
@@ -124,7 +131,10 @@ def oracle_table(
                 frame[arm] = part[arm] if frame.empty else part[arm].reindex(frame.index)
     if name in frame.columns:
         raise ValueError(f"{name!r} is already an arm: give the oracle another name")
-    frame[name] = oracle(frame)
+    unknown = [a for a in over or () if a not in frame.columns]
+    if unknown:
+        raise ValueError(f"oracle over {unknown}: not arms of the results ({list(frame)})")
+    frame[name] = oracle(frame if over is None else frame[list(over)])
     first = chosen[0]
     scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
     if metric.startswith("hit@"):

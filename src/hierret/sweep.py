@@ -6,6 +6,9 @@ A sweep is a comparison whose arms differ in some fields of a
 :func:`sweep` runs it with :func:`hierret.experiment.run` (so each setting is
 searched exactly as that profile searches) and returns one row per setting and
 target: the mean (the hit rate for ``hit@k``) with its interval.
+:func:`run` keeps the per-query scores too (:class:`Swept`), and
+:meth:`Swept.out_of_fold` reports a tuned setting honestly: chosen on some
+questions, scored on the others, by seeded k-fold cross-validation.
 :func:`plot_sweep` draws it: one panel per target, the mean against one field,
 one line per value of another, the interval as a band.
 
@@ -31,21 +34,73 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from hierret import experiment
+from hierret.experiment import Result
 from hierret.profile import Profile
 from hierret.runs import Qrels
 from hierret.search import Searcher
+from hierret.stats import mean_interval
 from hierret.units import Level, Query
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_sweep", "sweep"]
+__all__ = ["Swept", "plot_sweep", "run", "sweep"]
+
+
+def run(
+    profile: Profile,
+    grid: Mapping[str, Sequence[Any]],
+    queries: Sequence[Query],
+    *,
+    searcher: Searcher,
+    targets: Sequence[Level] = ("passages",),
+    metric: str = "ndcg@10",
+    k: int = 100,
+    qrels: Mapping[str, Qrels] | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Swept:
+    """Run ``profile`` with its fields set to every combination in ``grid``, keeping every score.
+
+    Parameters
+    ----------
+    profile, grid, queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
+        As :func:`sweep` takes them.
+
+    Returns
+    -------
+    Swept
+        The settings and the :class:`~hierret.experiment.Result` of their
+        arms (named ``"field=value, ..."``); :meth:`Swept.table` is what
+        :func:`sweep` returns.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sweep` raises.
+    """
+    known = [f.name for f in fields(Profile) if f.name != "name"]
+    unknown = [name for name in grid if name not in known]
+    if not grid or unknown:
+        raise ValueError(f"unknown profile fields {unknown}: sweep some of {known}")
+    for name, values in grid.items():
+        if not values or len({repr(v) for v in values}) != len(values):
+            raise ValueError(f"give {name} values to sweep, each once; got {list(values)}")
+    settings: list[dict[str, Any]] = [dict(zip(grid, combo, strict=True))
+                for combo in itertools.product(*grid.values())]
+    arms = {_arm(setting): replace(profile, **setting) for setting in settings}
+    result = experiment.run(arms, queries, searcher=searcher, targets=targets, metrics=[metric],
+                            qrels=qrels, k=k, confidence=confidence, n_resamples=n_resamples,
+                            seed=seed)
+    return Swept(settings, result)
 
 
 def sweep(
@@ -89,29 +144,122 @@ def sweep(
         with no values or with a value repeated; a value the profile refuses
         raises what :class:`~hierret.profile.Profile` raises.
     """
-    known = [f.name for f in fields(Profile) if f.name != "name"]
-    unknown = [name for name in grid if name not in known]
-    if not grid or unknown:
-        raise ValueError(f"unknown profile fields {unknown}: sweep some of {known}")
-    for name, values in grid.items():
-        if not values or len({repr(v) for v in values}) != len(values):
-            raise ValueError(f"give {name} values to sweep, each once; got {list(values)}")
-    settings: list[dict[str, Any]] = [dict(zip(grid, combo, strict=True))
-                for combo in itertools.product(*grid.values())]
-    arms = {", ".join(f"{f}={v!r}" for f, v in setting.items()): replace(profile, **setting)
-            for setting in settings}
-    result = experiment.run(arms, queries, searcher=searcher, targets=targets, metrics=[metric],
-                            qrels=qrels, k=k, confidence=confidence, n_resamples=n_resamples,
-                            seed=seed)
-    value = "rate" if metric.startswith("hit@") else "mean"
-    rows = []
-    for target in targets:
-        table = result.table(target, metric)
-        numbers = table.loc[list(arms), ["n", value, "low", "high"]].to_numpy(dtype=float)
-        for setting, (n, mean, low, high) in zip(settings, numbers, strict=True):
-            rows.append({**setting, "target": target, "n": int(n), "mean": float(mean),
-                         "low": float(low), "high": float(high)})
-    return pd.DataFrame(rows)
+    return run(profile, grid, queries, searcher=searcher, targets=targets, metric=metric, k=k,
+               qrels=qrels, confidence=confidence, n_resamples=n_resamples, seed=seed).table()
+
+
+def _arm(setting: Mapping[str, Any]) -> str:
+    return ", ".join(f"{f}={v!r}" for f, v in setting.items())
+
+
+@dataclass(frozen=True)
+class Swept:
+    """A sweep's settings and the result of their arms (see :func:`run`).
+
+    Attributes
+    ----------
+    settings : list of dict
+        Each combination of the grid, in grid order (the first field slowest).
+    result : Result
+        One arm per setting, named ``"field=value, ..."``, every per-query score kept.
+    """
+
+    settings: list[dict[str, Any]]
+    result: Result
+
+    def table(self) -> pd.DataFrame:
+        """One row per setting and target: the mean with its interval (see :func:`sweep`)."""
+        metric = self.result.metrics[0]
+        value = "rate" if metric.startswith("hit@") else "mean"
+        rows = []
+        for target in self.result.targets:
+            table = self.result.table(target, metric)
+            arms = [_arm(s) for s in self.settings]
+            numbers = table.loc[arms, ["n", value, "low", "high"]].to_numpy(dtype=float)
+            for setting, (n, mean, low, high) in zip(self.settings, numbers, strict=True):
+                rows.append({**setting, "target": target, "n": int(n), "mean": float(mean),
+                             "low": float(low), "high": float(high)})
+        return pd.DataFrame(rows)
+
+    def out_of_fold(self, field: str, folds: int = 5, seed: int = 0) -> pd.DataFrame:
+        """``field`` tuned by seeded k-fold cross-validation over the questions.
+
+        The questions (sorted by id) are shuffled with ``seed`` and cut into
+        ``folds`` nearly equal folds. For each fold, the value of ``field``
+        with the best mean on the other folds is chosen (ties: the first in
+        the grid) and scored on the held-out fold. Every question is thus
+        scored by a value chosen without it, and the mean of those scores is
+        an honest estimate of what tuning buys; the in-sample best, chosen and
+        scored on the same questions, is optimistic. The other fields of the
+        grid (e.g. ``vectors``) are tuned separately, as are the targets.
+
+        Parameters
+        ----------
+        field : str
+            A field of the grid.
+        folds : int, default 5
+            At least 2, at most the number of questions.
+        seed : int, default 0
+            Seed of the shuffle.
+
+        Returns
+        -------
+        DataFrame
+            One row per group of the other fields and target: the group's
+            fields, ``target``, ``n``, ``folds``, ``mean`` (out of fold) with
+            ``low``/``high`` (bootstrap interval, the result's settings),
+            ``chosen`` (the value chosen per fold), ``chosen_min``,
+            ``chosen_max``, ``in_sample`` (the value best on all questions) and
+            ``in_sample_mean``.
+
+        Raises
+        ------
+        ValueError
+            ``field`` not in the grid, or ``folds`` out of range.
+
+        Examples
+        --------
+        >>> scores = {"sections": {"mrr": {"w=0": {"q1": 1.0, "q2": 0.0, "q3": 1.0},
+        ...                                "w=1": {"q1": 0.0, "q2": 1.0, "q3": 0.5}}}}
+        >>> r = Result({}, scores, "w=0", [], ["sections"], ["mrr"], n_resamples=50)
+        >>> swept = Swept([{"w": 0}, {"w": 1}], r)
+        >>> t = swept.out_of_fold("w", folds=3)  # each question held out once
+        >>> t.loc[0, ["mean", "in_sample_mean"]].tolist(), t.loc[0, "chosen"]
+        ([0.3333333333333333, 0.6666666666666666], [0, 1, 0])
+        """
+        if not self.settings or field not in self.settings[0]:
+            raise ValueError(f"{field!r} is not a field of the sweep: "
+                             f"{list(self.settings[0]) if self.settings else []}")
+        r, metric = self.result, self.result.metrics[0]
+        others = [f for f in self.settings[0] if f != field]
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for s in self.settings:
+            groups.setdefault(tuple(s[f] for f in others), []).append(s)
+        rows = []
+        for target in r.targets:
+            frame = r.per_query(target, metric)
+            if not 2 <= folds <= len(frame):
+                raise ValueError(f"folds must be between 2 and the {len(frame)} questions "
+                                 f"judged at {target!r}, got {folds}")
+            order = np.random.default_rng(seed).permutation(len(frame))
+            parts = np.array_split(order, folds)
+            for group, members in groups.items():
+                scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
+                chosen, held = [], np.empty(len(frame))
+                for part in parts:
+                    train = np.setdiff1d(order, part)
+                    best = int(np.argmax(scores[train].mean(axis=0)))
+                    chosen.append(members[best][field])
+                    held[part] = scores[part, best]
+                ci = mean_interval(held, r.n_resamples, r.confidence, r.seed)
+                best_all = int(np.argmax(scores.mean(axis=0)))
+                rows.append({**dict(zip(others, group, strict=True)), "target": target,
+                             "n": len(frame), "folds": folds, "mean": ci.estimate,
+                             "low": ci.low, "high": ci.high, "chosen": chosen,
+                             "chosen_min": min(chosen), "chosen_max": max(chosen),
+                             "in_sample": members[best_all][field],
+                             "in_sample_mean": float(scores[:, best_all].mean())})
+        return pd.DataFrame(rows)
 
 
 def plot_sweep(
