@@ -80,3 +80,10 @@ def test_an_oracle_over_some_arms_keeps_its_meaning_when_arms_are_added() -> Non
     assert list(table.index) == ["a", "b", "c", "oracle"]
     with pytest.raises(ValueError, match=r"oracle over \['z'\]"):
         oracle_table([r], "documents", "ndcg@10", over=["z"])
+
+
+def test_oracle_arms_not_judged_at_the_target_are_left_out() -> None:
+    first = _result({"documents": {"a": A, "b": B}, "sections": {"a": A, "b": B}}, "a")
+    second = _result({"documents": {"a": A, "c": C}}, "a")
+    table = oracle_table([first, second], "sections", "ndcg@10", over=["a", "c"])
+    assert table.loc["oracle", "mean"] == pytest.approx(np.mean(list(A.values())))

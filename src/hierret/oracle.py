@@ -87,7 +87,8 @@ def oracle_table(
         The oracle's row.
     over : sequence of str, optional
         The arms the oracle chooses among (default: every arm), so that an
-        oracle keeps its meaning when arms are added to a study.
+        oracle keeps its meaning when arms are added to a study; those not
+        judged at ``target`` are left out.
 
     Returns
     -------
@@ -131,10 +132,13 @@ def oracle_table(
                 frame[arm] = part[arm] if frame.empty else part[arm].reindex(frame.index)
     if name in frame.columns:
         raise ValueError(f"{name!r} is already an arm: give the oracle another name")
-    unknown = [a for a in over or () if a not in frame.columns]
+    everywhere = {a for r in results for by_metric in r.scores.values()
+                  for arms in by_metric.values() for a in arms}
+    unknown = [a for a in over or () if a not in everywhere]
     if unknown:
-        raise ValueError(f"oracle over {unknown}: not arms of the results ({list(frame)})")
-    frame[name] = oracle(frame if over is None else frame[list(over)])
+        raise ValueError(f"oracle over {unknown}: not arms of the results ({sorted(everywhere)})")
+    among = list(frame.columns) if over is None else [a for a in over if a in frame.columns]
+    frame[name] = oracle(frame[among])
     first = chosen[0]
     scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
     if metric.startswith("hit@"):

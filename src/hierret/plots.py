@@ -15,13 +15,17 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-__all__ = ["interval_plot", "paired_difference_plot"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["interval_grid", "interval_plot", "paired_difference_plot"]
 
 
 def interval_plot(
@@ -96,3 +100,50 @@ def paired_difference_plot(
     if title:
         ax.set_title(title)
     return ax
+
+
+def interval_grid(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    columns: int = 2,
+    baseline: str | None = None,
+    xlabel: str = "",
+) -> Figure:
+    """One :func:`interval_plot` panel per table, titled by its key, in a grid.
+
+    Parameters
+    ----------
+    tables : mapping of str to DataFrame
+        Panel title to a table of one row per arm (``mean``, ``low``, ``high``).
+    columns : int, default 2
+        Panels per row.
+    baseline : str, optional
+        The row drawn as the reference in every panel that has it.
+    xlabel : str
+        The estimate, under every panel.
+
+    Returns
+    -------
+    Figure
+        Panels share their x axis, so estimates can be compared across panels.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> t = pd.DataFrame({"mean": [0.7, 0.8], "low": [0.6, 0.7], "high": [0.8, 0.9]},
+    ...                  index=["dense", "bm25"])
+    >>> [ax.get_title() for ax in interval_grid({"a": t, "b": t, "c": t}).axes]
+    ['a', 'b', 'c']
+    """
+    rows = -(-len(tables) // columns)
+    height = max(len(t) for t in tables.values()) * 0.38 + 1.1
+    fig, axes = plt.subplots(rows, columns, figsize=(5.6 * columns, height * rows),
+                             sharex=True, squeeze=False)
+    for ax, (title, table) in zip(axes.flat, tables.items(), strict=False):
+        interval_plot(table, ax=ax, xlabel=xlabel, title=title,
+                      baseline=baseline if baseline in table.index else None)
+    for ax in axes.flat[len(tables):]:
+        ax.remove()
+    fig.tight_layout()
+    return fig

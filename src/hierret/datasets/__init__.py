@@ -1,7 +1,7 @@
 """Corpus loaders: one module per corpus, and :func:`load` in front of them all."""
 
 from hierret.datasets.beir import BeirDataset, BeirDataWarning, BeirFormatError, load_beir
-from hierret.datasets.bundle import Bundle, load, sample_documents, source_names
+from hierret.datasets.bundle import Bundle, load, local_or_named, sample_documents, source_names
 from hierret.datasets.download import (
     ChecksumError,
     DataFormatError,
@@ -38,6 +38,7 @@ __all__ = [
     "load_gold",
     "load_python_reference",
     "load_qasper",
+    "local_or_named",
     "locate",
     "sample_documents",
     "source_names",

@@ -42,7 +42,7 @@ from typing import get_args
 import numpy as np
 
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
-from hierret.datasets.download import DataFormatError
+from hierret.datasets.download import DataFormatError, data_home
 from hierret.datasets.gold import default_gold_path, load_gold
 from hierret.datasets.python_reference import load_python_reference
 from hierret.datasets.qasper import HEADING_STYLES as MARKDOWN_HEADINGS
@@ -259,6 +259,25 @@ def source_names() -> list[str]:
     """
     beir = sorted(BEIR_DOWNLOADS)
     return ["python-reference", "qasper", *beir, *(f"{n}{_SECTIONS_SUFFIX}" for n in beir)]
+
+
+def local_or_named(name: str, files: Mapping[str, str]) -> str | Path:
+    """``data_home()/name/files[name]`` when ``name`` has a file there, else ``name`` itself.
+
+    A notebook names, as a parameter, a local file in a corpus's official
+    layout that stands in for its full release (on the project's machines the
+    10-paper Qasper sample); where that file is absent, :func:`load` gets the
+    corpus name and uses (or downloads) the full release.
+
+    Examples
+    --------
+    >>> local_or_named("scifact", {"qasper": "no-such-file.json"})
+    'scifact'
+    >>> local_or_named("qasper", {"qasper": "no-such-file.json"})
+    'qasper'
+    """
+    local = data_home() / name / files[name] if name in files else None
+    return local if local is not None and local.is_file() else name
 
 
 def load(
