@@ -9,13 +9,14 @@ import matplotlib
 import numpy as np
 import pytest
 
+from hierret import sweep
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
-from hierret.sweep import plot_sweep, run, sweep
+from hierret.sweep import plot_sweep
 from hierret.units import Query
 
 matplotlib.use("Agg")
@@ -31,8 +32,8 @@ def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
     s, queries = setup()
     fused = Profile(level="fused", pool=20)
     grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
-    table = sweep(fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20,
-                  n_resamples=200)
+    table = sweep.run(fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20,
+                  n_resamples=200).table()
     assert len(table) == 2 * 2 * 3
     assert list(table.columns) == ["vectors", "section_weight", "target", "n", "mean", "low",
                                    "high"]
@@ -54,24 +55,24 @@ def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
 
 def test_hit_rates_and_bad_grids() -> None:
     s, queries = setup()
-    table = sweep(Profile(level="sections"), {"vectors": ["rawspan"]}, queries, searcher=s,
-                  targets=["sections"], metric="hit@1")
+    table = sweep.run(Profile(level="sections"), {"vectors": ["rawspan"]}, queries, searcher=s,
+                  targets=["sections"], metric="hit@1").table()
     assert 0.0 <= table.loc[0, "mean"] <= 1.0
     with pytest.raises(ValueError, match="unknown profile fields \\['weight'\\]"):
-        sweep(Profile(), {"weight": [0.5]}, queries, searcher=s)
+        sweep.run(Profile(), {"weight": [0.5]}, queries, searcher=s).table()
     with pytest.raises(ValueError, match="each once"):
-        sweep(Profile(), {"pool": [10, 10]}, queries, searcher=s)
+        sweep.run(Profile(), {"pool": [10, 10]}, queries, searcher=s).table()
     with pytest.raises(ValueError, match="each once"):
-        sweep(Profile(), {"pool": []}, queries, searcher=s)
+        sweep.run(Profile(), {"pool": []}, queries, searcher=s).table()
     with pytest.raises(ValueError, match="section_weight"):
-        sweep(Profile(level="fused"), {"section_weight": [1.5]}, queries, searcher=s)
+        sweep.run(Profile(level="fused"), {"section_weight": [1.5]}, queries, searcher=s).table()
 
 
 def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
     s, queries = setup()
-    table = sweep(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
+    table = sweep.run(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
                                            "section_weight": [0.0, 1.0]},
-                  queries, searcher=s, targets=["documents", "sections"], n_resamples=50)
+                  queries, searcher=s, targets=["documents", "sections"], n_resamples=50).table()
     fig = plot_sweep(table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65],
                      title="animals")
     assert [ax.get_title() for ax in fig.axes] == ["documents target", "sections target"]
@@ -83,11 +84,8 @@ def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
 def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None:
     s, queries = setup()
     grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
-    swept = run(Profile(level="fused", pool=20), grid, queries, searcher=s,
+    swept = sweep.run(Profile(level="fused", pool=20), grid, queries, searcher=s,
                 targets=["documents", "sections"], k=20, n_resamples=200)
-    assert swept.table().equals(sweep(Profile(level="fused", pool=20), grid, queries,
-                                      searcher=s, targets=["documents", "sections"], k=20,
-                                      n_resamples=200))
     table = swept.out_of_fold("section_weight", folds=4, seed=3)
     assert len(table) == 2 * 2  # vectors x targets
     for row in table.to_dict("records"):

@@ -3,10 +3,10 @@
 A sweep is a comparison whose arms differ in some fields of a
 :class:`~hierret.profile.Profile` (``section_weight``, ``vectors``, ``pool``,
 ``rrf_k``, ``candidates``...), over every combination of the values given.
-:func:`sweep` runs it with :func:`hierret.experiment.run` (so each setting is
-searched exactly as that profile searches) and returns one row per setting and
-target: the mean (the hit rate for ``hit@k``) with its interval.
-:func:`run` keeps the per-query scores too (:class:`Swept`), and
+:func:`run` runs it with :func:`hierret.experiment.run` (so each setting is
+searched exactly as that profile searches) and keeps every per-query score
+(:class:`Swept`); :meth:`Swept.table` gives one row per setting and target:
+the mean (the hit rate for ``hit@k``) with its interval, and
 :meth:`Swept.out_of_fold` reports a tuned setting honestly: chosen on some
 questions, scored on the others, by seeded k-fold cross-validation.
 :func:`plot_sweep` draws it: one panel per target, the mean against one field,
@@ -22,9 +22,9 @@ Examples
 >>> s = Searcher(build_hierarchy(Corpus("pets", [Document("d", "Pets", text)])),
 ...              HashEncoder(dimension=16))
 >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),))]
->>> table = sweep(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
-...                                         "section_weight": [0.0, 1.0]},
-...               q, searcher=s, targets=["sections"], n_resamples=10)
+>>> table = run(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
+...                                       "section_weight": [0.0, 1.0]},
+...             q, searcher=s, targets=["sections"], n_resamples=10).table()
 >>> table[["vectors", "section_weight", "target", "n"]].values.tolist()
 [['rawspan', 0.0, 'sections', 1], ['rawspan', 1.0, 'sections', 1], \
 ['centroid', 0.0, 'sections', 1], ['centroid', 1.0, 'sections', 1]]
@@ -51,7 +51,7 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Swept", "plot_sweep", "run", "sweep"]
+__all__ = ["Swept", "plot_sweep", "run"]
 
 
 def run(
@@ -72,20 +72,31 @@ def run(
 
     Parameters
     ----------
-    profile, grid, queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
-        As :func:`sweep` takes them.
+    profile : Profile
+        Every other setting.
+    grid : mapping of str to sequence
+        Fields of :class:`~hierret.profile.Profile` and the values each takes,
+        in order; every combination is run (the first field varies slowest).
+    queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
+        As :func:`hierret.experiment.run` takes them.
 
     Returns
     -------
     Swept
         The settings and the :class:`~hierret.experiment.Result` of their
-        arms (named ``"field=value, ..."``); :meth:`Swept.table` is what
-        :func:`sweep` returns.
+        arms (named ``"field=value, ..."``). :meth:`Swept.table` gives one
+        row per setting and target (targets outer, settings inner): a column
+        per field of ``grid``, then ``target``, ``n`` (queries judged),
+        ``mean`` (the hit rate for hit@k), ``low`` and ``high`` (its
+        interval, as :meth:`~hierret.experiment.Result.table` computes it);
+        :meth:`Swept.out_of_fold` tunes one field honestly.
 
     Raises
     ------
     ValueError
-        As :func:`sweep` raises.
+        A key of ``grid`` that is not a profile field (or is ``name``), a field
+        with no values or with a value repeated; a value the profile refuses
+        raises what :class:`~hierret.profile.Profile` raises.
     """
     known = [f.name for f in fields(Profile) if f.name != "name"]
     unknown = [name for name in grid if name not in known]
@@ -101,51 +112,6 @@ def run(
                             qrels=qrels, k=k, confidence=confidence, n_resamples=n_resamples,
                             seed=seed)
     return Swept(settings, result)
-
-
-def sweep(
-    profile: Profile,
-    grid: Mapping[str, Sequence[Any]],
-    queries: Sequence[Query],
-    *,
-    searcher: Searcher,
-    targets: Sequence[Level] = ("passages",),
-    metric: str = "ndcg@10",
-    k: int = 100,
-    qrels: Mapping[str, Qrels] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Mean ``metric`` of ``profile`` with its fields set to every combination in ``grid``.
-
-    Parameters
-    ----------
-    profile : Profile
-        Every other setting.
-    grid : mapping of str to sequence
-        Fields of :class:`~hierret.profile.Profile` and the values each takes,
-        in order; every combination is run (the first field varies slowest).
-    queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
-        As :func:`hierret.experiment.run` takes them.
-
-    Returns
-    -------
-    DataFrame
-        One row per setting and target (targets outer, settings inner): a
-        column per field of ``grid``, then ``target``, ``n`` (queries judged),
-        ``mean`` (the hit rate for hit@k), ``low`` and ``high`` (its interval,
-        as :meth:`~hierret.experiment.Result.table` computes it).
-
-    Raises
-    ------
-    ValueError
-        A key of ``grid`` that is not a profile field (or is ``name``), a field
-        with no values or with a value repeated; a value the profile refuses
-        raises what :class:`~hierret.profile.Profile` raises.
-    """
-    return run(profile, grid, queries, searcher=searcher, targets=targets, metric=metric, k=k,
-               qrels=qrels, confidence=confidence, n_resamples=n_resamples, seed=seed).table()
 
 
 def _arm(setting: Mapping[str, Any]) -> str:
@@ -168,7 +134,7 @@ class Swept:
     result: Result
 
     def table(self) -> pd.DataFrame:
-        """One row per setting and target: the mean with its interval (see :func:`sweep`)."""
+        """One row per setting and target: the mean with its interval (see :func:`run`)."""
         metric = self.result.metrics[0]
         value = "rate" if metric.startswith("hit@") else "mean"
         rows = []
