@@ -156,6 +156,17 @@ def test_save_again_replaces_and_cleans_up(index: VectorIndex, tmp_path: Path) -
     assert VectorIndex.load(tmp_path).ids == [*IDS, "f"]
 
 
+def test_save_again_over_a_damaged_vectors_file_loads(index: VectorIndex, tmp_path: Path) -> None:
+    index.save(tmp_path)
+    npy = next(tmp_path.glob("vectors-*.npy"))
+    data = bytearray(npy.read_bytes())
+    data[-7] ^= 0xFF  # damaged on disk; the same index is then saved again to repair it
+    npy.write_bytes(bytes(data))
+    index.save(tmp_path)
+    loaded = VectorIndex.load(tmp_path, expected_identity=FP32)
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+
+
 def test_string_identity_round_trip(tmp_path: Path) -> None:
     VectorIndex(IDS, vectors(), "toy encoder v1").save(tmp_path)
     loaded = VectorIndex.load(tmp_path, expected_identity="toy encoder v1")

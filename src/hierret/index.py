@@ -368,6 +368,8 @@ must be finite (check the encoder's output before indexing or searching)
         ``describe()``), dimension, ``normalized: true`` and the vectors' SHA-256.
         Both are written under temporary names and moved into place, the JSON
         last, so a reader sees the old index or the new one, never a mix.
+        Both are always written, so saving again repairs a folder whose files
+        were damaged since the last save.
 
         Nothing is written unless :meth:`load` would read it back: an index
         whose ids are not ``str``, whose identity would not load, or whose rows
@@ -404,8 +406,9 @@ must be finite (check the encoder's output before indexing or searching)
             "vectors_sha256": digest,
         }
         blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
-        if not (root / vectors_name).is_file():
-            atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
+        # written even when a file of that name exists: it may have been damaged since
+        # (a save must always load again), and the rename keeps concurrent readers safe
+        atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
         target = root / INDEX_FILE
         atomic_write(target, blob)
         for old in root.glob("vectors-*.npy"):  # earlier saves, now unreferenced
