@@ -124,9 +124,11 @@ def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
     """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
 
     The arithmetic is :func:`normalize`'s; only the checks are added. A row
-    holding NaN or an infinity (after conversion to float32), or a non-zero row
-    whose norm over- or underflows in float32 so that it cannot be scaled to unit
-    length, raises :class:`ValueError` naming how many rows and which.
+    holding NaN or an infinity (after conversion to float32), a non-zero row
+    whose values all underflow to zero in float32 (it would pass for a zero row),
+    or a non-zero row whose norm over- or underflows in float32 so that it cannot
+    be scaled to unit length, raises :class:`ValueError` naming how many rows and
+    which.
     """
     with np.errstate(over="ignore"):  # a float64 too large for float32 is refused below
         arr = np.array(vectors, dtype=np.float32, ndmin=2)
@@ -136,6 +138,18 @@ def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
             f"{what}: {describe_rows(bad, arr.shape[0], 'hold NaN or infinite values')}; "
             "vectors must be finite (check the encoder's output before indexing or searching)"
         )
+    if arr.ndim == 2 and len(arr):
+        zero = ~np.any(arr != 0, axis=1)
+        if zero.any():  # zero rows stay zero, but only rows that were zero before float32
+            with np.errstate(over="ignore"):
+                given = np.array(vectors, ndmin=2)
+            if given.shape == arr.shape and np.issubdtype(given.dtype, np.number):
+                gone = np.flatnonzero(zero & np.any(given != 0, axis=1))
+                if len(gone):
+                    raise ValueError(
+                        f"{what}: {describe_rows(gone, arr.shape[0], 'become all zero')} in "
+                        "float32 (every value is smaller than about 1e-45): rescale them"
+                    )
     with np.errstate(over="ignore", under="ignore"):  # rows whose norm overflows: below
         mat = normalize(arr)
     if mat.ndim == 2 and len(mat):
