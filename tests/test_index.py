@@ -167,6 +167,14 @@ def test_save_again_over_a_damaged_vectors_file_loads(index: VectorIndex, tmp_pa
     np.testing.assert_array_equal(loaded.vectors, index.vectors)
 
 
+def test_save_to_a_file_is_refused_and_the_file_kept(index: VectorIndex, tmp_path: Path) -> None:
+    target = tmp_path / "results.csv"
+    target.write_text("q1,0.5\n")
+    with pytest.raises(NotADirectoryError, match=r"results\.csv: it is a file, not a folder"):
+        index.save(target)
+    assert target.read_text() == "q1,0.5\n"
+
+
 def test_string_identity_round_trip(tmp_path: Path) -> None:
     VectorIndex(IDS, vectors(), "toy encoder v1").save(tmp_path)
     loaded = VectorIndex.load(tmp_path, expected_identity="toy encoder v1")

@@ -388,7 +388,8 @@ must be finite (check the encoder's output before indexing or searching)
         Nothing is written unless :meth:`load` would read it back: an index
         whose ids are not ``str``, whose identity would not load, or whose rows
         are not finite unit (or zero) rows raises :class:`ValueError` first (the
-        constructor and :meth:`add` refuse such rows already).
+        constructor and :meth:`add` refuse such rows already), and a ``folder``
+        that is a file raises :class:`NotADirectoryError`.
 
         Examples
         --------
@@ -403,6 +404,11 @@ must be finite (check the encoder's output before indexing or searching)
         mat = np.ascontiguousarray(self._vectors, dtype="<f4")
         self._check_saveable(mat)
         root = Path(folder)
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(
+                f"cannot save the index to {root}: it is a file, not a folder; give save() "
+                "the path of a folder (created if needed), e.g. a new one next to that file"
+            )
         root.mkdir(parents=True, exist_ok=True)
         digest = _vectors_digest(mat)
         vectors_name = f"vectors-{digest[:16]}.npy"
