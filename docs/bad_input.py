@@ -9,7 +9,7 @@ correct answer is (see ``docs/bad_input_cases/__init__.py``). Each call runs
 here, with a time limit, and its outcome is classified:
 
 * **handled**: the call returned and every declared check holds;
-* **clear error**: it raised one of the package's documented error types
+* **clear error**: the package raised one of its documented error types
   (``ValueError``, ``TypeError``, ``OSError``, ``KeyError`` and their
   subclasses, each with a message that names the problem), or a command line
   exited non-zero with a message;
@@ -17,8 +17,8 @@ here, with a time limit, and its outcome is classified:
   declares no check at all (so nothing is "handled" by default);
 * **lost**: a check says data the user had is gone (an index that saved but
   does not load, a cache entry destroyed, a file overwritten or half-written);
-* **crash**: any other exception (``AttributeError``, ``IndexError``, ...), or
-  an error without a message;
+* **crash**: any other exception (``AttributeError``, ``IndexError``, ...), an
+  error without a message, or an error raised by the case's own code;
 * **hang**: it ran past the time limit.
 
 The page is generated from the code at every site build, so it cannot drift;
@@ -40,6 +40,8 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
 
+import hierret
+
 DOCS = Path(__file__).resolve().parent
 if str(DOCS) not in sys.path:  # the case modules import their vocabulary from bad_input_cases
     sys.path.insert(0, str(DOCS))
@@ -47,6 +49,7 @@ if str(DOCS) not in sys.path:  # the case modules import their vocabulary from b
 from bad_input_cases import Check  # noqa: E402
 
 CASES_DIR = DOCS / "bad_input_cases"
+PACKAGE = Path(hierret.__file__).resolve().parent
 CLEAR = (ValueError, TypeError, OSError, KeyError)
 LIMIT_S = 20
 #: The outcome classes, in the order the page counts them.
@@ -81,14 +84,32 @@ def _short(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _from_package(err: BaseException) -> bool:
+    """Whether the error was raised inside hierret (not by the case's own code)."""
+    tb = err.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(PACKAGE):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def classify_error(err: BaseException) -> tuple[str, str]:
-    """(outcome, what happened) for an exception a case's call raised or caught."""
+    """(outcome, what happened) for an exception a case's call raised or caught.
+
+    A documented error type with a message is a clear error only when it comes
+    from the package: the same error raised by the case's own code (say, while
+    it looks at what is left on disk) means the case broke, and counts as a crash.
+    """
     if isinstance(err, SystemExit):  # a command line refusing with a message and a status
         said = isinstance(err.code, str) and err.code.strip()
         return ("clear error" if said else "crash"), _short(str(err.code))
-    msg = _short(str(err))
-    kind = "clear error" if isinstance(err, CLEAR) and msg else "crash"
-    return kind, f"`{type(err).__name__}`: {msg}"
+    msg = f"`{type(err).__name__}`: {_short(str(err))}"
+    if not isinstance(err, CLEAR) or not str(err).strip():
+        return "crash", msg
+    if not _from_package(err):
+        return "crash", f"{msg} (raised by the case's own code, not by the package)"
+    return "clear error", msg
 
 
 def run_case(call: Callable[[], object], checks: tuple[Check, ...] = ()) -> tuple[str, str]:

@@ -194,7 +194,7 @@ def _env_names_a_file() -> Facts:
             del os.environ["HIERRET_CACHE"]
         else:
             os.environ["HIERRET_CACHE"] = old
-    untouched = target.read_bytes() == blob
+    untouched = target.is_file() and target.read_bytes() == blob
     return Facts(f"{out}; file untouched: {untouched}", recomputed=out.recomputed,
                  wrong=out.wrong, heard=out.heard, untouched=untouched)
 
@@ -225,7 +225,7 @@ def _clear_beside_work() -> Facts:
     (project / "draft.part").write_text("two weeks of notes")
     _fill(root)
     VectorCache(root).clear()
-    left = sorted(p.name for p in project.iterdir())
+    left = sorted(p.name for p in project.iterdir()) if project.is_dir() else []
     vectors = len(list(root.rglob("*.hvc")))
     return Facts(f"after clear(): {vectors} shards; my-project holds {left}", left=left,
                  vectors=vectors)
@@ -272,7 +272,7 @@ def _interrupted(where: str) -> Facts:
             os.fsync = fsync
     leftovers = [p.name for p in _leftovers(root)]
     shards = [p.name for p in root.rglob("*.hvc")]
-    intact = shard.read_bytes() == before
+    intact = shard.is_file() and shard.read_bytes() == before
     nxt = _reread(root)
     return Facts(
         f"KeyboardInterrupt reached the caller: {stopped}; {len(shards)} shard(s), "
