@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from hierret.encoders import MINILM, EncoderIdentity, HashEncoder
@@ -279,3 +282,48 @@ def test_stored_identity_is_type_checked(index: VectorIndex, tmp_path: Path) -> 
     meta.write_text(json.dumps(doc))
     with pytest.raises(IndexFileError, match="not a saved index"):
         VectorIndex.load(tmp_path)
+
+
+# --- what save writes, load reads (property test) -------------------------------------------
+
+_values = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),  # any finite float64, extremes included
+    st.floats(-1.0, 1.0), st.sampled_from([0.0, -0.0, 1e-300, 5e-324, 3.4e38, 1e-45, 1e30]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.integers(0, 4).flatmap(lambda n: st.lists(
+        st.lists(_values, min_size=3, max_size=3), min_size=n, max_size=n)),
+    ids=st.lists(st.text(max_size=6), min_size=4, max_size=4, unique=True),
+    identity=st.one_of(st.text(min_size=1, max_size=12),
+                       st.builds(lambda q: dataclasses.replace(FP32, dimension=3, query_prefix=q),
+                                 st.text(max_size=6))),
+)
+def test_an_index_saved_always_loads_again_or_save_refuses(
+    rows: list[list[float]], ids: list[str], identity: EncoderIdentity | str
+) -> None:
+    try:
+        index = VectorIndex(ids[: len(rows)], np.array(rows, dtype=np.float64).reshape(-1, 3),
+                            identity)
+    except ValueError:
+        event("refused by the constructor")
+        return  # non-normalisable rows are refused before any index exists
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            index.save(tmp)
+        except ValueError as err:  # what would not load back is refused, and said
+            refusal = str(err)
+        else:
+            refusal = ""
+        written = list(Path(tmp).iterdir())
+        loaded = None if refusal else VectorIndex.load(tmp, expected_identity=identity)
+    event("refused by save" if refusal else "saved and loaded")
+    if loaded is None:
+        assert "would not load back" in refusal
+        assert not written  # refused before anything is written
+        return
+    assert loaded.ids == index.ids
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+    assert loaded.identity == identity
