@@ -38,16 +38,18 @@ from hierret.index import IdentityMismatchError, VectorIndex
 def _hushed() -> Iterator[None]:
     """Without the libraries' own progress bars and notes (hierret's warnings still count)."""
     logger = logging.getLogger("sentence_transformers")
-    level, verbosity = logger.level, transformers.utils.logging.get_verbosity()
+    hf = transformers.utils.logging
+    level, verbosity, bars = logger.level, hf.get_verbosity(), hf.is_progress_bar_enabled()
     logger.setLevel(logging.ERROR)
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+    hf.set_verbosity_error()
+    hf.disable_progress_bar()
     try:
         yield
     finally:
         logger.setLevel(level)
-        transformers.utils.logging.set_verbosity(verbosity)
-        transformers.utils.logging.enable_progress_bar()
+        hf.set_verbosity(verbosity)
+        if bars:
+            hf.enable_progress_bar()
 
 _WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "a",
           "dog", "ran"]  # fmt: skip
