@@ -2,23 +2,27 @@
 
     python docs/bad_input.py --out build/site/src/bad-input.md [--check]
 
-Each module in `docs/bad_input_cases/` holds ``CASES``: pairs of a short
-description of a hostile but honest input and a zero-argument call that feeds
-it to the package. Each call runs here, with a time limit, and its outcome is
-classified:
+Each module in `docs/bad_input_cases/` holds ``CASES``: a short description of a
+hostile but honest input, a zero-argument call that feeds it to the package,
+and, for a case where the package may answer, the checks that say what a
+correct answer is (see ``docs/bad_input_cases/__init__.py``). Each call runs
+here, with a time limit, and its outcome is classified:
 
-* **handled**: the call returned; the cell says what the package did;
-* **clear error**: it raised one of the package's documented error types
+* **handled**: the call returned and every declared check holds;
+* **clear error**: the package raised one of its documented error types
   (``ValueError``, ``TypeError``, ``OSError``, ``KeyError`` and their
-  subclasses, each with a message that names the problem);
-* **crash**: any other exception (``AttributeError``, ``IndexError``, ...);
+  subclasses, each with a message that names the problem), or a command line
+  exited non-zero with a message;
+* **silent**: it returned, but a check says the answer is wrong, or the case
+  declares no check at all (so nothing is "handled" by default);
+* **lost**: a check says data the user had is gone (an index that saved but
+  does not load, a cache entry destroyed, a file overwritten or half-written);
+* **crash**: any other exception (``AttributeError``, ``IndexError``, ...), an
+  error without a message, or an error raised by the case's own code;
 * **hang**: it ran past the time limit.
 
-A command-line case that exits with a non-zero status and a message on stderr
-counts as a clear error.
-
 The page is generated from the code at every site build, so it cannot drift;
-``--check`` exits 1 when any case crashes or hangs.
+``--check`` exits 1 when any case is silent, lost, crashes or hangs.
 """
 
 from __future__ import annotations
@@ -34,10 +38,37 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import NamedTuple
 
-CASES_DIR = Path(__file__).resolve().parent / "bad_input_cases"
+import hierret
+
+DOCS = Path(__file__).resolve().parent
+if str(DOCS) not in sys.path:  # the case modules import their vocabulary from bad_input_cases
+    sys.path.insert(0, str(DOCS))
+
+from bad_input_cases import Check  # noqa: E402
+
+CASES_DIR = DOCS / "bad_input_cases"
+PACKAGE = Path(hierret.__file__).resolve().parent
 CLEAR = (ValueError, TypeError, OSError, KeyError)
 LIMIT_S = 20
+#: The outcome classes, in the order the page counts them.
+OUTCOMES = ("handled", "clear error", "silent", "lost", "crash", "hang")
+FAILURES = ("silent", "lost", "crash", "hang")
+_PLURAL = {"clear error": "clear errors", "crash": "crashes", "hang": "hangs"}
+
+
+class CaseError(ValueError):
+    """A case module declares a case the page cannot judge (e.g. an empty list of checks)."""
+
+
+class Case(NamedTuple):
+    """One case: its area (module), input, call and checks (empty: it must refuse)."""
+
+    area: str
+    text: str
+    call: Callable[[], object]
+    checks: tuple[Check, ...]
 
 
 class _Hang(Exception):
@@ -48,8 +79,41 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _Hang
 
 
-def run_case(call: Callable[[], object]) -> tuple[str, str]:
-    """(outcome class, what happened) for one case."""
+def _short(text: str, limit: int = 400) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _from_package(err: BaseException) -> bool:
+    """Whether the error was raised inside hierret (not by the case's own code)."""
+    tb = err.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(PACKAGE):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def classify_error(err: BaseException) -> tuple[str, str]:
+    """(outcome, what happened) for an exception a case's call raised or caught.
+
+    A documented error type with a message is a clear error only when it comes
+    from the package: the same error raised by the case's own code (say, while
+    it looks at what is left on disk) means the case broke, and counts as a crash.
+    """
+    if isinstance(err, SystemExit):  # a command line refusing with a message and a status
+        said = isinstance(err.code, str) and err.code.strip()
+        return ("clear error" if said else "crash"), _short(str(err.code))
+    msg = f"`{type(err).__name__}`: {_short(str(err))}"
+    if not isinstance(err, CLEAR) or not str(err).strip():
+        return "crash", msg
+    if not _from_package(err):
+        return "crash", f"{msg} (raised by the case's own code, not by the package)"
+    return "clear error", msg
+
+
+def run_case(call: Callable[[], object], checks: tuple[Check, ...] = ()) -> tuple[str, str]:
+    """(outcome class, what happened) for one case; see the module's docstring."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(LIMIT_S)
     try:
@@ -58,26 +122,56 @@ def run_case(call: Callable[[], object]) -> tuple[str, str]:
             result = call()
         said = "; ".join(sorted({str(w.message).splitlines()[0] for w in caught}))
         text = str(result) + (f" (warning: {said})" if said else "")
-        return "handled", text
+        if not checks:
+            return "silent", f"{text} (returned, and the case declares no check that this is right)"
+        failed = []
+        for check in checks:
+            try:
+                holds = bool(check.holds(result))
+            except Exception as err:
+                return "crash", (f"{text}; the check {check.claim!r} could not be evaluated "
+                                 f"(`{type(err).__name__}`: {err})")
+            if not holds:
+                failed.append(check)
     except _Hang:
         return "hang", f"still running after {LIMIT_S} s"
-    except SystemExit as exit_:  # a command line refusing with a message and a status
-        return ("clear error" if isinstance(exit_.code, str) else "crash"), str(exit_.code)
-    except CLEAR as err:
-        msg = " ".join(str(err).split())
-        msg = msg if len(msg) <= 400 else msg[:399] + "…"
-        kind = "clear error" if msg else "crash"
-        return kind, f"`{type(err).__name__}`: {msg}"
-    except Exception as err:
-        return "crash", f"`{type(err).__name__}`: {err}"
+    except (Exception, SystemExit) as err:
+        return classify_error(err)
     finally:
         signal.alarm(0)
+    if failed:
+        kind = "lost" if any(c.failing == "lost" for c in failed) else "silent"
+        return kind, f"{text}; NOT TRUE: {'; '.join(c.claim for c in failed)}"
+    refused = getattr(result, "refused", None)
+    if isinstance(refused, BaseException):
+        kind, error = classify_error(refused)
+        return kind, f"{error}; then: {text}"
+    return "handled", text
 
 
-def collect() -> list[tuple[str, str, Callable[[], object]]]:
-    """Every (area, description, call) from the case modules, in file order."""
+def _checks(where: str, declared: object) -> tuple[Check, ...]:
+    """The checks of a three-item case, refusing what cannot judge a result."""
+    checks = (declared,) if isinstance(declared, Check) else declared
+    if (not isinstance(checks, tuple | list) or not checks
+            or not all(isinstance(c, Check) for c in checks)):
+        raise CaseError(
+            f"{where} declares no check ({declared!r}): give a Check made with right(...) or "
+            "kept(...), or a non-empty tuple of them; a case whose only correct outcome is "
+            "a clear error is written (input, call)"
+        )
+    return tuple(checks)
+
+
+def collect(folder: Path = CASES_DIR) -> list[Case]:
+    """Every case of the modules in ``folder``, in file order.
+
+    Raises
+    ------
+    CaseError
+        A case is not ``(input, call)`` or ``(input, call, checks)`` with checks.
+    """
     cases = []
-    for path in sorted(CASES_DIR.glob("*.py")):
+    for path in sorted(folder.glob("*.py")):
         if path.name.startswith("_"):
             continue
         spec = importlib.util.spec_from_file_location(f"bad_input_cases.{path.stem}", path)
@@ -85,7 +179,13 @@ def collect() -> list[tuple[str, str, Callable[[], object]]]:
         assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        cases += [(path.stem, text, call) for text, call in module.CASES]
+        for item in module.CASES:
+            if not isinstance(item, tuple) or len(item) not in (2, 3) or not callable(item[1]):
+                raise CaseError(f"{path.name}: a case must be (input, call) or "
+                                f"(input, call, checks), got {item!r}")
+            where = f"{path.name}: case {item[0]!r}"
+            checks = _checks(where, item[2]) if len(item) == 3 else ()
+            cases.append(Case(path.stem, item[0], item[1], checks))
     return cases
 
 
@@ -93,43 +193,61 @@ def _cell(text: str) -> str:
     """Table-safe text, with temporary folders and local ports made neutral."""
     text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "<tmp>", text)
     text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
+    text = re.sub(r"\b\d{20}-\d+-[0-9a-f]{8}\.hvc\b", "<shard>.hvc", text)  # time, pid, random
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def summary(kinds: list[str]) -> str:
+    """``"N cases: a handled, b clear errors, c silent, d lost, e crashes, f hangs"``."""
+    counts = Counter(kinds)
+    parts = ", ".join(f"{counts[k]} {_PLURAL.get(k, k)}" for k in OUTCOMES)
+    return f"{len(kinds)} cases: {parts}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, help="the page to write (Markdown)")
-    ap.add_argument("--check", action="store_true", help="exit 1 on any crash or hang")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 on any silent, lost, crashing or hanging case")
+    ap.add_argument("--cases", type=Path, default=CASES_DIR,
+                    help="folder of case modules (default: docs/bad_input_cases)")
     args = ap.parse_args(argv)
-    rows = [(area, text, *run_case(call)) for area, text, call in collect()]
-    counts = Counter(kind for *_, kind, _ in rows)
-    summary = (f"{len(rows)} cases: {counts['handled']} handled, "
-               f"{counts['clear error']} clear errors, {counts['crash']} crashes, "
-               f"{counts['hang']} hangs")
+    rows = []
+    for case in collect(args.cases):
+        kind, what = run_case(case.call, case.checks)
+        expect = "; ".join(c.claim for c in case.checks) or "a clear error"
+        rows.append((case.area, case.text, expect, kind, what))
+    line = summary([kind for *_, kind, _ in rows])
     lines = [
         "# What bad input gets",
         "",
         "Every row below was produced by running the case against the package when "
         "this site was built (`docs/bad_input.py`, cases in `docs/bad_input_cases/`), so "
-        "the table cannot drift from the code. *Handled* means the package did something "
-        "sensible and said so; *clear error* means it refused with an error that names "
-        "the problem and the fix, before doing expensive work; *crash* (any other "
-        "exception) and *hang* are bugs.",
+        "the table cannot drift from the code. Each case declares what a correct outcome "
+        "is (*correct means*), and the outcome is judged against it: *handled* means the "
+        "package answered and every declared check holds; *clear error* means it refused "
+        "with an error that names the problem and the fix, before doing expensive work; "
+        "*silent* means it answered but a check says the answer is wrong (or nothing says "
+        "it is right); *lost* means data the user had is gone (an index that saved but "
+        "does not load, a cache entry destroyed, a file overwritten); *crash* (any other "
+        "exception) and *hang* (past the time limit) are bugs. Silent, lost, crash and "
+        "hang all fail the site build.",
         "",
-        f"**{summary}.**",
+        f"**{line}.**",
         "",
-        "| area | input | outcome | what happened |",
-        "|---|---|---|---|",
+        "| area | input | correct means | outcome | what happened |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| {area} | {_cell(text)} | {kind} | {_cell(what)} |"
-              for area, text, kind, what in rows]
+    lines += [f"| {area} | {_cell(text)} | {_cell(expect)} | {kind} | {_cell(what)} |"
+              for area, text, expect, kind, what in rows]
     page = "\n".join(lines) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(page, encoding="utf-8")
-    print(summary)
-    bad = [r for r in rows if r[2] in ("crash", "hang")]
-    for area, text, kind, what in bad:
+    print(line)
+    bad = [r for r in rows if r[3] in FAILURES]
+    for area, text, _, kind, what in bad:
         print(f"{kind}: [{area}] {text}: {what}", file=sys.stderr)
     return 1 if args.check and bad else 0
 

@@ -226,6 +226,12 @@ def test_float32_overflow_and_underflow_are_refused() -> None:
         VectorIndex(["a", "b"], [[1.0, 0.0], [1e-45, 1e-45]], "toy")  # norm underflows
     with pytest.raises(ValueError, match=r"cannot be scaled to unit length \(row 0\)"):
         VectorIndex(["a"], [[3e38, 3e38]], "toy")  # norm overflows: it would become zero
+    with pytest.raises(ValueError, match=r"become all zero \(row 1\) in float32"):
+        VectorIndex(["a", "b"], [[1.0, 0.0], [1e-300, 2e-300]], "toy")  # a direction, not zero
+    index = VectorIndex(["a", "z"], np.array([[1.0, 0.0], [0.0, 0.0]]), "toy")  # a real zero row
+    with pytest.raises(ValueError, match=r"query vectors: 1 of 1 rows become all zero"):
+        index.search([[1e-300, 0.0]], 1, "toy")
+    assert not index.vectors[1].any()
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])

@@ -234,6 +234,24 @@ def test_put_get_validation_and_clear(tmp_path: Path) -> None:
         VectorCache(tmp_path, max_shards=0)
 
 
+def test_clear_deletes_only_the_caches_own_files(tmp_path: Path) -> None:
+    project = tmp_path / "project"  # HIERRET_CACHE set to a folder that holds other work
+    project.mkdir()
+    (project / "config.json").write_text("{}")
+    (project / "notes.part").write_text("draft")
+    enc = CachedEncoder(HashEncoder(dimension=4), VectorCache(tmp_path))
+    enc.encode_passages(["x"])
+    folder = enc.cache.folder(enc.identity)
+    (folder / "mine.json").write_text("{}")  # a file the cache did not write
+    VectorCache(tmp_path).clear()
+    assert (project / "config.json").read_text() == "{}"
+    assert (project / "notes.part").read_text() == "draft"
+    assert sorted(p.name for p in folder.iterdir()) == ["mine.json"]
+    VectorCache(tmp_path).clear(enc.identity)
+    assert (folder / "mine.json").is_file()
+    assert not shards(tmp_path)
+
+
 def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HIERRET_CACHE", str(tmp_path / "vec"))
     assert default_cache_dir() == (tmp_path / "vec").resolve()

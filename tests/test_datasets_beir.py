@@ -7,11 +7,15 @@ import io
 import json
 import shutil
 import socket
+import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 
 import pytest
 from conftest import Server
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from hierret.datasets import beir
 from hierret.datasets.beir import (
@@ -334,3 +338,74 @@ def test_real_scifact_counts() -> None:
     assert ds.dropped_qrels == 0
     assert all(q.evidence for q in ds.queries)
     assert sum(len(q.evidence) for q in ds.queries) == 339
+
+
+# -- random shapes (property test) -----------------------------------------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=5,
+)
+
+
+@st.composite
+def _rows(draw: st.DrawFn, base: list[dict[str, object]]) -> str:
+    """JSON lines: the base rows, each kept, given one field of any JSON value, one field
+    dropped, or replaced by any JSON value; sometimes a line that is not JSON at all."""
+    lines = []
+    for row in base:
+        row = dict(row)
+        how = draw(st.sampled_from(["keep"] * 10 + ["field", "drop", "value", "garbage"]))
+        key = draw(st.sampled_from(["_id", "title", "text"]))
+        if how == "field":
+            row[key] = draw(_json_values)
+        elif how == "drop":
+            row.pop(key, None)
+        lines.append(json.dumps(draw(_json_values)) if how == "value"
+                     else draw(st.text(max_size=8)).replace("\n", " ") if how == "garbage"
+                     else json.dumps(row))
+    return "".join(line + "\n" for line in lines)
+
+
+_qrel_lines = st.one_of(
+    st.sampled_from(["q1\td1\t1", "q2\td1\t0", "q1\td3\t2"]),
+    st.sampled_from(["q1\td1\t1", "q2\td3\t2", "q1\td2\t0", "q9\td1\t1", "q1\td9\t1",
+                     "query-id\tcorpus-id\tscore", "q1\td1\t-1"]),
+    st.sampled_from(["q1\td1", "q1\td1\t1\tx", ""]),
+    st.lists(st.text(alphabet="qd12 .x-", max_size=4), min_size=1, max_size=4).map("\t".join),
+)
+_qrels = st.lists(_qrel_lines, max_size=6).map(  # one judgment that holds, then anything
+    lambda ls: "".join(x + "\n" for x in ["q2\td3\t1", *ls]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpus=_rows(CORPUS), queries=_rows(QUERIES),
+       qrels=_qrels)
+def test_random_shapes_load_or_raise_the_documented_error(
+    corpus: str, queries: str, qrels: str
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_beir(Path(tmp) / "random", corpus=corpus, queries=queries, test=qrels)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", BeirDataWarning)  # drops are said, and allowed
+                ds = load_beir(root)
+        except BeirFormatError as err:  # the documented error, naming the file
+            error = str(err)
+        else:
+            error = ""
+    event("refused" if error else "loaded")
+    if error:
+        assert str(root) in error
+        return
+    ids = {d.id for d in ds.corpus}
+    assert all(d.text.strip() for d in ds.corpus)
+    assert {q.id for q in ds.queries} == set(ds.qrels)
+    assert all(set(judged) <= ids for judged in ds.qrels.values())
+    for q in ds.queries:
+        assert isinstance(q.text, str)
+        for d, start, end in q.evidence:
+            assert 0 <= start < end <= len(ds.corpus[d].text)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from hierret.encoders import MINILM, EncoderIdentity, HashEncoder
@@ -156,6 +159,25 @@ def test_save_again_replaces_and_cleans_up(index: VectorIndex, tmp_path: Path) -
     assert VectorIndex.load(tmp_path).ids == [*IDS, "f"]
 
 
+def test_save_again_over_a_damaged_vectors_file_loads(index: VectorIndex, tmp_path: Path) -> None:
+    index.save(tmp_path)
+    npy = next(tmp_path.glob("vectors-*.npy"))
+    data = bytearray(npy.read_bytes())
+    data[-7] ^= 0xFF  # damaged on disk; the same index is then saved again to repair it
+    npy.write_bytes(bytes(data))
+    index.save(tmp_path)
+    loaded = VectorIndex.load(tmp_path, expected_identity=FP32)
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+
+
+def test_save_to_a_file_is_refused_and_the_file_kept(index: VectorIndex, tmp_path: Path) -> None:
+    target = tmp_path / "results.csv"
+    target.write_text("q1,0.5\n")
+    with pytest.raises(NotADirectoryError, match=r"results\.csv: it is a file, not a folder"):
+        index.save(target)
+    assert target.read_text() == "q1,0.5\n"
+
+
 def test_string_identity_round_trip(tmp_path: Path) -> None:
     VectorIndex(IDS, vectors(), "toy encoder v1").save(tmp_path)
     loaded = VectorIndex.load(tmp_path, expected_identity="toy encoder v1")
@@ -260,3 +282,48 @@ def test_stored_identity_is_type_checked(index: VectorIndex, tmp_path: Path) -> 
     meta.write_text(json.dumps(doc))
     with pytest.raises(IndexFileError, match="not a saved index"):
         VectorIndex.load(tmp_path)
+
+
+# --- what save writes, load reads (property test) -------------------------------------------
+
+_values = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),  # any finite float64, extremes included
+    st.floats(-1.0, 1.0), st.sampled_from([0.0, -0.0, 1e-300, 5e-324, 3.4e38, 1e-45, 1e30]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.integers(0, 4).flatmap(lambda n: st.lists(
+        st.lists(_values, min_size=3, max_size=3), min_size=n, max_size=n)),
+    ids=st.lists(st.text(max_size=6), min_size=4, max_size=4, unique=True),
+    identity=st.one_of(st.text(min_size=1, max_size=12),
+                       st.builds(lambda q: dataclasses.replace(FP32, dimension=3, query_prefix=q),
+                                 st.text(max_size=6))),
+)
+def test_an_index_saved_always_loads_again_or_save_refuses(
+    rows: list[list[float]], ids: list[str], identity: EncoderIdentity | str
+) -> None:
+    try:
+        index = VectorIndex(ids[: len(rows)], np.array(rows, dtype=np.float64).reshape(-1, 3),
+                            identity)
+    except ValueError:
+        event("refused by the constructor")
+        return  # non-normalisable rows are refused before any index exists
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            index.save(tmp)
+        except ValueError as err:  # what would not load back is refused, and said
+            refusal = str(err)
+        else:
+            refusal = ""
+        written = list(Path(tmp).iterdir())
+        loaded = None if refusal else VectorIndex.load(tmp, expected_identity=identity)
+    event("refused by save" if refusal else "saved and loaded")
+    if loaded is None:
+        assert "would not load back" in refusal
+        assert not written  # refused before anything is written
+        return
+    assert loaded.ids == index.ids
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+    assert loaded.identity == identity

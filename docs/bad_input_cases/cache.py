@@ -1,17 +1,18 @@
 """Bad input to the vector cache (run by ``docs/bad_input.py``).
 
 Each case builds its situation in a fresh :func:`tempfile.mkdtemp` folder with a
-:class:`~hierret.encoders.HashEncoder` (no model), runs the cache, and says what
-happened: how many vectors were recomputed and how many came back wrong
-(compared with the encoder called directly), or raises the package's error.
+:class:`~hierret.encoders.HashEncoder` (no model), runs the cache, and counts
+what matters: how many vectors were recomputed (a stored vector recomputed is
+a cache entry lost), how many came back wrong (compared with the encoder
+called directly), what the package said, and what is left on disk.
 """
 
 from __future__ import annotations
 
-import logging
 import os
+import signal
+import stat
 import tempfile
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from bad_input_cases import Case, Check, Facts, kept, listen, right
 from hierret import cache as cache_mod
-from hierret.cache import CachedEncoder, VectorCache, text_keys
+from hierret.cache import CachedEncoder, CacheNotReadableError, VectorCache, text_keys
 from hierret.encoders import Encoder, HashEncoder
 
 _TEXTS = [f"section {i}: a paragraph about topic {i % 5}" for i in range(30)]
+_TRUTH = HashEncoder(dimension=16).encode_passages(_TEXTS)
 
 
 class _Counting(HashEncoder):
@@ -36,74 +39,66 @@ class _Counting(HashEncoder):
         return super()._embed(texts)
 
 
-@contextmanager
-def _quiet() -> Iterator[Callable[[], list[str]]]:
-    """Collect the cache's log warnings and Python warnings instead of printing them;
-    yields a function listing them so far ("log warning", or a warning class name)."""
-    logged: list[str] = []
-
-    class _Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            logged.append(f"log {record.levelname.lower()}")
-
-    logger = logging.getLogger("hierret.cache")
-    handler, propagate = _Keep(logging.WARNING), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield lambda: logged + [type(w.message).__name__ for w in caught]
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
+def _fill(root: Path, texts: list[str] = _TEXTS) -> Path:
+    """A cache holding the vectors of ``texts``; returns its newest shard."""
+    CachedEncoder(HashEncoder(dimension=16), VectorCache(root)).encode_passages(texts)
+    return sorted(root.rglob("*.hvc"))[-1]
 
 
-def _fill(root: Path) -> Path:
-    """A cache holding the vectors of ``_TEXTS``; returns its one shard."""
-    CachedEncoder(HashEncoder(dimension=16), VectorCache(root)).encode_passages(_TEXTS)
-    (shard,) = sorted(root.rglob("*.hvc"))
-    return shard
+def _leftovers(root: Path) -> list[Path]:
+    """Temporary files a write left behind."""
+    return [p for p in root.rglob("*") if p.name.startswith(cache_mod.TEMP_PREFIX)]
 
 
-def _reread(root: str | os.PathLike[str] | None, said: Callable[[], list[str]]) -> str:
+def _reread(root: str | os.PathLike[str] | None) -> Facts:
     """Embed ``_TEXTS`` through the cache at ``root``; count recomputed and wrong vectors."""
     model = _Counting()
-    enc: Encoder = CachedEncoder(model, VectorCache(root) if root is not None else None)
-    out = enc.encode_passages(_TEXTS)
-    wrong = int((out != HashEncoder(dimension=16).encode_passages(_TEXTS)).any(axis=1).sum())
-    notes = f"; {len(said())} warning(s): {', '.join(sorted(set(said())))}" if said() else ""
-    return f"{model.embedded} of {len(_TEXTS)} vectors recomputed, {wrong} wrong{notes}"
+    with listen() as heard:
+        enc: Encoder = CachedEncoder(model, VectorCache(root) if root is not None else None)
+        out = enc.encode_passages(_TEXTS)
+    wrong = int((out != _TRUTH).any(axis=1).sum())
+    notes = f"; said: {' / '.join(heard)}" if heard else ""
+    return Facts(f"{model.embedded} of {len(_TEXTS)} vectors recomputed, {wrong} wrong{notes}",
+                 recomputed=model.embedded, wrong=wrong, heard=heard)
 
 
-def _damaged(damage: Callable[[bytearray], bytearray]) -> str:
+def _damaged(damage: Callable[[bytearray], bytearray]) -> Facts:
     root = Path(tempfile.mkdtemp())
     shard = _fill(root)
     shard.write_bytes(bytes(damage(bytearray(shard.read_bytes()))))
-    with _quiet() as said:
-        first = _reread(root, said)
-    with _quiet() as said:
-        second = _reread(root, said)
-    return f"{first}; next run: {second}"
+    first, second = _reread(root), _reread(root)
+    return Facts(f"{first}; next run: {second}", first=first, second=second, shard=shard.name)
 
 
-def _appended() -> object:
+def _damage_checks(recomputed: int, what: str) -> tuple[Check, ...]:
+    claim = (f"only {what} recomputed ({recomputed} of 30), none on the next run" if recomputed
+             else "no stored vector recomputed, on either run")
+    return (
+        right("0 wrong vectors, on both runs", lambda f: f.first.wrong == f.second.wrong == 0),
+        kept(claim, lambda f: (f.first.recomputed, f.second.recomputed) == (recomputed, 0)),
+        right("a warning names the damaged shard",
+              lambda f: any(f.shard in w for w in f.first.heard)),
+        right("the repaired cache says nothing on the next run", lambda f: not f.second.heard),
+    )
+
+
+def _appended() -> Facts:
     return _damaged(lambda b: b + os.urandom(37))
 
 
-def _overwritten() -> object:
+def _overwritten() -> Facts:
     def scribble(b: bytearray) -> bytearray:
-        b[-450:-400] = os.urandom(50)  # inside the records of the last texts
+        b[-450:-400] = bytes(x ^ 0xFF for x in b[-450:-400])  # one record of 100 bytes
         return b
 
     return _damaged(scribble)
 
 
-def _truncated() -> object:
-    return _damaged(lambda b: b[: len(b) - 250])
+def _truncated() -> Facts:
+    return _damaged(lambda b: b[: len(b) - 250])  # two and a half records of 100 bytes
 
 
-def _vanishing() -> object:
+def _vanishing() -> Facts:
     root = Path(tempfile.mkdtemp())
     enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(root))
     enc.encode_passages(_TEXTS[:15])
@@ -119,8 +114,7 @@ def _vanishing() -> object:
 
     cache_mod._Shelf._read = racing  # type: ignore[method-assign]
     try:
-        with _quiet() as said:
-            return _reread(root, said)
+        return _reread(root)
     finally:
         cache_mod._Shelf._read = read  # type: ignore[method-assign]
 
@@ -131,19 +125,38 @@ def _blocked_root() -> Path:
     return blocker / "cache"
 
 
-def _unwritable_encoder() -> object:
+def _warned_once(f: Facts) -> bool:
+    runs = (f.first, f.second) if hasattr(f, "first") else (f,)
+    return all(sum("CacheNotWritableWarning" in w and "HIERRET_CACHE" in w for w in r.heard) == 1
+               for r in runs)
+
+
+_ONE_WARNING = right("one CacheNotWritableWarning per CachedEncoder, naming the fix",
+                     _warned_once)
+
+
+def _unwritable_encoder() -> Facts:
     root = _blocked_root()
-    with _quiet() as said:
-        first = _reread(root, said)
-    with _quiet() as said:
-        second = _reread(root, said)  # a new CachedEncoder: warns again, once
-    return f"{first}; again: {second}"
+    first, second = _reread(root), _reread(root)  # a new CachedEncoder: warns again, once
+    return Facts(f"{first}; again: {second}", first=first, second=second)
 
 
 def _unwritable_put() -> object:
     ident = HashEncoder(dimension=16).identity
     keys = text_keys(ident, "passage", ["x"])
     return VectorCache(_blocked_root()).put(ident, keys, np.zeros((1, 16), dtype=np.float32))
+
+
+def _unreadable() -> Facts:
+    root = Path(tempfile.mkdtemp())
+    model = _Counting()
+    folder = VectorCache(root).folder(model.identity)
+    folder.symlink_to(folder)  # listing it fails, for root too (a 0o000 folder stops others)
+    try:
+        CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS)
+    except CacheNotReadableError as err:
+        return Facts(f"{model.embedded} texts embedded", refused=err, embedded=model.embedded)
+    return Facts(f"returned; {model.embedded} texts embedded", embedded=model.embedded)
 
 
 def _missing_lookup() -> object:
@@ -153,7 +166,7 @@ def _missing_lookup() -> object:
     return VectorCache(root).lookup(ident, [_TEXTS[0], "a text never embedded"])
 
 
-def _repeated_damaged_key() -> object:
+def _repeated_damaged_key() -> Facts:
     root = Path(tempfile.mkdtemp())
     shard = _fill(root)
     data = bytearray(shard.read_bytes())
@@ -161,36 +174,155 @@ def _repeated_damaged_key() -> object:
     shard.write_bytes(bytes(data))
     ident = HashEncoder(dimension=16).identity
     key = text_keys(ident, "passage", [_TEXTS[-1]])[0]
-    with _quiet() as said:
+    with listen() as heard:
         vecs, found = VectorCache(root).get(ident, [key, key])
-    return f"found {found.tolist()}, rows all zero: {not vecs.any()}; {len(said())} warning(s)"
+    return Facts(f"found {found.tolist()}, rows all zero: {not vecs.any()}; "
+                 f"{len(heard)} warning(s)", found=found.tolist(), zero=not vecs.any(),
+                 heard=heard)
 
 
-def _env_names_a_file() -> object:
+def _env_names_a_file() -> Facts:
     target = Path(tempfile.mkdtemp()) / "vectors.bin"
-    blob = bytes(64)
+    blob = os.urandom(64)
     target.write_bytes(blob)
     old = os.environ.get("HIERRET_CACHE")
     os.environ["HIERRET_CACHE"] = str(target)
     try:
-        with _quiet() as said:
-            out = _reread(None, said)
+        out = _reread(None)
     finally:
         if old is None:
             del os.environ["HIERRET_CACHE"]
         else:
             os.environ["HIERRET_CACHE"] = old
-    return f"{out}; file untouched: {target.read_bytes() == blob}"
+    untouched = target.is_file() and target.read_bytes() == blob
+    return Facts(f"{out}; file untouched: {untouched}", recomputed=out.recomputed,
+                 wrong=out.wrong, heard=out.heard, untouched=untouched)
 
 
-CASES: list[tuple[str, Callable[[], object]]] = [
-    ("a cache shard with random bytes appended", _appended),
-    ("a cache shard with 50 random bytes written over its last records", _overwritten),
-    ("a cache shard truncated in the middle of a record", _truncated),
-    ("a shard merged away by another process between listing and reading", _vanishing),
-    ("CachedEncoder on a cache folder whose parent is a regular file", _unwritable_encoder),
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _group_shared() -> Facts:
+    root = Path(tempfile.mkdtemp()) / "shared"
+    with _umask(0o002):
+        _fill(root)
+    modes = {oct(stat.S_IMODE(p.stat().st_mode)) for p in root.rglob("*")}
+    files = {oct(stat.S_IMODE(p.stat().st_mode)) for p in root.rglob("*") if p.is_file()}
+    return Facts(f"modes {', '.join(sorted(modes))}", files=files, modes=modes)
+
+
+def _clear_beside_work() -> Facts:
+    root = Path(tempfile.mkdtemp())  # HIERRET_CACHE set to a folder that holds other work
+    project = root / "my-project"
+    project.mkdir()
+    (project / "config.json").write_text('{"seed": 3}')
+    (project / "draft.part").write_text("two weeks of notes")
+    _fill(root)
+    VectorCache(root).clear()
+    left = sorted(p.name for p in project.iterdir()) if project.is_dir() else []
+    vectors = len(list(root.rglob("*.hvc")))
+    return Facts(f"after clear(): {vectors} shards; my-project holds {left}", left=left,
+                 vectors=vectors)
+
+
+@contextmanager
+def _sigint_delivered() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here even when the page runs with SIGINT ignored."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+class _Interrupted(_Counting):
+    """Ctrl-C arrives while it embeds (a real SIGINT to this process)."""
+
+    def _embed(self, texts: list[str]) -> Any:
+        out = super()._embed(texts[:5])
+        os.kill(os.getpid(), signal.SIGINT)
+        return out  # pragma: no cover - the signal raises first
+
+
+def _interrupted(where: str) -> Facts:
+    root = Path(tempfile.mkdtemp())
+    shard = _fill(root, _TEXTS[:15])
+    before = shard.read_bytes()
+    model: _Counting = _Interrupted() if where == "embedding" else _Counting()
+    fsync = os.fsync
+
+    def cut(fd: int) -> None:  # the signal lands after the bytes, before the rename
+        os.kill(os.getpid(), signal.SIGINT)
+
+    stopped = False
+    with _sigint_delivered():
+        if where == "writing":
+            os.fsync = cut
+        try:
+            CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS)
+        except KeyboardInterrupt:
+            stopped = True
+        finally:
+            os.fsync = fsync
+    leftovers = [p.name for p in _leftovers(root)]
+    shards = [p.name for p in root.rglob("*.hvc")]
+    intact = shard.is_file() and shard.read_bytes() == before
+    nxt = _reread(root)
+    return Facts(
+        f"KeyboardInterrupt reached the caller: {stopped}; {len(shards)} shard(s), "
+        f"{len(leftovers)} temporary file(s) left; next run: {nxt}",
+        stopped=stopped, leftovers=leftovers, shards=shards, intact=intact, next=nxt)
+
+
+def _interrupt_checks() -> tuple[Check, ...]:
+    return (
+        right("KeyboardInterrupt reaches the caller", lambda f: f.stopped),
+        kept("the earlier shard is untouched and nothing half-written is left",
+             lambda f: f.intact and not f.leftovers and len(f.shards) == 1),
+        kept("the next run recomputes only the 15 vectors never stored, 0 wrong",
+             lambda f: (f.next.recomputed, f.next.wrong) == (15, 0)),
+    )
+
+
+CASES: list[Case] = [
+    ("a cache shard with random bytes appended", _appended,
+     _damage_checks(0, "nothing")),
+    ("a cache shard with one record's 50 bytes flipped", _overwritten,
+     _damage_checks(1, "the damaged record")),
+    ("a cache shard truncated in the middle of a record", _truncated,
+     _damage_checks(3, "the 3 records cut")),
+    ("a shard merged away by another process between listing and reading", _vanishing,
+     (right("0 wrong vectors", lambda f: f.wrong == 0),
+      kept("nothing recomputed: the merged shard serves every vector",
+           lambda f: f.recomputed == 0))),
+    ("CachedEncoder on a cache folder whose parent is a regular file", _unwritable_encoder,
+     (right("0 wrong vectors", lambda f: f.first.wrong == f.second.wrong == 0), _ONE_WARNING)),
     ("VectorCache.put into a folder whose parent is a regular file", _unwritable_put),
+    ("a cache folder that cannot be listed (a symbolic link to itself)", _unreadable,
+     right("refused before any text is embedded", lambda f: f.embedded == 0)),
     ("VectorCache.lookup of a text that was never stored", _missing_lookup),
-    ("VectorCache.get asked twice for one key whose record is damaged", _repeated_damaged_key),
-    ("HIERRET_CACHE pointing at a regular file", _env_names_a_file),
+    ("VectorCache.get asked twice for one key whose record is damaged", _repeated_damaged_key,
+     (right("neither copy is served: found [False, False], zero rows",
+            lambda f: f.found == [False, False] and f.zero),
+      right("one warning", lambda f: len(f.heard) == 1))),
+    ("HIERRET_CACHE pointing at a regular file", _env_names_a_file,
+     (kept("the file is untouched", lambda f: f.untouched),
+      right("0 wrong vectors", lambda f: f.wrong == 0), _ONE_WARNING)),
+    ("a cache filled under umask 002 (a folder shared by a group)", _group_shared,
+     right("files 664, folders 775: the group may read and write them all",
+           lambda f: f.files == {"0o664"} and f.modes == {"0o664", "0o775"})),
+    ("VectorCache.clear() on a root that also holds a project folder", _clear_beside_work,
+     (kept("the project's files are still there",
+           lambda f: f.left == ["config.json", "draft.part"]),
+      right("the cached vectors are gone", lambda f: f.vectors == 0))),
+    ("Ctrl-C (SIGINT) while CachedEncoder embeds 15 new texts",
+     lambda: _interrupted("embedding"), _interrupt_checks()),
+    ("Ctrl-C (SIGINT) while the new shard is being written, before it is renamed into place",
+     lambda: _interrupted("writing"), _interrupt_checks()),
 ]

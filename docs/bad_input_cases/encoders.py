@@ -1,14 +1,170 @@
-"""Bad input to encoders and their identities (run by ``docs/bad_input.py``)."""
+"""Bad input to encoders and their identities (run by ``docs/bad_input.py``).
+
+The identity of an encoder decides which cached vectors it is served and which
+saved index it may query, so everything that changes a vector must change it:
+weights, tokenizer, pooling, normalisation, token window, prefixes, precision,
+engine. The cases edit a tiny local sentence-transformers model (a 1-layer
+BERT with random weights and a 13-word vocabulary, built here: no download) in
+place, after its vectors were cached and indexed, and check that the cache
+serves no stale vector and that the old index refuses the new queries.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import json
+import logging
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
 
 import numpy as np
+import transformers
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
-from hierret.encoders import HashEncoder, load_encoder
+from bad_input_cases import Case, Check, Facts, listen, right
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder, SentenceTransformerEncoder, load_encoder
 from hierret.encoders.base import EncoderIdentity, l2_normalize
-from hierret.index import VectorIndex
+from hierret.index import IdentityMismatchError, VectorIndex
+
+
+@contextmanager
+def _hushed() -> Iterator[None]:
+    """Without the libraries' own progress bars and notes (hierret's warnings still count)."""
+    logger = logging.getLogger("sentence_transformers")
+    hf = transformers.utils.logging
+    level, verbosity, bars = logger.level, hf.get_verbosity(), hf.is_progress_bar_enabled()
+    logger.setLevel(logging.ERROR)
+    hf.set_verbosity_error()
+    hf.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        hf.set_verbosity(verbosity)
+        if bars:
+            hf.enable_progress_bar()
+
+_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "a",
+          "dog", "ran"]  # fmt: skip
+_TEXTS = ["The cat sat on the mat", "a dog ran", "the dog sat on the mat a cat ran on a mat"]
+
+
+@cache
+def _tiny_model() -> Path:
+    """A sentence-transformers folder: tiny BERT, WordPiece tokenizer, mean pooling."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    root = Path(tempfile.mkdtemp())
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(_WORDS)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    transformers.BertTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+        sep_token="[SEP]", mask_token="[MASK]").save_pretrained(root / "hf")
+    torch.manual_seed(0)
+    transformers.BertModel(transformers.BertConfig(
+        vocab_size=len(_WORDS), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+        intermediate_size=16, max_position_embeddings=32)).save_pretrained(root / "hf")
+    SentenceTransformer(modules=[Transformer(str(root / "hf"), max_seq_length=16),
+                                 Pooling(8, "mean")]).save(str(root / "st"))
+    return root / "st"
+
+
+def _json(path: Path, change: Callable[[dict], object]) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _edited(edit: Callable[[Path], None]) -> Facts:
+    """Cache and index the model's vectors, edit the folder in place, load it again."""
+    with _hushed():
+        return _edited_hushed(edit)
+
+
+def _edited_hushed(edit: Callable[[Path], None]) -> Facts:
+    folder = Path(shutil.copytree(_tiny_model(), Path(tempfile.mkdtemp()) / "model"))
+    cache_root = Path(tempfile.mkdtemp())
+    before = SentenceTransformerEncoder(str(folder), show_progress=False)
+    old = CachedEncoder(before, VectorCache(cache_root)).encode_passages(_TEXTS)
+    index = VectorIndex(["t1", "t2", "t3"], old, before.identity)
+    edit(folder)
+    with listen() as heard:
+        after = SentenceTransformerEncoder(str(folder), show_progress=False)
+    fresh = after.encode_passages(_TEXTS)
+    cached = CachedEncoder(after, VectorCache(cache_root))
+    wrong = int((cached.encode_passages(_TEXTS) != fresh).any(axis=1).sum())
+    moved = not np.allclose(fresh, old, atol=1e-6)
+    try:
+        index.search(after.encode_queries(["the cat"]), 1, after.identity)
+        guard = False
+    except IdentityMismatchError:
+        guard = True
+    same = after.identity == before.identity
+    return Facts(
+        f"vectors {'changed' if moved else 'unchanged'}, identity "
+        f"{'unchanged' if same else 'changed'}; {cached.stats.hits} of 3 vectors served from "
+        f"the cache, {wrong} wrong; the old index {'refuses' if guard else 'accepts'} the new "
+        "queries" + "".join(f"; {w}" for w in heard),
+        moved=moved, same=same, wrong=wrong, guard=guard, heard=heard)
+
+
+_NOT_STALE: tuple[Check, ...] = (
+    right("0 wrong vectors served from the cache filled before the edit", lambda f: f.wrong == 0),
+    right("the old index refuses the new queries whenever the vectors changed",
+          lambda f: f.guard or not f.moved),
+)
+
+
+def _pooling_cls(folder: Path) -> None:
+    _json(folder / "1_Pooling" / "config.json", lambda d: d.update(pooling_mode="cls"))
+
+
+def _normalize(folder: Path) -> None:
+    _json(folder / "modules.json", lambda d: d.append({
+        "idx": 2, "name": "2", "path": "2_Normalize",
+        "type": "sentence_transformers.base.modules.normalize.Normalize"}))
+
+
+def _keep_case(folder: Path) -> None:
+    _json(folder / "tokenizer_config.json", lambda d: d.update(do_lower_case=False))
+
+
+def _window_8(folder: Path) -> None:
+    _json(folder / "sentence_bert_config.json", lambda d: d.update(max_seq_length=8))
+
+
+def _half(folder: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    save_file({k: v.half() for k, v in weights.items()}, folder / "model.safetensors")
+    _json(folder / "config.json", lambda d: d.update(dtype="float16"))
+
+
+def _default_prompt(folder: Path) -> None:
+    _json(folder / "config_sentence_transformers.json",
+          lambda d: d.update(prompts={"query": "a ", "document": ""}, default_prompt_name="query"))
+
+
+def _other_engine() -> object:
+    with _hushed():
+        enc = SentenceTransformerEncoder(str(_tiny_model()), show_progress=False)
+    then = dataclasses.replace(enc.identity,
+                               engine=re.sub(r"torch [^,]+", "torch 2.12.0", enc.identity.engine))
+    folder = Path(tempfile.mkdtemp())
+    VectorIndex(["t1", "t2", "t3"], enc.encode_passages(_TEXTS), then).save(folder)
+    return VectorIndex.load(folder, enc.identity)
 
 
 def _unknown_encoder() -> object:
@@ -42,12 +198,29 @@ def _e5_unknown_engine() -> object:
     return E5Encoder(engine="fast")
 
 
-CASES: list[tuple[str, Callable[[], object]]] = [
+def _edit_case(what: str, edit: Callable[[Path], None]) -> Case:
+    return (f"a model folder edited in place after its vectors were cached and indexed: {what}",
+            lambda: _edited(edit), _NOT_STALE)
+
+
+CASES: list[Case] = [
     ("an encoder name that is not registered, not a folder, not a hub id", _unknown_encoder),
     ("a vector with NaN given to the normaliser", _nan_rows),
-    ("an index written by one 8-dimensional encoder, queried with another of the same width",
-     _identity_swap),
+    ("an index written by one 8-dimensional encoder, queried with another of the same width "
+     "(another query prefix)", _identity_swap),
     ("a stored identity whose dimension is the string '384'", _identity_with_wrong_types),
     ("e5-small asked to embed without its engine's prefix", _e5_without_prefix),
     ("e5-small asked for an engine build that does not exist ('fast')", _e5_unknown_engine),
+    _edit_case("pooling mean -> CLS", _pooling_cls),
+    _edit_case("a Normalize module added", _normalize),
+    _edit_case("the tokenizer keeps case (do_lower_case false)", _keep_case),
+    _edit_case("token window (max_seq_length) 16 -> 8", _window_8),
+    _edit_case("weights saved in half precision", _half),
+    ("a model folder edited in place after its vectors were cached and indexed: a default "
+     "prompt ('a ') set in config_sentence_transformers.json", lambda: _edited(_default_prompt),
+     (*_NOT_STALE, right("a warning says the default prompt is not applied",
+                         lambda f: any("default prompt" in w and "not applied" in w
+                                       for w in f.heard)))),
+    ("an index saved by the same model under another torch version (the identity's engine)",
+     _other_engine),
 ]

@@ -1,9 +1,9 @@
 """Bad-input cases for the dataset loaders (Qasper, BEIR, download).
 
-``CASES`` is a list of ``(input, call)``: ``input`` describes a hostile file,
-``call`` writes it into a fresh temporary folder, runs the loader and returns a
-short description of the outcome, or raises the package's error. Another script
-runs each and tabulates "input -> behaviour".
+Each call writes a hostile file into a fresh temporary folder and runs the
+loader. A file the loader cannot trust is a clear error naming the file, the
+field and the fix; where the loader may answer (dropping what can never be
+retrieved), the checks say what must be left and what must be said.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bad_input_cases import Case, Facts, right
 from hierret.datasets.beir import load_beir
 from hierret.datasets.download import fetch
 from hierret.datasets.qasper import load_qasper
@@ -43,7 +43,7 @@ def _qasper(content: str | bytes, **kwargs: Any) -> str:
     return f"loaded {ds.stats.papers} paper(s), {len(ds.queries)} question(s)"
 
 
-def _beir(corpus: bytes | None = None, qrels: str | None = None) -> str:
+def _beir(corpus: bytes | None = None, qrels: str | None = None) -> Facts:
     root = Path(tempfile.mkdtemp())
     (root / "qrels").mkdir()
     docs = b'{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
@@ -53,10 +53,11 @@ def _beir(corpus: bytes | None = None, qrels: str | None = None) -> str:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ds = load_beir(root)
-    said = "; ".join(f"warning: {w.message}" for w in caught)
-    return f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)" + (
-        f" ({said})" if said else ""
-    )
+    heard = [str(w.message) for w in caught]
+    said = "; ".join(f"warning: {w}" for w in heard)
+    return Facts(f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)"
+                 + (f" ({said})" if said else ""),
+                 docs=[d.id for d in ds.corpus], qrels=ds.qrels, heard=heard)
 
 
 def _drip() -> str:
@@ -102,7 +103,7 @@ def _drip() -> str:
     return "downloaded"  # pragma: no cover - the deadline raises
 
 
-CASES: list[tuple[str, Callable[[], object]]] = [
+CASES: list[Case] = [
     (
         "Qasper answer whose evidence is a string, not a list",
         lambda: _qasper(json.dumps({"p1": _paper(evidence="X is y.")})),
@@ -136,6 +137,27 @@ CASES: list[tuple[str, Callable[[], object]]] = [
         lambda: _beir(
             corpus=b'{"_id": "d2", "title": "", "text": ""}\n',
             qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\n",
+        ),
+        (
+            right("d1 and its judgment are kept", lambda f: f.docs == ["d1"]
+                  and f.qrels == {"q1": {"d1": 1}}),
+            right("one warning names the dropped document and the dropped judgment",
+                  lambda f: len(f.heard) == 1 and "'d2'" in f.heard[0]
+                  and "1 judgment(s)" in f.heard[0]),
+        ),
+    ),
+    (
+        "BEIR corpus.jsonl line that is a JSON list, not an object",
+        lambda: _beir(corpus=b'["d2", "Dogs bark."]\n'),
+    ),
+    (
+        "BEIR qrels judging one pair twice, with scores 1 and 2",
+        lambda: _beir(qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n"),
+        (
+            right("one judgment, the last score (2)", lambda f: f.qrels == {"q1": {"d1": 2}}),
+            right("a warning says a pair repeats and which score is kept",
+                  lambda f: len(f.heard) == 1 and "repeat" in f.heard[0]
+                  and "last score kept" in f.heard[0]),
         ),
     ),
     (

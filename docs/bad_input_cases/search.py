@@ -1,30 +1,28 @@
 """Bad input at the search boundary: what the package answers, case by case.
 
-``CASES`` is a list of ``(input, call)``: ``input`` says in a few words what a
-user gives the package, ``call()`` builds a tiny index over a three-document
-corpus with the hash encoder (no model), runs the package on that input and
-returns a short description of the outcome, or raises the package's own
-error. Each case takes a few milliseconds.
-
-Run this file to print the table::
-
-    python docs/bad_input_cases/search.py
+Each call builds a tiny index over a three-document corpus with the hash
+encoder (no model), runs the package on one input and returns what it saw (a
+:class:`~bad_input_cases.Facts`), or raises the package's own error. Where the
+package may answer, the checks say what a right answer is (finite scores, no
+blank document ranked, the warning that must be given) and that a saved index
+loads again with the same ids and vectors. Each case takes a few milliseconds.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import tempfile
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
+from bad_input_cases import Case, Facts, kept, listen, right
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.hits import Hit
-from hierret.index import VectorIndex
+from hierret.index import IndexFileError, VectorIndex
 from hierret.profile import Profile
 from hierret.search import Searcher
 from hierret.units import Corpus, Document
@@ -56,120 +54,190 @@ FUSED = Profile(level="fused")
 SECTIONS = Profile(level="sections")
 
 
-def _hits(hits: list[Hit] | list[tuple[str, float]]) -> str:
+def _hits(hits: list[Hit] | list[tuple[str, float]]) -> Facts:
     scores = [h.score if isinstance(h, Hit) else h[1] for h in hits]  # hits or a ranking
-    finite = "finite" if all(math.isfinite(s) for s in scores) else "NON-FINITE"
-    return f"{len(hits)} hits, {finite} scores"
+    finite = all(math.isfinite(s) for s in scores)
+    ids = [h.unit_id if isinstance(h, Hit) else h[0] for h in hits]
+    return Facts(f"{len(hits)} hits, {'finite' if finite else 'NON-FINITE'} scores",
+                 n=len(hits), finite=finite, ids=ids, heard=[])
 
 
-def _with_warnings(run: Callable[[], str]) -> str:
-    """``run()``'s outcome, followed by the warnings the package logged meanwhile."""
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append  # type: ignore[method-assign]
-    root = logging.getLogger("hierret")
-    root.addHandler(handler)
-    try:
-        outcome = run()
-    finally:
-        root.removeHandler(handler)
-    notes = "; ".join(f"warning: {r.getMessage()}" for r in records)
-    return f"{outcome}; {notes}" if notes else outcome
+def _with_warnings(run: Callable[[], Facts]) -> Facts:
+    """``run()``'s facts, followed by the warnings the package gave meanwhile."""
+    with listen() as heard:
+        facts = run()
+    facts.heard = heard
+    facts.said += "".join(f"; {w}" for w in heard)
+    return facts
 
 
-def empty_query_fused() -> str:
+_FINITE = right("finite scores", lambda f: f.n > 0 and f.finite)
+
+
+def empty_query_fused() -> Facts:
     return _hits(_searcher().search("", FUSED))
 
 
-def whitespace_query_hybrid() -> str:
+def whitespace_query_hybrid() -> Facts:
     return _hits(_searcher().search(" \t\n", Profile(ranker="hybrid")))
 
 
-def control_characters_query() -> str:
+def control_characters_query() -> Facts:
     return _hits(_searcher().search("\x00\x1b\u200b", SECTIONS))
 
 
-def negative_k_hybrid() -> str:
+def negative_k_hybrid() -> Facts:
     return _hits(_searcher().search("try", Profile(level="sections", ranker="hybrid"), k=-1))
 
 
-def string_k() -> str:
+def string_k() -> Facts:
     return _hits(_searcher().search("try", SECTIONS, k="3"))  # type: ignore[arg-type]
 
 
-def float_k() -> str:
+def float_k() -> Facts:
     return _hits(_searcher().search("try", FUSED, k=2.5))  # type: ignore[arg-type]
 
 
-def huge_k() -> str:
+def huge_k() -> Facts:
     return _hits(_searcher().search("try", Profile(level="documents"), k=10**9))
 
 
-def empty_document() -> str:
-    def run() -> str:
+def empty_document() -> Facts:
+    def run() -> Facts:
         hits = Searcher(_hierarchy(with_empty=True), ENCODER).search(
             "a", Profile(level="documents"), k=10)
-        blank = "blank" in {h.doc_id for h in hits}
-        return f"{_hits(hits)}, {'the empty document ranked' if blank else 'none of them blank'}"
+        facts = _hits(hits)
+        facts.said += (", the empty document ranked" if "blank" in facts.ids
+                       else ", none of them blank")
+        return facts
 
     return _with_warnings(run)
 
 
-def long_query() -> str:
+def long_query() -> Facts:
     return _with_warnings(lambda: _hits(_searcher().search("try the finally " * 10, FUSED)))
 
 
-def nan_vector_added() -> str:
+def nan_vector_added() -> object:
     index = VectorIndex(["a"], [[1.0, 0.0]], "toy")
     index.add(["b", "c"], [[0.0, 1.0], [math.nan, 1.0]], "toy")
     return f"{len(index)} vectors indexed"
 
 
-def nan_query_vector() -> str:
+def nan_query_vector() -> Facts:
     index = _searcher().dense_index("passages")
     query = np.full((1, index.dimension), np.nan, dtype=np.float32)
     return _hits(index.search(query, 3, index.identity)[0])
 
 
-def infinite_vector_saved() -> str:
+def infinite_vector_saved() -> object:
     index = VectorIndex(["a", "b"], [[1.0, 0.0], [math.inf, 1.0]], "toy")
     with tempfile.TemporaryDirectory() as folder:
         index.save(folder)
         return f"saved {len(VectorIndex.load(folder, 'toy'))} vectors and loaded them back"
 
 
-def valid_index_round_trip() -> str:
+def underflowing_vector() -> object:
+    return VectorIndex(["a", "b"], np.array([[1.0, 0.0], [1e-300, 2e-300]]), "toy")
+
+
+def _round_trip(index: VectorIndex, folder: Path, query: object) -> Facts:
+    """Save ``index`` into ``folder``, load it back, compare ids, vectors and ranking."""
+    index.save(folder)
+    try:
+        loaded = VectorIndex.load(folder, index.identity)
+    except IndexFileError as err:
+        return Facts(f"saved, but does not load: {err}", loads=False, same=False)
+    same = (loaded.ids == index.ids and np.array_equal(loaded.vectors, index.vectors)
+            and loaded.search(query, 5, index.identity) == index.search(query, 5, index.identity))
+    return Facts(f"saved and loaded {len(loaded)} vectors; "
+                 f"{'same' if same else 'DIFFERENT'} ids, vectors and ranking",
+                 loads=True, same=same)
+
+
+_LOADS = kept("the saved index loads again", lambda f: f.loads)
+_SAME = right("the same ids, vectors and ranking", lambda f: f.same)
+
+
+def valid_index_round_trip() -> Facts:
     hi = _searcher()
-    index = hi.dense_index("sections")
     query = hi.encoder.encode_queries(["finally clause"])
-    with tempfile.TemporaryDirectory() as folder:
-        index.save(folder)
-        loaded = VectorIndex.load(folder, hi.identity)
-        same = loaded.search(query, 5, hi.identity) == index.search(query, 5, hi.identity)
-    return f"saved and loaded {len(loaded)} vectors; {'same' if same else 'DIFFERENT'} ranking"
+    return _round_trip(hi.dense_index("sections"), Path(tempfile.mkdtemp()), query)
 
 
-CASES: list[tuple[str, Callable[[], object]]] = [
+def extreme_round_trip() -> Facts:
+    rows = np.array([[1e-19, 1e-19, 0.0], [1e19, -1e19, 0.0], [1.0, 1e-30, 0.0],
+                     [0.0, 0.0, 0.0], [-5e-20, 0.0, 7e-20]])  # finite, each one normalisable
+    ids = ["", "ünïcödé", "a\nnew line", "tab\there", "../../etc/passwd"]
+    ident = HashEncoder(dimension=3, query_prefix="«q»\n", passage_prefix="\u2028").identity
+    return _round_trip(VectorIndex(ids, rows, ident), Path(tempfile.mkdtemp()), rows[:2])
+
+
+def resaved_over_damage() -> Facts:
+    index = _searcher().dense_index("passages")
+    folder = Path(tempfile.mkdtemp())
+    index.save(folder)
+    npy = next(folder.glob("vectors-*.npy"))
+    data = bytearray(npy.read_bytes())
+    data[-3] ^= 0xFF  # the disk damages the vectors; the user saves the same index again
+    npy.write_bytes(bytes(data))
+    query = index.vectors[:1]
+    return _round_trip(index, folder, query)
+
+
+def infinity_written_into_saved_file() -> object:
+    folder = Path(tempfile.mkdtemp())
+    VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], "toy").save(folder)
+    npy = next(folder.glob("vectors-*.npy"))
+    np.save(npy, np.array([[1.0, 0.0], [math.inf, 1.0]], dtype=np.float32))
+    meta = folder / "index.json"  # a tool that rewrote the vectors and dropped the checksum
+    meta.write_text(meta.read_text().replace('"vectors_sha256"', '"old_sha256"'))
+    return VectorIndex.load(folder, "toy")
+
+
+def save_onto_a_file() -> Facts:
+    target = Path(tempfile.mkdtemp()) / "results.csv"
+    target.write_text("q1,0.5\n")
+    refused = None
+    try:
+        VectorIndex(["a"], [[1.0, 0.0]], "toy").save(target)
+    except OSError as err:
+        refused = err
+    held = target.read_text() if target.is_file() else None
+    return Facts(f"the file holds {held!r}", refused=refused, untouched=held == "q1,0.5\n")
+
+
+CASES: list[Case] = [
     ("an empty query at the fused level", empty_query_fused),
     ("a whitespace-only query to the hybrid ranker", whitespace_query_hybrid),
     ("a query of control and zero-width characters", control_characters_query),
     ("k = -1 to the hybrid ranker", negative_k_hybrid),
     ('k = "3" (a string) at the sections level', string_k),
     ("k = 2.5 at the fused level", float_k),
-    ("k = 10**9 at the documents level", huge_k),
-    ("a corpus holding a document with no text", empty_document),
-    ("a query longer than the encoder's token window", long_query),
+    ("k = 10**9 at the documents level", huge_k,
+     right("each of the 3 documents once, finite scores",
+           lambda f: sorted(f.ids) == ["for", "try", "with"] and f.finite)),
+    ("a corpus holding a document with no text", empty_document,
+     (right("the blank document is never ranked", lambda f: "blank" not in f.ids), _FINITE,
+      right("a warning names the units left out",
+            lambda f: any("'blank'" in w and "left out" in w for w in f.heard)))),
+    ("a query longer than the encoder's token window", long_query,
+     (_FINITE, right("a warning says how many queries exceed the window, and by how much",
+                     lambda f: any("1 of 1 queries exceed the 12-token window" in w
+                                   and "by 18 tokens" in w for w in f.heard)))),
     ("a NaN row added to a vector index", nan_vector_added),
     ("a NaN query vector", nan_query_vector),
+    ("a vector of values too small for float32 ([1e-300, 2e-300]) indexed",
+     underflowing_vector),
     ("an infinite vector indexed, saved and loaded", infinite_vector_saved),
-    ("a valid level index saved and loaded back", valid_index_round_trip),
+    ("a saved index whose vectors file was rewritten with a +inf row (checksum dropped)",
+     infinity_written_into_saved_file),
+    ("a valid level index saved and loaded back", valid_index_round_trip, (_LOADS, _SAME)),
+    ("an index of extreme but finite values and odd ids and prefixes, saved and loaded",
+     extreme_round_trip, (_LOADS, _SAME)),
+    ("an index saved again over a folder whose vectors file was damaged since",
+     resaved_over_damage, (_LOADS, _SAME)),
+    ("VectorIndex.save to a path that is a regular file", save_onto_a_file,
+     kept("the file is untouched", lambda f: f.untouched)),
 ]
 
-
-if __name__ == "__main__":
-    for text, call in CASES:
-        try:
-            outcome = str(call())
-        except (TypeError, ValueError) as err:
-            outcome = f"{type(err).__name__}: {err}"
-        print(f"- {text}\n    {outcome}")

@@ -56,6 +56,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import struct
 import time
 import warnings
@@ -98,6 +99,7 @@ _STALE_TMP_S = 600.0
 _LIST_TRIES = 5  # listings of a folder whose shards keep vanishing (others compacting)
 _U32 = struct.Struct("<I")
 _FIX = "set HIERRET_CACHE to a writable folder, or pass VectorCache(root=...)"
+_IDENTITY_FOLDER = re.compile(r"[0-9a-f]{16}")  # identity.key(): the folders of a root
 
 
 class CacheAccessError(OSError):
@@ -726,14 +728,23 @@ class VectorCache:
         return True
 
     def clear(self, identity: EncoderIdentity | None = None) -> None:
-        """Delete the stored vectors of ``identity`` (of every identity when ``None``)."""
+        """Delete the stored vectors of ``identity`` (of every identity when ``None``).
+
+        Only the cache's own files are deleted: shards, ``identity.json`` and
+        temporary files, in identity folders (named by 16 hex digits). Anything
+        else under the root (say, a project folder when the root was set to the
+        wrong place) is left alone, and a folder that still holds it is kept.
+        """
         if identity is not None:
             folders = [self.folder(identity)]
         else:
-            folders = [p for p in self.root.glob("*") if p.is_dir()]
+            folders = [p for p in self.root.glob("*") if _IDENTITY_FOLDER.fullmatch(p.name)]
         for folder in (f for f in folders if f.is_dir()):
-            for path in folder.glob("*"):
-                if path.suffix in (_SUFFIX, ".json", ".part"):
+            for path in folder.iterdir():
+                ours = path.suffix == _SUFFIX or path.name == "identity.json" or (
+                    path.name.startswith(TEMP_PREFIX) and path.suffix == ".part"
+                )
+                if ours and path.is_file():
                     path.unlink(missing_ok=True)
             if not any(folder.iterdir()):
                 folder.rmdir()

@@ -124,9 +124,11 @@ def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
     """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
 
     The arithmetic is :func:`normalize`'s; only the checks are added. A row
-    holding NaN or an infinity (after conversion to float32), or a non-zero row
-    whose norm over- or underflows in float32 so that it cannot be scaled to unit
-    length, raises :class:`ValueError` naming how many rows and which.
+    holding NaN or an infinity (after conversion to float32), a non-zero row
+    whose values all underflow to zero in float32 (it would pass for a zero row),
+    or a non-zero row whose norm over- or underflows in float32 so that it cannot
+    be scaled to unit length, raises :class:`ValueError` naming how many rows and
+    which.
     """
     with np.errstate(over="ignore"):  # a float64 too large for float32 is refused below
         arr = np.array(vectors, dtype=np.float32, ndmin=2)
@@ -136,6 +138,18 @@ def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
             f"{what}: {describe_rows(bad, arr.shape[0], 'hold NaN or infinite values')}; "
             "vectors must be finite (check the encoder's output before indexing or searching)"
         )
+    if arr.ndim == 2 and len(arr):
+        zero = ~np.any(arr != 0, axis=1)
+        if zero.any():  # zero rows stay zero, but only rows that were zero before float32
+            with np.errstate(over="ignore"):
+                given = np.array(vectors, ndmin=2)
+            if given.shape == arr.shape and np.issubdtype(given.dtype, np.number):
+                gone = np.flatnonzero(zero & np.any(given != 0, axis=1))
+                if len(gone):
+                    raise ValueError(
+                        f"{what}: {describe_rows(gone, arr.shape[0], 'become all zero')} in "
+                        "float32 (every value is smaller than about 1e-45): rescale them"
+                    )
     with np.errstate(over="ignore", under="ignore"):  # rows whose norm overflows: below
         mat = normalize(arr)
     if mat.ndim == 2 and len(mat):
@@ -373,11 +387,14 @@ must be finite (check the encoder's output before indexing or searching)
         ``describe()``), dimension, ``normalized: true`` and the vectors' SHA-256.
         Both are written under temporary names and moved into place, the JSON
         last, so a reader sees the old index or the new one, never a mix.
+        Both are always written, so saving again repairs a folder whose files
+        were damaged since the last save.
 
         Nothing is written unless :meth:`load` would read it back: an index
         whose ids are not ``str``, whose identity would not load, or whose rows
         are not finite unit (or zero) rows raises :class:`ValueError` first (the
-        constructor and :meth:`add` refuse such rows already).
+        constructor and :meth:`add` refuse such rows already), and a ``folder``
+        that is a file raises :class:`NotADirectoryError`.
 
         Examples
         --------
@@ -392,6 +409,11 @@ must be finite (check the encoder's output before indexing or searching)
         mat = np.ascontiguousarray(self._vectors, dtype="<f4")
         self._check_saveable(mat)
         root = Path(folder)
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(
+                f"cannot save the index to {root}: it is a file, not a folder; give save() "
+                "the path of a folder (created if needed), e.g. a new one next to that file"
+            )
         root.mkdir(parents=True, exist_ok=True)
         digest = _vectors_digest(mat)
         vectors_name = f"vectors-{digest[:16]}.npy"
@@ -409,8 +431,9 @@ must be finite (check the encoder's output before indexing or searching)
             "vectors_sha256": digest,
         }
         blob = json.dumps(doc, indent=1, ensure_ascii=False).encode()
-        if not (root / vectors_name).is_file():
-            atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
+        # written even when a file of that name exists: it may have been damaged since
+        # (a save must always load again), and the rename keeps concurrent readers safe
+        atomic_write(root / vectors_name, lambda f: np.save(f, mat, allow_pickle=False))
         target = root / INDEX_FILE
         atomic_write(target, blob)
         for old in root.glob("vectors-*.npy"):  # earlier saves, now unreferenced

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,23 @@ def _text_digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _warn_default_prompt(model: Any, name: str, query_prefix: str, passage_prefix: str) -> None:
+    """Say that a model's default prompt is not applied (hierret applies only its prefixes)."""
+    default = getattr(model, "default_prompt_name", None)
+    prompt = (getattr(model, "prompts", None) or {}).get(default, "") if default else ""
+    if prompt:
+        warnings.warn(
+            f"{name} sets a default prompt {default!r} ({prompt!r}) that sentence-transformers "
+            "would put before every text, queries and passages alike. hierret puts only the "
+            f"prefixes its encoder identity records (query_prefix={query_prefix!r}, "
+            f"passage_prefix={passage_prefix!r}), so that the identity says what made each "
+            f"vector: the default prompt is not applied. To use it, pass query_prefix={prompt!r} "
+            "(and passage_prefix= the passage prompt, if the model has one).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 class SentenceTransformerEncoder(Encoder):
     """An encoder run by sentence-transformers (offline MiniLM by default).
 
@@ -117,6 +135,14 @@ class SentenceTransformerEncoder(Encoder):
     num_threads : int, optional
         Torch CPU threads. By default torch's own choice, lowered to the CPUs
         this process may use when it is higher.
+
+    Warns
+    -----
+    UserWarning
+        The model folder sets a default prompt (``default_prompt_name`` in its
+        ``config_sentence_transformers.json``): it is not applied, since the
+        identity records only ``query_prefix`` and ``passage_prefix``; pass the
+        prompt as a prefix to use it.
 
     Examples
     --------
@@ -158,6 +184,7 @@ class SentenceTransformerEncoder(Encoder):
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError(f"{name}: token windows need a fast (Rust) tokenizer")
         self._tokenizer = tokenizer
+        _warn_default_prompt(self._model, name, query_prefix, passage_prefix)
         self.batch_size = batch_size
         self.show_progress = show_progress
         local = Path(source).expanduser()
@@ -209,6 +236,7 @@ class SentenceTransformerEncoder(Encoder):
                     convert_to_numpy=True,
                     normalize_embeddings=False,
                     show_progress_bar=False,
+                    prompt="",  # only the identity's prefixes, never the model's default prompt
                 )
                 bar.update(len(idx))
         return out
