@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,8 @@ def test_quiet_import_restores_the_root_logger_and_hides_the_widget_warning() ->
             warnings.warn("IProgress not found. Please update jupyter and ipywidgets.",
                           UserWarning, stacklevel=1)
             warnings.warn("a warning of our own", UserWarning, stacklevel=1)
-    assert root.handlers == handlers and root.level == level
+    assert root.handlers == handlers
+    assert root.level == level
     assert [str(w.message) for w in caught] == ["a warning of our own"]
 
 
@@ -50,7 +52,7 @@ def test_loading_encoders_in_a_kernel_prints_no_warning_or_log_line() -> None:
         pytest.skip("neither MiniLM's nor WordLlama's model package is installed")
     code = textwrap.dedent(_KERNEL_LIKE.format(names=names))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**__import__("os").environ, "TQDM_DISABLE": "1",
+                         env={**os.environ, "TQDM_DISABLE": "1",
                               "HF_HUB_OFFLINE": "1"}, check=True)
     assert "IProgress" not in run.stderr
     assert "INFO:" not in run.stderr
