@@ -25,7 +25,7 @@ extensions = [
 
 exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
                     "check_decisions.py", "notebooks/results", "bad_input.py",
-                    "bad_input_cases"]
+                    "bad_input_cases", "browser_check.py"]
 suppress_warnings = ["myst.header"]
 
 # Notebooks arrive executed by papermill: render their outputs, never re-run them.
@@ -52,5 +52,8 @@ html_theme_options = {
     "home_page_in_toc": True,
     "use_download_button": True,
 }
+# The page's colour mode before a reader picks one: without it the theme reads an empty
+# mode on a first visit and logs a console error ("Got invalid theme mode").
+html_context = {"default_mode": "light"}
 html_static_path = ["_static"]
 html_css_files = ["hierret.css"]

