@@ -16,7 +16,8 @@ images
 overflow
     the page does not scroll sideways, no notebook code cell (input or text
     output) overflows its box, and no table runs past the article column
-    unless it scrolls inside a box of its own; long text in a table cell wraps;
+    unless it scrolls inside a box of its own no taller than a screen (900 px,
+    so that its scrollbar is in sight); long text in a table cell wraps;
 stderr
     no stderr output block, and no warning or ``INFO:``-style log line in any
     output;
@@ -60,6 +61,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts")
+#: A screen's height in CSS pixels: a table that scrolls sideways in a box taller than
+#: this has its scrollbar out of sight while its first rows are read.
+SCREEN = 900
 #: Local absolute paths that must never reach a page.
 LOCAL_PATH = re.compile(r"(?<![\w.~/-])(?:/(?:work|root|tmp|home|Users|private/var|var/folders)/"
                         r"|[A-Za-z]:\\(?:Users|work)\\|file:///)")
@@ -73,6 +77,7 @@ _PROBE = r"""
   const article = document.querySelector('article.bd-article') || document.querySelector('main')
     || document.body;
   const box = article.getBoundingClientRect();
+  const SCREEN = %(screen)d;  // a laptop screen's height: a scrollbar below it is unseen
   const de = document.documentElement;
   const out = {images: [], code: [], tables: [], wrap: [], stderr: [], noise: [], links: [],
                ids: []};
@@ -114,7 +119,7 @@ _PROBE = r"""
       if (scrolls(el) && er.right <= box.right + 1 && er.left >= box.left - 1) { ok = true; break; }
       el = el.parentElement;
     }
-    const tall = ok && el.getBoundingClientRect().height > window.innerHeight;
+    const tall = ok && el.getBoundingClientRect().height > SCREEN;
     out.tables.push({state: ok ? (tall ? 'scrolls, scrollbar a screen away' : 'scrolls') : 'cut',
                      label, right: r.right, column: box.right});
   }
@@ -483,7 +488,7 @@ def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: flo
                 screenshots.mkdir(parents=True, exist_ok=True)
                 name = page.removesuffix(".html").replace("/", "__")
                 _screenshot(browser, session, screenshots / f"{name}.png", tiles)
-            value = browser.send("Runtime.evaluate", {"expression": _PROBE,
+            value = browser.send("Runtime.evaluate", {"expression": _PROBE % {"screen": SCREEN},
                                                       "returnByValue": True}, session)
             probe = json.loads(value["result"]["value"])
             events += list(browser.events())

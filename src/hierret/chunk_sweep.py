@@ -161,6 +161,7 @@ class ChunkingSweep:
         ax.set_xlabel("passage size, max_chars (characters)")
         ax.set_ylabel(ylabel + interval)
         ax.set_xticks(self.sizes)
+        ax.set_xlim(sizes.min() - gap / 2, sizes.max() + gap / 2)
         ax.grid(axis="y", alpha=0.3)
         ax.legend()
         return readable_span(ax, 0.1)  # a 0.005 difference should look like one

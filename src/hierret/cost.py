@@ -222,7 +222,7 @@ def tradeoff_figure(
         if legend := ax.get_legend():
             legend.remove()
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=max(len(labels), 1))
+    fig.legend(handles, labels, loc="outside upper center", ncols=max(len(labels), 1))
     fig.supxlabel(xlabel)
     fig.supylabel(ylabel)
     return fig

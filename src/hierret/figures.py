@@ -87,7 +87,7 @@ def interval_panels(tables: Mapping[str, pd.DataFrame], *, xlabel: str = "",
     nrows = -(-n // ncols)
     rows = max((len(t) for t in tables.values()), default=1)
     width = WIDTH if ncols == 1 else WIDTH + 1.5
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.38 * rows + 1.2)),
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.34 * rows + 1.0)),
                              sharex=sharex, squeeze=False)
     for i, (ax, (title, table)) in enumerate(zip(axes.flat, tables.items(), strict=False)):
         value = "rate" if "rate" in table.columns else "mean"

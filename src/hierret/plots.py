@@ -64,6 +64,7 @@ def interval_plot(
         ref = table[value].to_numpy(dtype=float)[list(table.index).index(baseline)]
         ax.axvline(float(ref), color="grey", linestyle=":", zorder=0)
     ax.set_yticks(y, [str(i) for i in table.index])
+    ax.set_ylim(-0.6, len(table) - 0.4)  # half a row of margin, however many rows
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)

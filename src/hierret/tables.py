@@ -9,8 +9,8 @@ in every notebook:
 - **counts** as integers (``79``, not ``79.000000`` or ``90.0``): the count
   columns of :data:`hierret.record.COUNT_COLUMNS`, integer columns, and
   columns of whole numbers that are not estimates;
-- **estimates** to three decimals (one decimal from 100 up: milliseconds,
-  texts per second);
+- **estimates** to three decimals (one decimal in a column that reaches 100:
+  milliseconds, texts per second);
 - **p-values** to four decimals, and below the test's resolution as
   ``< 0.0001``: a resampling test with ``n_resamples`` resamples cannot give
   less than ``1 / (n_resamples + 1)``, and nothing smaller than the printed
@@ -118,10 +118,10 @@ def column_kind(series: pd.Series) -> str:
         return "mixed"
     if name in COUNT_COLUMNS or name in _COUNT_NAMES or pd.api.types.is_integer_dtype(series):
         return "count"
+    if series.dtype == object:  # numbers of several kinds (a record's values): cell by cell
+        return "mixed"
     if any(word in name for word in ESTIMATE_WORDS):
         return "estimate"
-    if series.dtype == object:
-        return "mixed"
     whole = values and all(float(v).is_integer() for v in values)
     return "count" if whole else "estimate"
 
@@ -150,12 +150,21 @@ def _estimate(value: float, decimals: int) -> str:
     return f"{value:.1f}" if abs(value) >= 100 else f"{value:.{decimals}f}"
 
 
+def _decimals(series: pd.Series, decimals: int) -> int:
+    """One decimal for a column that reaches 100 (milliseconds, texts per second), so that
+    every cell of a column has the same precision; ``decimals`` otherwise."""
+    values = [abs(float(v)) for v in series if _is_number(v) and math.isfinite(float(v))]
+    return 1 if values and max(values) >= 100 else decimals
+
+
 def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Callable[[Any], str]:
     def count(v: Any) -> str:
         return "" if _empty(v) else str(round(float(v)))
 
     def estimate(v: Any) -> str:
-        return "" if _empty(v) else _estimate(float(v), decimals)
+        if _empty(v):
+            return ""
+        return str(v) if not math.isfinite(float(v)) else f"{float(v):.{decimals}f}"
 
     def p(v: Any) -> str:
         if _empty(v):
@@ -184,7 +193,9 @@ def _formatters(frame: pd.DataFrame, formats: Mapping[Hashable, Format] | None, 
         elif given is not None:
             out[column] = given
         else:
-            out[column] = _formatter(column_kind(frame[column]), decimals, limit, p_decimals)
+            kind = column_kind(frame[column])
+            places = _decimals(frame[column], decimals) if kind == "estimate" else decimals
+            out[column] = _formatter(kind, places, limit, p_decimals)
     return out
 
 
@@ -267,18 +278,23 @@ def styled(
                                  (f"{v:g}" if isinstance(v, float) else str(v)), axis=0)
     if caption:
         styler = styler.set_caption(caption)
-    text: list[Hashable] = [c for c in frame.columns if column_kind(frame[c]) == "mixed"
-                            and frame[c].map(lambda v: len(str(v))).max() > 40]
-    if text:
-        styler = styler.set_properties(subset=text, **{
-            "white-space": "normal", "min-width": "12rem", "max-width": "26rem",
-            "text-align": "left"})
+    for wide, width in ((False, "6rem"), (True, "9rem")):  # text wraps in its column
+        text: list[Hashable] = [c for c in frame.columns if column_kind(frame[c]) == "mixed"
+                                and _longest(frame[c]) > 16 and (_longest(frame[c]) > 40) == wide]
+        if text:
+            styler = styler.set_properties(subset=text, **{
+                "white-space": "normal", "min-width": width, "max-width": "24rem",
+                "text-align": "left"})
     if highlight_max is not None:
         styler = styler.highlight_max(axis=0, subset=highlight_max,
                                       props="font-weight: bold; background-color: #dbe9f6")
     if not index:
         styler = styler.hide(axis="index")
     return styler
+
+
+def _longest(series: pd.Series) -> int:
+    return int(series.map(lambda v: len(str(v))).max()) if len(series) else 0
 
 
 def fields(mapping: Mapping[str, Any], name: str = "value") -> pd.DataFrame:

@@ -134,6 +134,8 @@ class EncoderIdentity:
     def summary(self) -> dict[str, object]:
         """The identity as a table row for a page: window ``"none"`` for a model without one.
 
+        The weights digest and the engine are left to :meth:`describe`.
+
         Examples
         --------
         >>> EncoderIdentity("m", "static", "v1", "fp16", 256, UNLIMITED_WINDOW).summary()["window"]
@@ -142,8 +144,7 @@ class EncoderIdentity:
         return {"model": self.name, "backend": self.backend, "precision": self.precision,
                 "dims": self.dimension,
                 "window": "none" if self.window >= UNLIMITED_WINDOW else self.window,
-                "query prefix": self.query_prefix, "passage prefix": self.passage_prefix,
-                "weights": self.weights, "engine": self.engine}
+                "query prefix": self.query_prefix, "passage prefix": self.passage_prefix}
 
     def as_dict(self) -> dict[str, Any]:
         """All fields as a JSON-ready ``dict`` (see :meth:`from_dict`)."""

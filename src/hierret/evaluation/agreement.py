@@ -144,10 +144,8 @@ class PrecisionAgreement:
         from hierret.tables import styled
 
         other, reference = self.names[1], self.names[0]
-        return [styled(self.vectors(), f"Cosine between the {other} and {reference} vectors",
-                       decimals=4),
-                styled(self.rankings, f"Rankings searched with {other} query vectors, "
-                       f"against {reference} ones")]
+        return [styled(self.vectors(), f"Cosine, {other} vs {reference}", decimals=4),
+                styled(self.rankings, f"{other} queries, {reference} index")]
 
     def plot(self, ax: Axes | None = None, xlabel: str | None = None) -> Figure:
         """Histogram of the unit cosines, within the window and beyond it; the figure."""
