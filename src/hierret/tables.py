@@ -283,8 +283,8 @@ def styled(
                                 and _longest(frame[c]) > 16 and (_longest(frame[c]) > 40) == wide]
         if text:
             styler = styler.set_properties(subset=text, **{
-                "white-space": "normal", "min-width": width, "max-width": "24rem",
-                "text-align": "left"})
+                "white-space": "normal", "overflow-wrap": "anywhere", "min-width": width,
+                "max-width": "24rem", "text-align": "left"})
     if highlight_max is not None:
         styler = styler.highlight_max(axis=0, subset=highlight_max,
                                       props="font-weight: bold; background-color: #dbe9f6")
