@@ -37,6 +37,7 @@ Examples
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -276,6 +277,7 @@ def styled(
     styler = frame.style.format(formatters)
     styler = styler.format_index(lambda v: "" if _empty(v) else
                                  (f"{v:g}" if isinstance(v, float) else str(v)), axis=0)
+    styler = styler.format_index(_header, axis=1)
     if caption:
         styler = styler.set_caption(caption)
     for wide, width in ((False, "6rem"), (True, "9rem")):  # text wraps in its column
@@ -291,6 +293,12 @@ def styled(
     if not index:
         styler = styler.hide(axis="index")
     return styler
+
+
+def _header(label: object) -> str:
+    """A column label as HTML that may break after each ``_`` (``diff_<wbr>low``): narrow
+    columns of numbers keep their names whole on the page and as copied text."""
+    return html.escape(str(label)).replace("_", "_<wbr>")
 
 
 def _longest(series: pd.Series) -> int:
