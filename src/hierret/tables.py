@@ -17,6 +17,8 @@ in every notebook:
   precision is shown as a number;
 - **empty cells** (the baseline's difference with itself, a metric an arm
   does not have) blank, not ``NaN``;
+- in a column of several kinds (a record's values), an ``int`` as a count and
+  a ``float`` as an estimate, whatever its value;
 - long text wraps inside its column instead of pushing the table past the
   page.
 
@@ -175,8 +177,10 @@ def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Calla
     def mixed(v: Any) -> str:
         if _empty(v):
             return ""
+        if isinstance(v, int | np.integer) and not isinstance(v, bool):
+            return count(v)  # an int stays one; a float, even 1.0, is an estimate
         if _is_number(v):
-            return count(v) if float(v).is_integer() else estimate(v)
+            return estimate(v)
         if isinstance(v, list | tuple):
             return ", ".join(map(str, v))
         return str(v)
@@ -280,13 +284,17 @@ def styled(
     styler = styler.format_index(_header, axis=1)
     if caption:
         styler = styler.set_caption(caption)
-    for wide, width in ((False, "6rem"), (True, "9rem")):  # text wraps in its column
-        text: list[Hashable] = [c for c in frame.columns if column_kind(frame[c]) == "mixed"
-                                and _longest(frame[c]) > 16 and (_longest(frame[c]) > 40) == wide]
-        if text:
-            styler = styler.set_properties(subset=text, **{
-                "white-space": "normal", "overflow-wrap": "anywhere", "min-width": width,
-                "max-width": "24rem", "text-align": "left"})
+    text: list[Hashable] = [c for c in frame.columns
+                            if any(isinstance(v, str) for v in frame[c])]
+    if text:  # text reads from the left; numbers stay right-aligned (the site's CSS)
+        styler = styler.set_properties(subset=text, **{"text-align": "left"})
+    for wide, props in ((False, {"min-width": "6rem"}),  # breaks at spaces and hyphens
+                        (True, {"min-width": "9rem", "overflow-wrap": "anywhere"})):
+        wrapped: list[Hashable] = [c for c in text if _longest(frame[c]) > 16
+                                   and (_longest(frame[c]) > 40) == wide]
+        if wrapped:  # a long text wraps in its column instead of widening the table
+            styler = styler.set_properties(subset=wrapped, **{
+                "white-space": "normal", "max-width": "24rem", **props})
     if highlight_max is not None:
         styler = styler.highlight_max(axis=0, subset=highlight_max,
                                       props="font-weight: bold; background-color: #dbe9f6")
