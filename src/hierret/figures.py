@@ -220,11 +220,11 @@ def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
 
 
 def _display_png(data: bytes) -> None:
-    """Show PNG bytes in a running IPython kernel; nothing elsewhere."""
+    """Show PNG bytes in a running Jupyter kernel; nothing elsewhere (a terminal, a test)."""
     try:
         from IPython import get_ipython
         from IPython.display import Image, display
     except ImportError:  # pragma: no cover - IPython comes with the notebooks extra
         return
-    if get_ipython() is not None:
+    if getattr(get_ipython(), "kernel", None) is not None:  # a kernel's shell has one
         display(Image(data=data, format="png"))  # type: ignore[no-untyped-call]
