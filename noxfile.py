@@ -1,4 +1,4 @@
-"""Sessions: tests, reproduce, docs, lint.
+"""Sessions: tests, reproduce, docs, site_check, lint.
 
     nox -s tests        unit tests, doctests, the notebooks on smoke parameters
                         (nbval), and the site built from smoke runs with -W
@@ -6,6 +6,8 @@
                         the result records, the DECISIONS.md check, the site
     nox -s docs         rebuild the site from the last `reproduce` run
                         (`nox -s docs -- --smoke` executes smoke runs first)
+    nox -s site_check   the docs build, then every page checked in headless Chromium
+                        (`-- --smoke` as for docs)
     nox -s lint         ruff and mypy on the package
 
 Data sets that cannot be downloaded are found through HIERRET_DATA; when it is
@@ -114,19 +116,41 @@ def reproduce(session: nox.Session) -> None:
     _sphinx(session, site)
 
 
-@nox.session(python=PYTHON)
-def docs(session: nox.Session) -> None:
-    """Build the site from the last reproduce run (or smoke runs with `-- --smoke`)."""
+def _build_docs(session: nox.Session) -> Path:
+    """The `docs` session's build: the last reproduce run, or smoke runs with `-- --smoke`."""
     _install(session, "notebooks,docs,models")
     smoke = "--smoke" in session.posargs
     site = BUILD / ("smoke-site" if smoke else "site")
     if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):
         session.error("No executed notebooks in build/site: run `nox -s reproduce` first, "
-                      "or `nox -s docs -- --smoke` for a quick build on smoke parameters.")
+                      f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
+                      "parameters.")
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
         _execute(session, src, "--smoke")
-    _sphinx(session, site)
+    return _sphinx(session, site)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the site from the last reproduce run (or smoke runs with `-- --smoke`)."""
+    _build_docs(session)
+
+
+@nox.session(python=PYTHON)
+def site_check(session: nox.Session) -> None:
+    """Build the site as `docs` does, then check every page in headless Chromium.
+
+    docs/browser_check.py drives the machine's Chromium (Debian: `apt install
+    chromium`; or set $CHROMIUM) over the DevTools protocol, standard library
+    only, nothing downloaded: console errors, images, sideways overflow, stderr
+    blocks, local paths, internal links, figure text size. The report goes to
+    build/<site>/browser-check.json. `nox -s site_check -- --smoke` builds from
+    smoke runs first.
+    """
+    index = _build_docs(session)
+    report = index.parent.parent / "browser-check.json"
+    session.run("python", "docs/browser_check.py", str(index.parent), "--json", str(report))
 
 
 @nox.session(python=PYTHON)

@@ -25,7 +25,7 @@ extensions = [
 
 exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
                     "check_decisions.py", "notebooks/results", "bad_input.py",
-                    "bad_input_cases"]
+                    "bad_input_cases", "browser_check.py"]
 suppress_warnings = ["myst.header"]
 
 # Notebooks arrive executed by papermill: render their outputs, never re-run them.
@@ -52,5 +52,27 @@ html_theme_options = {
     "home_page_in_toc": True,
     "use_download_button": True,
 }
+# The page's colour mode before a reader picks one: without it the theme reads an empty
+# mode on a first visit and logs a console error ("Got invalid theme mode").
+html_context = {"default_mode": "light"}
 html_static_path = ["_static"]
 html_css_files = ["hierret.css"]
+
+
+def _defined_in(app: object, modname: str, attribute: str) -> str:
+    """The module viewcode links an object to: where it is defined, if that is hierret's.
+
+    A type alias such as ``hierret.runs.Run = dict[str, Ranking]`` reports the module of
+    its origin (``builtins``), for which viewcode would list a source page it never writes.
+    """
+    import importlib
+
+    obj: object = importlib.import_module(modname)
+    for part in attribute.split("."):
+        obj = getattr(obj, part, None)
+    real = getattr(obj, "__module__", None)
+    return real if isinstance(real, str) and real.startswith("hierret") else modname
+
+
+def setup(app):  # type: ignore[no-untyped-def]
+    app.connect("viewcode-follow-imported", _defined_in)

@@ -23,7 +23,7 @@ def test_interval_panels_one_per_table_with_its_title() -> None:
     fig = interval_panels({"SECTION target": hits, "DOCUMENT target": means},
                           xlabel="hit@1", baseline="whole")
     assert [ax.get_title() for ax in fig.axes] == ["SECTION target", "DOCUMENT target"]
-    assert [ax.get_xlabel() for ax in fig.axes] == ["hit@1", "hit@1"]
+    assert [ax.get_xlabel() for ax in fig.axes] == ["", "hit@1"]  # under the bottom panel
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["passages", "whole"]
     assert len(fig.axes[0].lines) >= 1  # the baseline's dotted line
 

@@ -128,3 +128,29 @@ def test_publish_writes_a_record_the_decisions_check_reads(tmp_path: Path) -> No
     assert record["identity"] == {"seed": 0}
     text = "0.602<!--@dr9.pyref_dense_all_minilm_l6_v2_ndcg10--> of 157<!--@dr9.python_questions-->"
     assert check_markdown(text, load_results(tmp_path)) == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_records_and_figures_get_the_mode_open_gives_under_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    """A result record rewritten over a 0600 file, and a saved figure, get 0666 & ~umask
+    (0644 under the usual 022), like any file `open()` writes, not a temporary file's 0600."""
+    import os
+    import stat
+
+    import matplotlib.pyplot as plt
+
+    old = os.umask(umask)
+    try:
+        (tmp_path / "dr9.json").write_text("{}")
+        (tmp_path / "dr9.json").chmod(0o600)  # what an earlier writer left
+        publish("dr9", {"n": 1}, {"seed": 0}, tmp_path)
+        fig, _ = plt.subplots()
+        save(fig, tmp_path, "f.png", show=False)
+    finally:
+        os.umask(old)
+    want = 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "dr9.json").stat().st_mode) == want
+    assert stat.S_IMODE((tmp_path / "f.png").stat().st_mode) == want
+    assert json.loads((tmp_path / "dr9.json").read_text())["values"] == {"n": 1}

@@ -4,7 +4,9 @@ Gold labels are written for the answers their authors knew. A ranker that
 finds *another* unit that also answers is penalised for it, so a study lists
 every unit some arm ranked near the top without a relevant label and has a
 person read them: an unlabeled unit that does answer its question is a
-labelling error to fix. :func:`unlabeled_top` makes that list.
+labelling error to fix. :func:`unlabeled_top` makes that list, :func:`pairs`
+keeps each (question, unit) pair once, and :func:`review_table` shows the
+first pairs to read, with the question beside the unit's text.
 
 Examples
 --------
@@ -27,12 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from hierret.hierarchy import Hierarchy
 from hierret.runs import Qrels, Run
+from hierret.tables import styled
 from hierret.units import Level, Query, Unit
 
-__all__ = ["unlabeled_top"]
+__all__ = ["pairs", "review_table", "unlabeled_top"]
 
 _LEVELS: tuple[Level, ...] = ("passages", "sections", "documents")
 COLUMNS = ["question", "arm", "rank", "unit", "level", "section", "text", "asked"]
@@ -104,3 +108,30 @@ def unlabeled_top(
                              "text": text[:snippet] + ("…" if len(text) > snippet else ""),
                              "asked": asked.get(qid, "")})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def pairs(unlabeled: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (question, unit) pairs of :func:`unlabeled_top`'s rows, first rank first."""
+    return unlabeled.drop_duplicates(["question", "unit"])
+
+
+def review_table(unlabeled: pd.DataFrame, first: int = 15) -> Styler:
+    """The first ``first`` pairs to read, captioned with how many there are and per arm.
+
+    Each row shows the question (id and text), the arm and rank that put the
+    unit there, and the unit (id and text); both texts wrap in their column.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame([{"question": "q1", "arm": a, "rank": 2, "unit": "d#p1",
+    ...                       "level": "passages", "section": "d#s1", "text": "Dogs.",
+    ...                       "asked": "why?"} for a in ("dense", "bm25")], columns=COLUMNS)
+    >>> review_table(rows).caption
+    'The first 1 of 1 unlabeled (question, unit) pairs; unlabeled units per arm: dense 1, bm25 1'
+    """
+    distinct = pairs(unlabeled)
+    per_arm = ", ".join(f"{arm} {n}" for arm, n in unlabeled["arm"].value_counts(
+        sort=False).items())
+    shown = distinct[["question", "asked", "arm", "rank", "unit", "text"]].head(first)
+    return styled(shown, f"The first {len(shown)} of {len(distinct)} unlabeled (question, "
+                  f"unit) pairs; unlabeled units per arm: {per_arm}", index=False)

@@ -125,6 +125,9 @@ class ChunkingSweep:
              ylabel: str = "") -> Axes:
         """Each profile's estimate against the passage size, with its interval.
 
+        The y axis spans at least 0.1 (:func:`hierret.plots.readable_span`),
+        so that differences read at their size beside the intervals.
+
         Parameters
         ----------
         table : pandas.DataFrame
@@ -139,8 +142,10 @@ class ChunkingSweep:
         """
         import matplotlib.pyplot as plt
 
+        from hierret.plots import readable_span
+
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 3.2))
+            _, ax = plt.subplots(figsize=(6.5, 3.4))
         value = "rate" if "rate" in table.columns else "mean"
         sizes = np.array(self.sizes, dtype=float)
         gap = float(np.diff(np.sort(sizes)).min()) if len(sizes) > 1 else float(sizes[0])
@@ -156,8 +161,10 @@ class ChunkingSweep:
         ax.set_xlabel("passage size, max_chars (characters)")
         ax.set_ylabel(ylabel + interval)
         ax.set_xticks(self.sizes)
+        ax.set_xlim(sizes.min() - gap / 2, sizes.max() + gap / 2)
+        ax.grid(axis="y", alpha=0.3)
         ax.legend()
-        return ax
+        return readable_span(ax, 0.1)  # a 0.005 difference should look like one
 
 
 def chunking_sweep(

@@ -38,8 +38,9 @@ from hierret.units import Query
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-__all__ = ["EncoderCost", "measure_cost", "tradeoff_plot"]
+__all__ = ["EncoderCost", "measure_cost", "tradeoff_figure", "tradeoff_plot"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,57 @@ def tradeoff_plot(
         ax.errorbar(speed[str(arm)], y, yerr=[[y - low], [high - y]], fmt="o", capsize=3,
                     color=f"C{i}", label=str(arm))
     ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     return ax
+
+
+def tradeoff_figure(
+    per_second: pd.Series,
+    tables: Mapping[tuple[str, str], pd.DataFrame],
+    *,
+    ylabel: str = "",
+    xlabel: str = "passages per second (log scale, this machine)",
+) -> Figure:
+    """:func:`tradeoff_plot` per (corpus, ranker): corpora in rows, rankers in columns.
+
+    The arms (encoders) are the same in every panel, so one legend below the
+    panels names them, instead of a legend in each panel.
+
+    Parameters
+    ----------
+    per_second : Series
+        Throughput indexed by (corpus, arm).
+    tables : mapping of (corpus, ranker) to DataFrame
+        Each panel's table: one row per arm with ``mean``, ``low`` and ``high``.
+    ylabel, xlabel : str
+        Axis labels, once for the whole figure.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> t = pd.DataFrame({"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
+    ...                  index=["minilm", "wordllama"])
+    >>> speed = pd.Series({("a", "minilm"): 10.0, ("a", "wordllama"): 3000.0})
+    >>> fig = tradeoff_figure(speed, {("a", "dense"): t, ("a", "hybrid"): t})
+    >>> [ax.get_title() for ax in fig.axes]
+    ['a, dense', 'a, hybrid']
+    """
+    import matplotlib.pyplot as plt
+
+    corpora = list(dict.fromkeys(c for c, _ in tables))
+    rankers = list(dict.fromkeys(r for _, r in tables))
+    fig, axes = plt.subplots(len(corpora), len(rankers), squeeze=False, sharex=True,
+                             figsize=(7.5, 2.6 * len(corpora) + 0.8), layout="constrained")
+    for (corpus, ranker), table in tables.items():
+        ax = axes[corpora.index(corpus)][rankers.index(ranker)]
+        tradeoff_plot(per_second.loc[corpus], table, ax=ax, xlabel="",
+                      title=f"{corpus}, {ranker}")
+        if legend := ax.get_legend():
+            legend.remove()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=max(len(labels), 1))
+    fig.supxlabel(xlabel)
+    fig.supylabel(ylabel)
+    return fig

@@ -404,16 +404,15 @@ class Result:
         return self._tables[key]
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
-        """Each arm's mean (or hit rate) with its interval, one panel per target."""
+        """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
         import matplotlib.pyplot as plt
 
-        from hierret.plots import interval_plot
+        from hierret.plots import WIDTH, interval_plot
 
         chosen = list(targets) if targets is not None else self.targets
-        fig, axes = plt.subplots(1, len(chosen), figsize=(5.5 * len(chosen),
-                                                          0.45 * len(self.arms) + 1.4),
-                                 squeeze=False)
-        for ax, target in zip(axes[0], chosen, strict=True):
+        fig, axes = plt.subplots(len(chosen), 1, figsize=(
+            WIDTH, (0.38 * len(self.arms) + 1.3) * len(chosen)), squeeze=False)
+        for ax, target in zip(axes[:, 0], chosen, strict=True):
             table = self.table(target, metric).rename(columns={"rate": "mean"})
             interval_plot(table, ax=ax, xlabel=metric, title=f"{target} target",
                           baseline=self.baseline)

@@ -399,7 +399,7 @@ def plot_matrix(results: Mapping[str, Result], metric: str = "ndcg@10") -> Figur
     from hierret.plots import interval_plot
 
     n = max((len(r.arms) for r in results.values()), default=1)
-    fig, axes = plt.subplots(len(results), 2, figsize=(12, 0.42 * n * len(results) + 2),
+    fig, axes = plt.subplots(len(results), 2, figsize=(8.5, (0.32 * n + 1.3) * len(results)),
                              squeeze=False)
     for (name, result), row in zip(results.items(), axes, strict=True):
         level = f"{result.confidence:.0%} interval"

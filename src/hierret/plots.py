@@ -15,17 +15,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+__all__ = ["WIDTH", "interval_plot", "paired_difference_plot", "readable_span"]
 
-__all__ = ["interval_grid", "interval_plot", "paired_difference_plot"]
+#: Width in inches of a one-column figure. Saved at 150 dpi it is about 1,000
+#: pixels wide and is shown scaled to the site's article column (about 690 CSS
+#: pixels at a 1280-pixel window), so a 10-point label reads at about 13 pixels.
+WIDTH = 7.0
 
 
 def interval_plot(
@@ -51,7 +52,7 @@ def interval_plot(
         Row drawn in black with a dotted reference line at its value.
     """
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 0.45 * len(table) + 1.2))
+        _, ax = plt.subplots(figsize=(WIDTH, 0.38 * len(table) + 1.2))
     y = np.arange(len(table))[::-1]
     est = table[value].to_numpy(dtype=float)
     err = np.vstack([est - table[low].to_numpy(dtype=float),
@@ -63,6 +64,7 @@ def interval_plot(
         ref = table[value].to_numpy(dtype=float)[list(table.index).index(baseline)]
         ax.axvline(float(ref), color="grey", linestyle=":", zorder=0)
     ax.set_yticks(y, [str(i) for i in table.index])
+    ax.set_ylim(-0.6, len(table) - 0.4)  # half a row of margin, however many rows
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
@@ -88,7 +90,7 @@ def paired_difference_plot(
     qids = sorted(a)
     diff = np.sort(np.array([a[q] - b[q] for q in qids]))
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 2.8))
+        _, ax = plt.subplots(figsize=(WIDTH, 2.8))
     colors = np.where(diff > 0, "#55A868", np.where(diff < 0, "#C44E52", "#BBBBBB"))
     ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
     ax.axhline(0, color="black", linewidth=0.8)
@@ -102,48 +104,34 @@ def paired_difference_plot(
     return ax
 
 
-def interval_grid(
-    tables: Mapping[str, pd.DataFrame],
-    *,
-    columns: int = 2,
-    baseline: str | None = None,
-    xlabel: str = "",
-) -> Figure:
-    """One :func:`interval_plot` panel per table, titled by its key, in a grid.
+def readable_span(ax: Axes, span: float, *, axis: str = "y",
+                  bounds: tuple[float, float] = (0.0, 1.0)) -> Axes:
+    """Widen an axis to at least ``span`` around its centre, within ``bounds``.
 
-    Parameters
-    ----------
-    tables : mapping of str to DataFrame
-        Panel title to a table of one row per arm (``mean``, ``low``, ``high``).
-    columns : int, default 2
-        Panels per row.
-    baseline : str, optional
-        The row drawn as the reference in every panel that has it.
-    xlabel : str
-        The estimate, under every panel.
-
-    Returns
-    -------
-    Figure
-        Panels share their x axis, so estimates can be compared across panels.
+    Matplotlib fits an axis to the data, so two means 0.005 apart fill the
+    panel and look far apart. An axis at least ``span`` wide (e.g. 0.1 of a
+    metric that runs from 0 to 1) lets a reader judge a difference by its
+    size, next to the intervals drawn.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> t = pd.DataFrame({"mean": [0.7, 0.8], "low": [0.6, 0.7], "high": [0.8, 0.9]},
-    ...                  index=["dense", "bm25"])
-    >>> [ax.get_title() for ax in interval_grid({"a": t, "b": t, "c": t}).axes]
-    ['a', 'b', 'c']
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0.728, 0.742])
+    >>> low, high = readable_span(ax, 0.1).get_ylim()
+    >>> round(float(high - low), 3)
+    0.1
+    >>> plt.close(fig)
     """
-    rows = -(-len(tables) // columns)
-    height = max(len(t) for t in tables.values()) * 0.38 + 1.1
-    fig, axes = plt.subplots(rows, columns, figsize=(5.6 * columns, height * rows),
-                             sharex=True, squeeze=False)
-    for ax, (title, table) in zip(axes.flat, tables.items(), strict=False):
-        interval_plot(table, ax=ax, xlabel=xlabel, title=title,
-                      baseline=baseline if baseline in table.index else None)
-    for ax in axes.flat[len(tables):]:
-        ax.remove()
-    fig.tight_layout()
-    return fig
+    get, set_ = (ax.get_ylim, ax.set_ylim) if axis == "y" else (ax.get_xlim, ax.set_xlim)
+    low, high = get()
+    if high - low < span:
+        centre = (low + high) / 2
+        low, high = centre - span / 2, centre + span / 2
+        if low < bounds[0]:
+            low, high = bounds[0], bounds[0] + span
+        if high > bounds[1]:
+            low, high = max(bounds[0], bounds[1] - span), bounds[1]
+        set_(low, high)
+    return ax

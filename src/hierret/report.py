@@ -197,8 +197,27 @@ def _lookup(results: Mapping[str, Mapping[str, Any]], key: str) -> Any:
 
 
 def check_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """List every marked number in ``text`` that differs from ``results``."""
+    """List every marked number in ``text`` that differs from ``results``, and every marker
+    that is not one.
+
+    A marker must follow its number directly and close with ``-->``: an unclosed
+    ``<!--@key>`` is checked by nothing, and on the site it either shows as
+    text or, read as an HTML comment, hides everything up to the next ``-->``.
+
+    Examples
+    --------
+    >>> check_markdown("n = 40<!--@dr001.n>, and more text", {"dr001": {"values": {"n": 40}}})
+    ["line 1: a marker the check cannot read (not '<number><!--@record.key-->'): \
+'n = 40<!--@dr001.n>, and more text'"]
+    """
     problems = []
+    checked = {m.start("key") - len("<!--@") for m in _MARKER.finditer(text)}
+    for start in (m.start() for m in re.finditer(re.escape("<!--@"), text)):
+        if start not in checked:
+            line = text.count("\n", 0, start) + 1
+            around = text.splitlines()[line - 1].strip()[:80]
+            problems.append(f"line {line}: a marker the check cannot read (not "
+                            f"'<number><!--@record.key-->'): {around!r}")
     for m in _MARKER.finditer(text):
         want = format_value(_lookup(results, m["key"]), m["fmt"])
         got = m["num"].replace("−", "-")

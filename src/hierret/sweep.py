@@ -273,7 +273,7 @@ def plot_sweep(
     import matplotlib.pyplot as plt
 
     targets = list(dict.fromkeys(table["target"]))
-    fig, axes = plt.subplots(1, len(targets), figsize=(4.6 * len(targets), 3.4), sharey=True,
+    fig, axes = plt.subplots(1, len(targets), figsize=(4.0 * len(targets), 3.4), sharey=True,
                              squeeze=False)
     for ax, target in zip(axes[0], targets, strict=True):
         rows = table[table["target"] == target]
@@ -287,7 +287,7 @@ def plot_sweep(
         ax.set_xlabel(field)
         ax.grid(alpha=0.3)
         if by:
-            ax.legend(title=by, fontsize=8)
+            ax.legend(title=by, fontsize=9, title_fontsize=9)
     axes[0][0].set_ylabel(ylabel)
     if title:
         fig.suptitle(title)

@@ -96,7 +96,7 @@ def _grid(cases: Cases) -> tuple[Figure, NDArray[np.object_], list[str], list[st
 
     rows = list(dict.fromkeys(r for r, _ in cases))
     cols = list(dict.fromkeys(c for _, c in cases))
-    fig, axes = plt.subplots(len(rows), len(cols), figsize=(4.2 * len(cols), 3.0 * len(rows)),
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(4.0 * len(cols), 3.1 * len(rows)),
                              squeeze=False)
     for (row, col) in {(r, c) for r in rows for c in cols} - set(cases):
         axes[rows.index(row)][cols.index(col)].set_axis_off()
@@ -130,7 +130,7 @@ def plot_scores(cases: Cases, own: Mapping[str, float | None] | None = None,
         ax.set_title(f"{row}: {col}{off}")
         ax.set_xlabel(f"{col} score")
         ax.set_ylabel("density")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -215,7 +215,7 @@ def plot_sweeps(cases: Cases, marked: pd.DataFrame | None = None, *,
         ax.set_xlabel(f"min_score ({col} scale)")
         ax.set_title(f"{row}: {col}")
         if cols.index(col) == 0:
-            ax.legend(fontsize=7, loc="center left")
+            ax.legend(fontsize=9, loc="center left")
     fig.tight_layout()
     return fig
 

@@ -160,6 +160,17 @@ class Bundle:
             if (positive := {d: g for d, g in self.judgments.get(q.id, {}).items() if g > 0})
         }
 
+    def summary(self) -> dict[str, int | str]:
+        """Documents, questions and how they were sampled: a row of a corpora table.
+
+        Examples
+        --------
+        >>> load("python-reference", max_queries=2, max_docs=5).summary()["documents"]
+        5
+        """
+        return {"documents": len(self.corpus), "questions": len(self.queries),
+                "sampled": self.sampling}
+
     def identity(self) -> dict[str, str | int]:
         """What a record states about the data (no local paths).
 

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import IO, Any, BinaryIO, Literal, Protocol
 
 from hierret._files import atomic_write
+from hierret._quiet import quiet_import
 
 __all__ = [
     "DATA_ENV",
@@ -191,7 +192,8 @@ class _NoBar:
 def _progress_bar(total: int | None, desc: str, enabled: bool) -> _Bar:
     if enabled:
         try:
-            from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
+            with quiet_import():
+                from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
         except ImportError:  # pragma: no cover - tqdm is a dependency
             pass
         else:

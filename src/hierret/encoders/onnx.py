@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._quiet import quiet_import
 from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
@@ -126,14 +127,16 @@ class OnnxEncoder(Encoder):
                 f"batch_size ({batch_size}) must be positive and max_length ({max_length}) > 2"
             )
         try:
-            import onnxruntime as ort
+            with quiet_import():
+                import onnxruntime as ort
         except ImportError:
             raise ImportError(
                 "OnnxEncoder needs onnxruntime: pip install onnxruntime "
                 "(or pip install 'hierret[models]')"
             ) from None
         try:
-            from tokenizers import Tokenizer
+            with quiet_import():
+                from tokenizers import Tokenizer
         except ImportError:  # pragma: no cover - a dependency of transformers
             raise ImportError("OnnxEncoder needs tokenizers: pip install tokenizers") from None
         model = Path(model_path) if model_path is not None else _packaged_int8_model()

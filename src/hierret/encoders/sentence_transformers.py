@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._quiet import quiet_import
 from hierret._validate import check_texts
 from hierret.encoders.base import (
     Encoder,
@@ -166,8 +167,9 @@ class SentenceTransformerEncoder(Encoder):
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         name, source = _resolve_model(model)
         try:
-            import torch
-            from sentence_transformers import SentenceTransformer
+            with quiet_import():
+                import torch
+                from sentence_transformers import SentenceTransformer
         except ImportError:
             raise ImportError(
                 "SentenceTransformerEncoder needs sentence-transformers and torch: "

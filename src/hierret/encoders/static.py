@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._quiet import quiet_import
 from hierret._validate import check_texts
 from hierret.encoders.base import (
     UNLIMITED_WINDOW,
@@ -70,8 +71,9 @@ class WordLlamaEncoder(Encoder):
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         try:
-            import wordllama
-            from wordllama import WordLlama
+            with quiet_import():  # wordllama calls logging.basicConfig(level=INFO) on import
+                import wordllama
+                from wordllama import WordLlama
         except ImportError:
             raise ImportError(
                 "WordLlamaEncoder needs wordllama: pip install wordllama "

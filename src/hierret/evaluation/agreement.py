@@ -51,6 +51,7 @@ from hierret.units import Level
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from pandas.io.formats.style import Styler
 
 __all__ = [
     "PrecisionAgreement",
@@ -134,6 +135,17 @@ class PrecisionAgreement:
             "long_mean": float(long.mean()) if len(long) else float("nan"),
             "queries_min": float(self.queries.min()), "queries_mean": float(self.queries.mean()),
         }, name="cosine", dtype=object)
+
+    def tables(self) -> list[Styler]:
+        """:meth:`vectors` and :attr:`rankings` as captioned tables for a page.
+
+        Cosines are shown to four decimals: they differ from 1 in the fourth.
+        """
+        from hierret.tables import styled
+
+        other, reference = self.names[1], self.names[0]
+        return [styled(self.vectors(), f"Cosine, {other} vs {reference}", decimals=4),
+                styled(self.rankings, f"{other} queries, {reference} index")]
 
     def plot(self, ax: Axes | None = None, xlabel: str | None = None) -> Figure:
         """Histogram of the unit cosines, within the window and beyond it; the figure."""

@@ -6,26 +6,19 @@ Python retrieval papers and tutorials use, to within floating-point rounding
 so that a query costs one pass over the postings of its terms instead of one
 Python loop over every document per query term.
 
-For a corpus of :math:`N` documents of lengths :math:`|d|` (average
-:math:`\overline{|d|}`), a term :math:`t` found in :math:`n_t` documents and
-:math:`f_{t,d}` times in document :math:`d`:
+For a corpus of ``N`` documents of lengths ``|d|`` (on average ``avgdl``), a
+term ``t`` found in ``n_t`` documents and ``f(t, d)`` times in document ``d``::
 
-.. math::
-
-    \mathrm{idf}(t) = \ln(N - n_t + 0.5) - \ln(n_t + 0.5),
+    idf(t) = ln(N − n_t + 0.5) − ln(n_t + 0.5)
 
 and every negative idf (a term in more than half the documents) is replaced
-by :math:`\epsilon` times the mean idf over the whole vocabulary (the mean
-taken *before* the replacement), as ``BM25Okapi`` does. The weight stored for
-each (term, document) pair is
+by ``epsilon`` times the mean idf over the whole vocabulary (the mean taken
+*before* the replacement), as ``BM25Okapi`` does. The weight stored for each
+(term, document) pair is::
 
-.. math::
+    w(t, d) = idf(t) · f(t, d) · (k1 + 1) / (f(t, d) + k1 · (1 − b + b · |d| / avgdl))
 
-    w_{t,d} = \mathrm{idf}(t)\,
-        \frac{f_{t,d}\,(k_1 + 1)}
-             {f_{t,d} + k_1 (1 - b + b\,|d| / \overline{|d|})},
-
-and a query's score for a document is the sum of :math:`w_{t,d}` over the
+and a query's score for a document is the sum of ``w(t, d)`` over the
 query's tokens, a repeated query token counting once per repetition (as in
 ``BM25Okapi.get_scores``). Query tokens not in the vocabulary add nothing.
 

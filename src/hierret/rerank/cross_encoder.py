@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._quiet import quiet_import
 from hierret.rerank.base import Reranker, RerankerIdentity
 
 __all__ = ["Activation", "CrossEncoderReranker"]
@@ -112,8 +113,9 @@ class CrossEncoderReranker(Reranker):
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         try:
-            import torch
-            from sentence_transformers import CrossEncoder
+            with quiet_import():
+                import torch
+                from sentence_transformers import CrossEncoder
         except ImportError:  # pragma: no cover - both are dependencies
             raise ImportError(
                 "CrossEncoderReranker needs sentence-transformers and torch"

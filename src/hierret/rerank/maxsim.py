@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._quiet import quiet_import
 from hierret.encoders import Encoder, Role, l2_normalize
 from hierret.rerank.base import Reranker, RerankerIdentity
 
@@ -75,7 +76,8 @@ class TokenEncoder(ABC):
 
 def _sentence_transformer(encoder: Encoder) -> Any:
     """The ``SentenceTransformer`` behind ``encoder``, unwrapping ``CachedEncoder`` layers."""
-    from sentence_transformers import SentenceTransformer
+    with quiet_import():
+        from sentence_transformers import SentenceTransformer
 
     current: Any = encoder
     for _ in range(8):
