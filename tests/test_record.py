@@ -76,6 +76,9 @@ def test_empty_cells_are_left_out_and_numbers_are_plain() -> None:
     assert table_values(series, "floor") == {"floor_pyref": 0.25}
     assert type(table_values(series, "floor")["floor_pyref"]) is float
     json.dumps(table_values(sizes))
+    mixed = pd.DataFrame({"pyref": {"questions": 157, "level": "passages"}}).T  # object dtype
+    assert table_values(mixed, columns=["questions"]) == {"pyref_questions": 157}
+    assert type(table_values(mixed, columns=["questions"])["pyref_questions"]) is int
 
 
 def test_a_template_orders_the_parts_and_takes_format_specs() -> None:

@@ -68,10 +68,11 @@ def _parts(label: object) -> tuple[object, ...]:
 
 
 def _number(frame: pd.DataFrame, column: Any, value: Any) -> int | float:
-    if column in COUNT_COLUMNS or pd.api.types.is_integer_dtype(frame[column]):
-        return int(value)
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
         raise ValueError(f"column {column!r} holds {value!r}: a record holds numbers only")
+    integer = isinstance(value, int | np.integer)  # a count, also in a column of mixed kinds
+    if integer or column in COUNT_COLUMNS or pd.api.types.is_integer_dtype(frame[column]):
+        return int(value)
     return float(value)
 
 
