@@ -5,8 +5,8 @@ sentence-transformers model (a 1-layer BERT with random weights, 8 dimensions), 
 
 from __future__ import annotations
 
-import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,41 +16,16 @@ import pytest
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder
 
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "a",
-         "dog", "ran"]  # fmt: skip
-TEXTS = ["The cat sat on the mat", "a dog ran", "the dog sat on the mat a cat ran on a mat"]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))  # the shared tiny model
+from bad_input_cases import _tiny_model as tiny
 
-
-def build_tiny_model(folder: Path) -> Path:
-    """Save a sentence-transformers folder: tiny BERT, WordPiece tokenizer, mean pooling."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-    hf = folder / "hf"
-    BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                      cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]").save_pretrained(hf)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(WORDS), hidden_size=8, num_hidden_layers=1,
-                        num_attention_heads=1, intermediate_size=16, max_position_embeddings=32)
-    BertModel(config).save_pretrained(hf)
-    model = SentenceTransformer(modules=[Transformer(str(hf), max_seq_length=16),
-                                         Pooling(8, "mean")])
-    model.save(str(folder / "st"))
-    return folder / "st"
+TEXTS = tiny.TEXTS
 
 
 @pytest.fixture(scope="module")
 def original(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("sentence_transformers")
-    return build_tiny_model(tmp_path_factory.mktemp("tiny"))
+    return tiny.build(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture
@@ -59,47 +34,13 @@ def folder(original: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(original, tmp_path / "model"))
 
 
-def edit_json(path: Path, change: Callable[[dict], object]) -> None:
-    doc = json.loads(path.read_text())
-    change(doc)
-    path.write_text(json.dumps(doc))
-
-
-def _pooling_cls(folder: Path) -> None:
-    edit_json(folder / "1_Pooling" / "config.json", lambda d: d.update(pooling_mode="cls"))
-
-
-def _normalize_module(folder: Path) -> None:
-    edit_json(folder / "modules.json", lambda d: d.append({
-        "idx": 2, "name": "2", "path": "2_Normalize",
-        "type": "sentence_transformers.base.modules.normalize.Normalize"}))
-
-
-def _tokenizer_keeps_case(folder: Path) -> None:
-    # transformers builds the normalizer from tokenizer_config.json, not tokenizer.json's
-    edit_json(folder / "tokenizer_config.json", lambda d: d.update(do_lower_case=False))
-
-
-def _window_8(folder: Path) -> None:
-    edit_json(folder / "sentence_bert_config.json", lambda d: d.update(max_seq_length=8))
-
-
-def _weights(folder: Path) -> None:
-    from safetensors.torch import load_file, save_file
-
-    weights = load_file(folder / "model.safetensors")
-    name = sorted(weights)[0]
-    weights[name] = weights[name] + 0.5
-    save_file(weights, folder / "model.safetensors")
-
-
 # each edit, and whether it changes the unit vectors (a Normalize module does not: hierret
 # normalises anyway; the identity changes all the same)
-EDITS = {"pooling mean -> cls": (_pooling_cls, True),
-         "a Normalize module": (_normalize_module, False),
-         "tokenizer keeps case": (_tokenizer_keeps_case, True),
-         "max_seq_length 16 -> 8": (_window_8, True),
-         "weights": (_weights, True)}  # fmt: skip
+EDITS = {"pooling mean -> cls": (tiny.pooling_cls, True),
+         "a Normalize module": (tiny.normalize_module, False),
+         "tokenizer keeps case": (tiny.keeps_case, True),
+         "max_seq_length 16 -> 8": (tiny.window_8, True),
+         "weights": (tiny.shifted_weights, True)}  # fmt: skip
 
 
 @pytest.mark.parametrize(("edit", "moves"), EDITS.values(), ids=EDITS.keys())
@@ -122,7 +63,7 @@ def test_editing_the_folder_in_place_changes_the_identity(
 def test_an_edit_the_loader_ignores_keeps_identity_and_vectors(folder: Path) -> None:
     before = SentenceTransformerEncoder(str(folder), show_progress=False)
     vectors = before.encode_passages(TEXTS)
-    edit_json(folder / "tokenizer.json", lambda d: d["normalizer"].update(lowercase=False))
+    tiny.edit_json(folder / "tokenizer.json", lambda d: d["normalizer"].update(lowercase=False))
     after = SentenceTransformerEncoder(str(folder), show_progress=False)
     assert after.identity == before.identity  # the identity reads the tokenizer as loaded
     np.testing.assert_array_equal(after.encode_passages(TEXTS), vectors)
@@ -146,7 +87,7 @@ def test_a_default_prompt_is_not_applied_and_the_warning_says_so(folder: Path) -
     def prompted(doc: dict) -> None:
         doc.update(prompts={"query": "a ", "document": ""}, default_prompt_name="query")
 
-    edit_json(folder / "config_sentence_transformers.json", prompted)
+    tiny.edit_json(folder / "config_sentence_transformers.json", prompted)
     with pytest.warns(UserWarning, match=r"default prompt 'query' \('a '\).*not applied"):
         enc = SentenceTransformerEncoder(str(folder), show_progress=False)
     assert enc.identity == plain.identity  # the identity does not record the prompt, so

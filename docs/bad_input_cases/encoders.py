@@ -12,7 +12,6 @@ serves no stale vector and that the old index refuses the new queries.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 import shutil
@@ -24,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import transformers
-from sentence_transformers import SentenceTransformer
-from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
 from bad_input_cases import Case, Check, Facts, listen, right
+from bad_input_cases import _tiny_model as tiny
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder, SentenceTransformerEncoder, load_encoder
 from hierret.encoders.base import EncoderIdentity, l2_normalize
@@ -51,39 +49,9 @@ def _hushed() -> Iterator[None]:
         if bars:
             hf.enable_progress_bar()
 
-_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "a",
-          "dog", "ran"]  # fmt: skip
-_TEXTS = ["The cat sat on the mat", "a dog ran", "the dog sat on the mat a cat ran on a mat"]
-
-
 @cache
 def _tiny_model() -> Path:
-    """A sentence-transformers folder: tiny BERT, WordPiece tokenizer, mean pooling."""
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    root = Path(tempfile.mkdtemp())
-    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(_WORDS)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-    transformers.BertTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]").save_pretrained(root / "hf")
-    torch.manual_seed(0)
-    transformers.BertModel(transformers.BertConfig(
-        vocab_size=len(_WORDS), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-        intermediate_size=16, max_position_embeddings=32)).save_pretrained(root / "hf")
-    SentenceTransformer(modules=[Transformer(str(root / "hf"), max_seq_length=16),
-                                 Pooling(8, "mean")]).save(str(root / "st"))
-    return root / "st"
-
-
-def _json(path: Path, change: Callable[[dict], object]) -> None:
-    doc = json.loads(path.read_text())
-    change(doc)
-    path.write_text(json.dumps(doc))
+    return tiny.build(Path(tempfile.mkdtemp()))
 
 
 def _edited(edit: Callable[[Path], None]) -> Facts:
@@ -96,14 +64,14 @@ def _edited_hushed(edit: Callable[[Path], None]) -> Facts:
     folder = Path(shutil.copytree(_tiny_model(), Path(tempfile.mkdtemp()) / "model"))
     cache_root = Path(tempfile.mkdtemp())
     before = SentenceTransformerEncoder(str(folder), show_progress=False)
-    old = CachedEncoder(before, VectorCache(cache_root)).encode_passages(_TEXTS)
+    old = CachedEncoder(before, VectorCache(cache_root)).encode_passages(tiny.TEXTS)
     index = VectorIndex(["t1", "t2", "t3"], old, before.identity)
     edit(folder)
     with listen() as heard:
         after = SentenceTransformerEncoder(str(folder), show_progress=False)
-    fresh = after.encode_passages(_TEXTS)
+    fresh = after.encode_passages(tiny.TEXTS)
     cached = CachedEncoder(after, VectorCache(cache_root))
-    wrong = int((cached.encode_passages(_TEXTS) != fresh).any(axis=1).sum())
+    wrong = int((cached.encode_passages(tiny.TEXTS) != fresh).any(axis=1).sum())
     moved = not np.allclose(fresh, old, atol=1e-6)
     try:
         index.search(after.encode_queries(["the cat"]), 1, after.identity)
@@ -126,44 +94,13 @@ _NOT_STALE: tuple[Check, ...] = (
 )
 
 
-def _pooling_cls(folder: Path) -> None:
-    _json(folder / "1_Pooling" / "config.json", lambda d: d.update(pooling_mode="cls"))
-
-
-def _normalize(folder: Path) -> None:
-    _json(folder / "modules.json", lambda d: d.append({
-        "idx": 2, "name": "2", "path": "2_Normalize",
-        "type": "sentence_transformers.base.modules.normalize.Normalize"}))
-
-
-def _keep_case(folder: Path) -> None:
-    _json(folder / "tokenizer_config.json", lambda d: d.update(do_lower_case=False))
-
-
-def _window_8(folder: Path) -> None:
-    _json(folder / "sentence_bert_config.json", lambda d: d.update(max_seq_length=8))
-
-
-def _half(folder: Path) -> None:
-    from safetensors.torch import load_file, save_file
-
-    weights = load_file(folder / "model.safetensors")
-    save_file({k: v.half() for k, v in weights.items()}, folder / "model.safetensors")
-    _json(folder / "config.json", lambda d: d.update(dtype="float16"))
-
-
-def _default_prompt(folder: Path) -> None:
-    _json(folder / "config_sentence_transformers.json",
-          lambda d: d.update(prompts={"query": "a ", "document": ""}, default_prompt_name="query"))
-
-
 def _other_engine() -> object:
     with _hushed():
         enc = SentenceTransformerEncoder(str(_tiny_model()), show_progress=False)
     then = dataclasses.replace(enc.identity,
                                engine=re.sub(r"torch [^,]+", "torch 2.12.0", enc.identity.engine))
     folder = Path(tempfile.mkdtemp())
-    VectorIndex(["t1", "t2", "t3"], enc.encode_passages(_TEXTS), then).save(folder)
+    VectorIndex(["t1", "t2", "t3"], enc.encode_passages(tiny.TEXTS), then).save(folder)
     return VectorIndex.load(folder, enc.identity)
 
 
@@ -211,13 +148,13 @@ CASES: list[Case] = [
     ("a stored identity whose dimension is the string '384'", _identity_with_wrong_types),
     ("e5-small asked to embed without its engine's prefix", _e5_without_prefix),
     ("e5-small asked for an engine build that does not exist ('fast')", _e5_unknown_engine),
-    _edit_case("pooling mean -> CLS", _pooling_cls),
-    _edit_case("a Normalize module added", _normalize),
-    _edit_case("the tokenizer keeps case (do_lower_case false)", _keep_case),
-    _edit_case("token window (max_seq_length) 16 -> 8", _window_8),
-    _edit_case("weights saved in half precision", _half),
+    _edit_case("pooling mean -> CLS", tiny.pooling_cls),
+    _edit_case("a Normalize module added", tiny.normalize_module),
+    _edit_case("the tokenizer keeps case (do_lower_case false)", tiny.keeps_case),
+    _edit_case("token window (max_seq_length) 16 -> 8", tiny.window_8),
+    _edit_case("weights saved in half precision", tiny.half),
     ("a model folder edited in place after its vectors were cached and indexed: a default "
-     "prompt ('a ') set in config_sentence_transformers.json", lambda: _edited(_default_prompt),
+     "prompt ('a ') set in config_sentence_transformers.json", lambda: _edited(tiny.default_prompt),
      (*_NOT_STALE, right("a warning says the default prompt is not applied",
                          lambda f: any("default prompt" in w and "not applied" in w
                                        for w in f.heard)))),
