@@ -128,6 +128,7 @@ class Searcher:
         self._bm25: dict[tuple[Level, str], BM25] = {}
         self._units: dict[Level, list[Unit]] = {}
         self._has_text: dict[Level, list[bool]] = {}
+        self._tie_keys: dict[Level, NDArray[np.int64]] = {}  # rank()'s order, per level
         self._unit_texts: dict[Level, dict[str, str]] = {}
         self._passage_vectors: NDArray[np.float32] | None = None
         self._hits: Hits | None = None
@@ -210,7 +211,9 @@ class Searcher:
             self._has_text[level] = [has_text(t) for t in self.texts(level)]
         keep = self._has_text[level]
         unit_ids = [u.id for u in self.units(level)]
-        ties = tie_keys(unit_ids)  # the one tie rule, as rank() orders ids
+        if level not in self._tie_keys:  # the one tie rule, as rank() orders ids
+            self._tie_keys[level] = tie_keys(unit_ids)
+        ties = self._tie_keys[level]
         n_empty = keep.count(False)  # ask for as many more as may be left out
         start = time.perf_counter()
         rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty, ties)
