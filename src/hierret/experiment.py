@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,8 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Arm", "Result", "align", "compare", "compare_hits", "paired_tests", "run"]
+__all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "paired_tests",
+           "run"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -473,6 +474,81 @@ def _check_names(arms: Sequence[str], baseline: str,
     if unknown:
         raise ValueError(f"family names unknown arms {unknown}; arms: {list(arms)}")
     return [(a, b) for a, b in pairs]
+
+
+def between(results: Mapping[Any, Result], arm: str, metric: str,
+            targets: Sequence[str] | None = None) -> pd.DataFrame:
+    """One arm of several runs on the same questions, each run against the first.
+
+    Some settings change the whole run rather than one arm (the passage size
+    rebuilds the hierarchy, so each size is its own :func:`run`). When the
+    targets' units do not depend on the setting (sections and documents do
+    not depend on the passage size), the same arm can be compared across
+    runs, question by question: every later run against the first, at every
+    target, as one family declared by the call and Holm-adjusted together.
+
+    Parameters
+    ----------
+    results : mapping of label to Result
+        The runs, by label (e.g. the passage size); the first is the baseline.
+    arm : str
+        An arm of every run.
+    metric : str
+    targets : sequence of str, optional
+        Default: the first run's targets.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`paired_tests` rows ``"label@target vs first@target"``, with
+        columns ``target``, ``arm_a`` and ``arm_b`` (``"arm-label"``, as
+        :meth:`Result.tests` names its arms) and ``run_a`` and ``run_b`` (the
+        labels); empty, with those columns, when there is one run.
+
+    Raises
+    ------
+    ValueError
+        No runs, an arm or target missing from a run, or runs whose questions
+        at a target differ (not paired).
+
+    Examples
+    --------
+    >>> small = Result({}, {"sections": {"mrr": {"chunk": {"q1": 1.0, "q2": 0.5}}}}, "chunk",
+    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    >>> large = Result({}, {"sections": {"mrr": {"chunk": {"q1": 0.5, "q2": 0.5}}}}, "chunk",
+    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    >>> t = between({900: small, 1800: large}, "chunk", "mrr")
+    >>> t.index.tolist(), t[["diff", "run_a", "run_b"]].to_dict("records")
+    (['1800@sections vs 900@sections'], [{'diff': -0.25, 'run_a': 1800, 'run_b': 900}])
+    """
+    if not results:
+        raise ValueError("between() needs at least one run")
+    labels = list(results)
+    first = results[labels[0]]
+    chosen = list(targets) if targets is not None else first.targets
+    columns = ["a", "b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm",
+               "target", "arm_a", "arm_b", "run_a", "run_b"]
+    scores: dict[str, Mapping[str, float]] = {}
+    for label, r in results.items():
+        for t in chosen:
+            r._check(t, metric)
+            if arm not in r.scores[t][metric]:
+                raise ValueError(f"run {label!r} has no arm {arm!r}: {r.arms}")
+            scores[f"{label}@{t}"] = r.scores[t][metric][arm]
+            base = first.scores[t][metric][arm]
+            if set(scores[f"{label}@{t}"]) != set(base):
+                raise ValueError(f"runs {label!r} and {labels[0]!r} judge different questions "
+                                 f"at {t!r}: not a paired comparison")
+    pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
+    if not pairs:
+        return pd.DataFrame(columns=columns)
+    table = paired_tests(scores, pairs, first.confidence, first.n_resamples, first.seed)
+    table["target"] = [t for t in chosen for _ in labels[1:]]
+    table["run_a"] = [label for _ in chosen for label in labels[1:]]
+    table["run_b"] = labels[0]
+    table["arm_a"] = [f"{arm}-{label}" for label in table["run_a"]]
+    table["arm_b"] = f"{arm}-{labels[0]}"
+    return table[columns]
 
 
 def run(
