@@ -54,6 +54,15 @@ def test_published_numbers_match_result_records() -> None:
     assert check_markdown(text, records) == []
 
 
+def test_every_claim_has_its_test() -> None:
+    """Every record's claims table resolves and every comparative sentence cites a row."""
+    from hierret import claims
+
+    text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+    assert claims.claims(text), "DECISIONS.md has no claims table"
+    assert claims.check(text, load_results(ROOT / "data" / "results")) == []
+
+
 def test_top_level_layout() -> None:
     expected = {"notebooks", "src", "docs", "data", "tests", "environment.yml", "noxfile.py",
                 "DECISIONS.md", "README.md", "pyproject.toml", ".ci"}
