@@ -637,6 +637,11 @@ class Reading:
     header: dict[str, str]
     qrels: dict[Level, Qrels]
 
+    @property
+    def added(self) -> int:
+        """How many judged pairs are relevant (added to :attr:`qrels`)."""
+        return int(self.judged["relevant"].sum())
+
     def missed(self, confidence: float = 0.95) -> pd.DataFrame:
         """:func:`missed` of this sample."""
         return missed(self.unlabeled, self.judged, confidence)
