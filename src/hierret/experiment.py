@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -315,6 +315,9 @@ class Result:
     n_resamples: int = 10_000
     seed: int = 0
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
+    _judging: tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query],
+                    dict[str, Qrels]] | None = field(default=None, repr=False)
 
     @property
     def arms(self) -> list[str]:
@@ -403,6 +406,47 @@ class Result:
                 table["arm_b"] = [b for _ in chosen for _, b in pairs_]
             self._tables[key] = table
         return self._tables[key]
+
+    def rejudge(self, qrels: Mapping[str, Qrels]) -> Result:
+        """The same runs judged with other judgements: every score and table recomputed.
+
+        Nothing is searched again: each arm's run is lifted and scored as
+        :func:`run` did, with ``qrels`` replacing the judgements of the targets
+        it names (other targets are judged as before). For a sensitivity
+        analysis: what the arms and the declared comparisons would be if the
+        gold set held these judgements.
+
+        Parameters
+        ----------
+        qrels : mapping of target to Qrels
+            The new judgements, by target (e.g. the study's qrels with further
+            relevant units added, :func:`hierret.audit.add_relevant`).
+
+        Returns
+        -------
+        Result
+            Same arms, runs, family and settings; new ``scores``.
+
+        Raises
+        ------
+        ValueError
+            This result was not made by :func:`run` (it keeps no searchers), or
+            ``qrels`` names a target the result was not judged at.
+        """
+        if self._judging is None:
+            raise ValueError("this Result keeps no searchers to lift its runs with: rejudge "
+                             "works on results made by experiment.run")
+        unknown = sorted(set(qrels) - set(self.targets))
+        if unknown:
+            raise ValueError(f"qrels name targets {unknown} this result was not judged at: "
+                             f"{self.targets}")
+        resolved, queries, given = self._judging
+        given = {**given, **qrels}
+        targets = cast(list[Level], self.targets)
+        scores = _score(resolved, self.traces, queries, targets, self.metrics, given)
+        return Result(self.traces, scores, self.baseline, self.family, self.targets,
+                      self.metrics, self.confidence, self.n_resamples, self.seed,
+                      _judging=(resolved, queries, given))
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
         """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
@@ -649,8 +693,17 @@ def run(
                              "level, or drop the target)")
     traces = {name: s.trace(queries, p, own_k or k, rerankers)
               for name, (s, p, own_k) in resolved.items()}
+    scores = _score(resolved, traces, queries, targets, metrics, dict(qrels or {}))
+    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
+                  n_resamples, seed, _judging=(resolved, list(queries), dict(qrels or {})))
+
+
+def _score(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
+           traces: Mapping[str, ProfileRun], queries: Sequence[Query],
+           targets: Sequence[Level], metrics: Sequence[str],
+           given: Mapping[str, Qrels]) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """Every arm's run judged at every target: ``scores[target][metric][arm][query]``."""
     wanted = {q.id for q in queries}
-    given = dict(qrels or {})
     scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for target in targets:
         judged: dict[str, Qrels] = {}
@@ -673,5 +726,4 @@ def run(
             for m, per_q in evaluate(ranked, qr, metrics).items():
                 by_metric[m][name] = per_q
         scores[target] = by_metric
-    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed)
+    return scores
