@@ -9,6 +9,7 @@
     nox -s site_check   the docs build, then every page checked in headless Chromium
                         (`-- --smoke` as for docs)
     nox -s lint         ruff and mypy on the package
+    nox -s bench        speed against the peers (not part of the tests)
 
 Data sets that cannot be downloaded are found through HIERRET_DATA; when it is
 unset and a `shared/datasets` folder lies beside the checkout (as on the
@@ -160,3 +161,21 @@ def lint(session: nox.Session) -> None:
     session.install("-e", ".[lint,test]")
     session.run("ruff", "check", "src", "tests", "noxfile.py", "docs", "notebooks")
     session.run("mypy", "src/hierret")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Speed against the peers (not part of the tests): BM25, metrics, analyzer, dense, chunker.
+
+    Writes JSON under build/bench/; `-- --repeat N` sets the repeats of the speed part.
+    """
+    _install(session, "test,models")
+    session.install("bm25s==0.3.16")  # the peer of the analyzer (ranx: not compared yet)
+    out = BUILD / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    env = _env()
+    session.run("python", "tests/benchmarks/bench_bm25.py", "--json", str(out / "bm25.json"),
+                env=env)
+    session.run("python", "tests/benchmarks/bench_metrics.py", env=env)
+    session.run("python", "tests/benchmarks/bench_speed.py", "--json", str(out / "speed.json"),
+                *session.posargs, env=env)
