@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -174,3 +175,38 @@ def test_notebooks_are_lessons(path: Path) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             length = (node.end_lineno or node.lineno) - node.lineno
             assert length <= 5, f"{path.name}: function {node.name} is {length} lines long"
+
+
+def _noxfile_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """``noxfile._env()``, loaded with a stand-in ``nox`` (the test environment has none)."""
+    import importlib.util
+    import sys
+    import types
+
+    stub = types.SimpleNamespace(options=types.SimpleNamespace(), Session=object,
+                                 session=lambda **_: lambda f: f)
+    monkeypatch.setitem(sys.modules, "nox", stub)
+    spec = importlib.util.spec_from_file_location("_noxfile", ROOT / "noxfile.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    env: dict[str, str] = module._env()
+    return env
+
+
+@pytest.mark.parametrize("given", [None, "", "/somewhere/else"])
+def test_tests_find_the_data_by_the_noxfile_rule(
+    monkeypatch: pytest.MonkeyPatch, given: str | None
+) -> None:
+    from conftest import data_home
+
+    if given is None:
+        monkeypatch.delenv("HIERRET_DATA", raising=False)
+    else:
+        monkeypatch.setenv("HIERRET_DATA", given)
+    nox_home = _noxfile_env(monkeypatch).get("HIERRET_DATA", os.environ.get("HIERRET_DATA"))
+    assert data_home() == (Path(nox_home) if nox_home else None)
+    shared = ROOT.parent / "shared" / "datasets"
+    if given is None:
+        assert data_home() == (shared if shared.is_dir() else None)
