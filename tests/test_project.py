@@ -9,6 +9,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -194,8 +195,8 @@ def test_notebooks_are_lessons(path: Path) -> None:
             assert length <= 5, f"{path.name}: function {node.name} is {length} lines long"
 
 
-def _noxfile_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """``noxfile._env()``, loaded with a stand-in ``nox`` (the test environment has none)."""
+def _noxfile(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``noxfile.py`` as a module, loaded with a stand-in ``nox`` (tests run without nox)."""
     import importlib.util
     import sys
     import types
@@ -208,8 +209,55 @@ def _noxfile_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    env: dict[str, str] = module._env()
+    return module
+
+
+def _noxfile_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    env: dict[str, str] = _noxfile(monkeypatch)._env()
     return env
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Session:
+    """Records what a nox session was asked to do; ``error`` stops it, as nox's does."""
+
+    def __init__(self, name: str, posargs: list[str]) -> None:
+        self.name = name
+        self.posargs = posargs
+        self.calls: list[str] = []
+
+    def install(self, *args: str) -> None:
+        self.calls.append("install " + " ".join(args))
+
+    def run(self, *args: str, **_: object) -> None:
+        self.calls.append("run " + " ".join(args))
+
+    def error(self, message: str) -> None:
+        raise _Refused(message)
+
+
+def test_docs_says_reproduce_must_run_first_before_installing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    noxfile = _noxfile(monkeypatch)
+    monkeypatch.setattr(noxfile, "BUILD", tmp_path / "build")  # no executed notebooks there
+    session = _Session("docs", [])
+    with pytest.raises(_Refused, match="run `nox -s reproduce` first"):
+        noxfile.docs(session)
+    assert session.calls == []  # refused before minutes of installing
+
+
+def test_lint_checks_the_format_with_what_mypy_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _Session("lint", [])
+    _noxfile(monkeypatch).lint(session)
+    assert "run ruff format --check src tests noxfile.py docs notebooks" in session.calls
+    assert "run mypy src/hierret" in session.calls
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]["lint"]
+    assert any(r.lower().startswith("ipython") for r in lint)  # hierret.report imports it
 
 
 @pytest.mark.parametrize("given", [None, "", "/somewhere/else"])
