@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from hierret import timing
 from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.lifting import lift
@@ -573,6 +574,17 @@ def run(
                              "level, or drop the target)")
     traces = {name: s.trace(queries, p, own_k or k, rerankers)
               for name, (s, p, own_k) in resolved.items()}
+    with timing.stage("evaluate"):
+        scores = _judge(resolved, traces, queries, targets, metrics, qrels)
+    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
+                  n_resamples, seed)
+
+
+def _judge(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
+           traces: Mapping[str, ProfileRun], queries: Sequence[Query],
+           targets: Sequence[Level], metrics: Sequence[str],
+           qrels: Mapping[str, Qrels] | None) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """Each arm's per-query score at each target and metric (see :func:`run`)."""
     wanted = {q.id for q in queries}
     given = dict(qrels or {})
     scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
@@ -597,5 +609,4 @@ def run(
             for m, per_q in evaluate(ranked, qr, metrics).items():
                 by_metric[m][name] = per_q
         scores[target] = by_metric
-    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed)
+    return scores
