@@ -64,9 +64,10 @@ def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
     """The page's Markdown; the figure is saved in ``figure_dir``."""
     text = TITLE + (
         "Each notebook's wall time, cut into the stages the package times itself "
-        "(`hierret.timing`): loading a corpus, cutting it into sections and passages, "
-        "embedding with each encoder, building indexes, ranking, reranking, judging the "
-        "rankings, the statistics and rendering figures. A stage run inside another (a "
+        "(`hierret.timing`): loading a corpus, loading models, cutting the corpus into "
+        "sections and passages, embedding with each encoder, embedding again in a fresh "
+        "process (run-to-run variation), building indexes, ranking, reranking, judging "
+        "the rankings, the statistics and rendering figures. A stage run inside another (a "
         "query embedded while ranking) counts for the inner one only; *other* is the "
         "rest: starting the kernel, imports, tables and the notebook's own code. For "
         "each encoder the table counts the texts sent to the model (*embedded*) and "

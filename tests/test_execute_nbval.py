@@ -27,7 +27,8 @@ def execute(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     src = str(Path(hierret.__file__).resolve().parents[1])  # kernels import this hierret
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
     spec = importlib.util.spec_from_file_location("execute_nbval", ROOT / "docs" / "execute.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -54,7 +55,8 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
     folder.mkdir()
     code, wall = execute._run_nbval([good, bad], "python3", folder)
     assert code == 1  # the broken cell fails the check
-    assert set(wall) == {"good", "bad"} and min(wall.values()) > 0
+    assert set(wall) == {"good", "bad"}
+    assert min(wall.values()) > 0
     cells = [c for c in nbformat.read(good, 4).cells if c.cell_type == "code"]
     assert [c.execution_count for c in cells] == [1, 2]
     assert cells[0].outputs[0].text == "hello\n"
@@ -64,5 +66,6 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
     assert broken[2].outputs[0].text == "after\n"  # nbval runs on, as before
     nbformat.validate(nbformat.read(bad, 4))
     recorded = timing.read(folder / "good.json")
-    assert set(recorded.seconds) == {"rank"} and recorded.embedded == {"m": 2}
+    assert set(recorded.seconds) == {"rank"}
+    assert recorded.embedded == {"m": 2}
     assert not (folder / "bad.json").exists()  # it never entered a stage

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def test_a_second_run_of_the_same_texts_embeds_nothing(
     spy.seen.clear()
     with timing.recording() as second:
         enc.encode_passages(texts)
-        enc.encode_passages(texts[3:] + ["one new text"])
+        enc.encode_passages([*texts[3:], "one new text"])
     assert spy.seen == ["one new text"]
     assert second.embedded == {label: 1}
     assert second.cached == {label: 7 + 4}
@@ -83,9 +84,8 @@ def test_nested_stages_are_charged_their_own_time() -> None:
 
 
 def test_a_stage_is_charged_when_its_block_raises() -> None:
-    with timing.recording() as timings, pytest.raises(KeyError):
-        with timing.stage("load"):
-            raise KeyError("x")
+    with timing.recording() as timings, pytest.raises(KeyError), timing.stage("load"):
+        raise KeyError("x")
     assert set(timings.seconds) == {"load"}
 
 
@@ -121,17 +121,19 @@ def test_the_timings_reach_the_file_named_by_the_environment(
 def test_an_unwritable_timing_file_warns_once_and_the_run_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(timing.TIMING_ENV, str(tmp_path / "no-such-folder" / "nb.json"))
-    with timing.recording(), pytest.warns(UserWarning, match="timings not written") as seen:
+    with warnings.catch_warnings(record=True) as seen, timing.recording():
+        warnings.simplefilter("always")
         for _ in range(3):
             with timing.stage("rank"):
                 pass
-    assert len(seen) == 1
+    assert [str(w.message).split(" (")[0] for w in seen] == [
+        f"timings not written to ${timing.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"]
 
 
 def test_read_names_a_file_that_holds_no_timings(tmp_path: Path) -> None:
     bad = tmp_path / "t.json"
     bad.write_text(json.dumps({"seconds": {"rank": "slow"}}), encoding="utf-8")
-    with pytest.raises(ValueError, match="t.json: not a timings file"):
+    with pytest.raises(ValueError, match=r"t\.json: not a timings file"):
         timing.read(bad)
     assert timing.read(tmp_path / "absent.json") == timing.Timings()
 
@@ -144,7 +146,8 @@ def test_record_values_add_up_and_render() -> None:
     assert values["02_x_other_s"] == pytest.approx(0.5)
     assert values["03_y_other_s"] == pytest.approx(2.0)
     assert values["all_wall_s"] == 9.0
-    assert values["all_m_fp32_embedded"] == 10 and values["all_m_fp32_cached"] == 5
+    assert values["all_m_fp32_embedded"] == 10
+    assert values["all_m_fp32_cached"] == 5
     assert layout["stages"]["02_x"] == ["load", "embed m fp32", "rank", "other"]
     frame = timing.table({"values": values, "identity": layout})
     for nb, wall in (("02_x", 4.0), ("03_y", 5.0)):
@@ -165,7 +168,7 @@ def test_the_figure_has_one_bar_per_notebook() -> None:
     fig = timing.figure({"values": values, "identity": layout})
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["02_x", "03_y"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["load", "embed", "rank",
-                                                                    "other"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["load", "embed", "rank",
+                                                                   "other"]
     ends = {round(p.get_x() + p.get_width(), 6) for p in ax.patches if p.get_width() > 0}
     assert {4.0, 2.0} <= ends

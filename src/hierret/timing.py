@@ -1,14 +1,16 @@
 """Where a run's time goes: wall seconds by stage, and the texts each encoder embedded.
 
 The package times its own steps, so a notebook needs no line for it: loading a
-corpus (``load``), cutting it into sections and passages (``chunk``), embedding
-with each encoder (``embed <model>``), building indexes (``index``), ranking
-(``rank``), reranking (``rerank``), judging rankings (``evaluate``), the
-statistics (``statistics``) and rendering figures (``figures``). Stages nest,
-and each is charged only its own time: the seconds of a stage run inside
-another (a query embedded while ranking) count for the inner stage alone, so
-the stages of a run add up to at most its wall time; the rest is the
-notebook's own code and the kernel (``other`` in :func:`record_values`).
+corpus (``load``), loading encoders and rerankers (``models``), cutting a corpus
+into sections and passages (``chunk``), embedding with each encoder (``embed
+<model>``), embedding in a fresh process to measure run-to-run variation
+(``variation``), building indexes (``index``), ranking (``rank``), reranking
+(``rerank``), judging rankings (``evaluate``), the statistics (``statistics``)
+and rendering figures (``figures``). Stages nest, and each is charged only its
+own time: the seconds of a stage run inside another (a query embedded while
+ranking) count for the inner stage alone, so the stages of a run add up to at
+most its wall time; the rest is the kernel's start, imports, tables and the
+notebook's own code (``other`` in :func:`record_values`).
 
 Every embedding also counts its texts: those sent to the model (``embedded``,
 counted where the model runs, :meth:`hierret.encoders.Encoder.encode`) and
@@ -69,8 +71,8 @@ __all__ = [
 TIMING_ENV = "HIERRET_TIMING"
 
 #: The package's stages, in the order of a run (``embed`` stands for ``embed <model>``).
-STAGES = ("load", "chunk", "embed", "index", "rank", "rerank", "evaluate", "statistics",
-          "figures")
+STAGES = ("load", "models", "chunk", "embed", "variation", "index", "rank", "rerank",
+          "evaluate", "statistics", "figures")
 
 
 @dataclass
@@ -366,10 +368,12 @@ def figure(record: Mapping[str, Any]) -> Figure:
     >>> matplotlib.use("Agg")
     >>> values, layout = record_values({"nb": (3.0, Timings({"rank": 1.0, "embed m": 1.0}))})
     >>> fig = figure({"values": values, "identity": layout})
-    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    >>> [t.get_text() for t in fig.legends[0].get_texts()]
     ['embed', 'rank', 'other']
     """
     import matplotlib.pyplot as plt
+
+    from hierret.plots import WIDTH
 
     frame = table(record)
     frame = frame[frame.index.get_level_values("stage") != "total"]
@@ -379,7 +383,7 @@ def figure(record: Mapping[str, Any]) -> Figure:
     parts: list[str] = sorted((str(c) for c in wide.columns), key=_stage_order)
     wide = wide[parts]
     wide = wide.loc[list(dict.fromkeys(frame.index.get_level_values("notebook")))]
-    fig, ax = plt.subplots(figsize=(8, 1.0 + 0.5 * len(wide)), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.6 + 0.45 * len(wide)), layout="constrained")
     left = [0.0] * len(wide)
     colours = plt.get_cmap("tab10")
     for i, name in enumerate(wide.columns):
@@ -387,5 +391,5 @@ def figure(record: Mapping[str, Any]) -> Figure:
         left = [a + b for a, b in zip(left, wide[name], strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("wall seconds")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    fig.legend(loc="outside lower center", ncols=min(len(wide.columns), 6), frameon=False)
     return fig
