@@ -3,7 +3,7 @@
 Used by the nox sessions; usable alone:
 
     python docs/execute.py --out build/site/src/notebooks [--smoke] [--results data/results]
-        [--only 01_structure] [-p NAME VALUE ...]
+        [--only 01_structure] [--nbval] [-p NAME VALUE ...]
 
 Each notebook runs with its working directory set to the output folder, so
 paths in the published notebooks stay relative. Figures are saved under
