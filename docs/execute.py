@@ -112,22 +112,6 @@ class NbvalOutputs:
         nbformat.write(notebook, str(item.parent.path))
 
 
-def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, dict[str, float]]:
-    plugin = NbvalOutputs(timing_dir, kernel)
-    code = pytest.main([*map(str, paths), "--nbval-lax", "--nbval-kernel-name", kernel,
-                        "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
-                        "--rootdir", str(ROOT)], plugins=[plugin])
-    return int(code), plugin.wall
-
-
-def _write_timing(runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any],
-                  folders: list[Path]) -> None:
-    values, layout = timing.record_values(runs)
-    for folder in folders:
-        path = write_results(folder / "timing.json", "timing", values, {**layout, **identity})
-        print(f"[execute] timing record: {path}", flush=True)
-
-
 @contextmanager
 def _restored(value: str | None) -> Iterator[None]:
     """``$HIERRET_TIMING`` as it was before the block (each kernel is given its own)."""
@@ -138,6 +122,23 @@ def _restored(value: str | None) -> Iterator[None]:
             os.environ.pop(timing.TIMING_ENV, None)
         else:
             os.environ[timing.TIMING_ENV] = value
+
+
+def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, dict[str, float]]:
+    plugin = NbvalOutputs(timing_dir, kernel)
+    with _restored(os.environ.get(timing.TIMING_ENV)):
+        code = pytest.main([*map(str, paths), "--nbval-lax", "--nbval-kernel-name", kernel,
+                            "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
+                            "--rootdir", str(ROOT)], plugins=[plugin])
+    return int(code), plugin.wall
+
+
+def _write_timing(runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any],
+                  folders: list[Path]) -> None:
+    values, layout = timing.record_values(runs)
+    for folder in folders:
+        path = write_results(folder / "timing.json", "timing", values, {**layout, **identity})
+        print(f"[execute] timing record: {path}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

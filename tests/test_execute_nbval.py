@@ -53,7 +53,9 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
                     "print('after')")
     folder = tmp_path / "timing"
     folder.mkdir()
+    before = os.environ.get(timing.TIMING_ENV)
     code, wall = execute._run_nbval([good, bad], "python3", folder)
+    assert os.environ.get(timing.TIMING_ENV) == before  # each kernel had its own
     assert code == 1  # the broken cell fails the check
     assert set(wall) == {"good", "bad"}
     assert min(wall.values()) > 0
