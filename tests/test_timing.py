@@ -172,3 +172,31 @@ def test_the_figure_has_one_bar_per_notebook() -> None:
                                                                    "other"]
     ends = {round(p.get_x() + p.get_width(), 6) for p in ax.patches if p.get_width() > 0}
     assert {4.0, 2.0} <= ends
+
+
+def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) -> None:
+    import importlib.util
+
+    import matplotlib
+
+    from hierret.report import write_results
+
+    matplotlib.use("Agg")
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("timing_page", root / "docs" / "timing_page.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    values, layout = timing.record_values(
+        {"02_x": (4.0, timing.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))})
+    path = write_results(tmp_path / "timing.json", "timing", values,
+                         {**layout, "smoke": True, "executor": "nbval", "cpus": 2,
+                          "load_average_before": [1.5, 1, 1], "load_average_after": [2, 1, 1]})
+    text = module.page(json.loads(path.read_text(encoding="utf-8")), tmp_path / "figures")
+    assert "| 02_x | embed m fp32 | 2.5 | 62.5% | 1,234 | 0 |" in text
+    assert "| 02_x | **total** | 4.0 | 100.0% |  |  |" in text
+    assert "load average 1.5 when the run started and 2.0 when it ended" in text
+    assert (tmp_path / "figures" / "timing.png").is_file()
+    assert "This build has no timing record" in module.page(None, tmp_path / "none")
+    assert not (tmp_path / "none").exists()
