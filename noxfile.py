@@ -1,7 +1,8 @@
 """Sessions: tests, reproduce, docs, site_check, lint.
 
-    nox -s tests        unit tests, doctests, the notebooks on smoke parameters
-                        (nbval), and the site built from smoke runs with -W
+    nox -s tests        ruff, mypy, unit tests and doctests; then each notebook executed
+                        once on smoke parameters, under nbval (every cell a test) and
+                        into the smoke site, which is built from those very runs with -W
     nox -s reproduce    every notebook on its reference parameters (papermill),
                         the result records, the DECISIONS.md check, the site
     nox -s docs         rebuild the site from the last `reproduce` run
@@ -77,6 +78,9 @@ def _execute(session: nox.Session, src: Path, *args: str) -> None:
 def _sphinx(session: nox.Session, site: Path) -> Path:
     session.run("python", "docs/bad_input.py", "--check", "--out",
                 str(site / "src" / "bad-input.md"), env=_env())
+    session.run("python", "docs/timing_page.py", "--record",
+                str(site / "src" / "notebooks" / "timing.json"), "--out",
+                str(site / "src" / "timing.md"), env=_env())
     html = site / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", str(site / "src"),
                 str(html), env=_env())
@@ -87,16 +91,21 @@ def _sphinx(session: nox.Session, site: Path) -> Path:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Lint, unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
+    """Lint, unit tests and doctests, then the smoke notebooks and the smoke site (-W).
+
+    Each notebook runs once: `docs/execute.py --smoke --nbval` injects the smoke
+    parameters (papermill) into the site's notebooks folder and executes them there
+    under nbval, every cell a test; the outputs nbval received are the site's pages
+    and its timing record. `nox -s tests -- ARGS` passes ARGS to the unit tests' pytest.
+    """
     _install(session, "test,notebooks,docs,models,lint")
     session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
-    session.run("pytest", "tests", "src/hierret", "notebooks", "--nbval-lax",
-                "--nbval-current-env", "-p", "no:cacheprovider", *session.posargs,
+    session.run("pytest", "tests", "src/hierret", "-p", "no:cacheprovider", *session.posargs,
                 env={**_env(), "HIERRET_SMOKE": "1"})
     site = BUILD / "smoke-site"
     src = _assemble(site)
-    _execute(session, src, "--smoke")
+    _execute(session, src, "--smoke", "--nbval")
     _sphinx(session, site)
 
 

@@ -1,7 +1,8 @@
 """Sphinx configuration: the hierret "method and evaluation" site.
 
 The nox sessions copy this folder into build/<site>/src, execute the notebooks
-into src/notebooks with papermill, and build with warnings as errors. myst-nb
+into src/notebooks (papermill, or nbval in the test session), and build with
+warnings as errors. myst-nb
 renders the executed notebooks as they are (no re-execution).
 """
 
@@ -25,10 +26,10 @@ extensions = [
 
 exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
                     "check_decisions.py", "notebooks/results", "bad_input.py",
-                    "bad_input_cases", "browser_check.py"]
+                    "bad_input_cases", "browser_check.py", "timing_page.py"]
 suppress_warnings = ["myst.header"]
 
-# Notebooks arrive executed by papermill: render their outputs, never re-run them.
+# Notebooks arrive executed (papermill or nbval): render their outputs, never re-run them.
 nb_execution_mode = "off"
 nb_render_markdown_format = "gfm"
 nb_merge_streams = True

@@ -3,11 +3,24 @@
 Used by the nox sessions; usable alone:
 
     python docs/execute.py --out build/site/src/notebooks [--smoke] [--results data/results]
-        [--only 01_structure] [-p NAME VALUE ...]
+        [--only 01_structure] [--nbval] [-p NAME VALUE ...]
 
 Each notebook runs with its working directory set to the output folder, so
 paths in the published notebooks stay relative. Figures are saved under
 `figures/` beside the executed notebooks; result records go to --results.
+
+With --nbval (the test session) papermill only writes each notebook with its
+parameters injected, and pytest's nbval plugin executes it there, every cell a
+test that fails on an error; the outputs nbval received are written back into
+the notebook, so the one execution both checks the notebooks and gives the site
+its pages. Without it papermill executes them.
+
+Either way the package times its own stages in each kernel (hierret.timing:
+load, chunk, embed per encoder, index, rank, statistics, figures...) and counts
+the texts each encoder embedded or read from the vector cache; the `timing`
+record of the run (each notebook's wall time, stages and counts, with the
+machine's description) is written beside the executed notebooks as
+`timing.json`, and to --results as well when given.
 
 Nothing runs unless every --only names a notebook, every -p names a parameter
 of some notebook run, and each value has the type that parameter's default has
@@ -22,11 +35,21 @@ import ast
 import difflib
 import os
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import papermill as pm
+import pytest
+from jupyter_client.kernelspec import get_kernel_spec
 
+from hierret import timing
 from hierret.params import ParameterError, check_parameters, notebook_parameters
+from hierret.report import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 _LIST_HINT = """ (give a list or dict as a Python literal: -p {name} "['a', 'b']")"""
@@ -39,6 +62,85 @@ def _value(text: str) -> object:
         return text
 
 
+class NbvalOutputs:
+    """pytest plugin: nbval's outputs of each cell written back into its notebook file.
+
+    Also points ``$HIERRET_TIMING`` at ``timing_dir/<stem>.json`` before each
+    notebook's kernel starts, and keeps each notebook's wall time (kernel start
+    to kernel stop) in :attr:`wall`.
+    """
+
+    def __init__(self, timing_dir: Path, kernel: str) -> None:
+        self.timing_dir, self.kernel = timing_dir, kernel
+        self.wall: dict[str, float] = {}
+        self._start: dict[str, float] = {}
+        self._count: dict[str, int] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: Any) -> None:  # before the kernel starts
+        stem = Path(item.parent.path).stem
+        if stem not in self._start:
+            os.environ[timing.TIMING_ENV] = str(self.timing_dir / f"{stem}.json")
+            self._start[stem], self._count[stem] = time.perf_counter(), 0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: Any) -> Iterator[None]:
+        try:
+            yield
+        finally:
+            outputs = getattr(item, "test_outputs", None)
+            if outputs is not None:  # None: the cell was skipped
+                stem = Path(item.parent.path).stem
+                self._count[stem] += 1
+                item.cell.outputs, item.cell.execution_count = outputs, self._count[stem]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: Any, nextitem: Any) -> Iterator[None]:
+        try:
+            yield  # the notebook's kernel stops in the teardown after its last cell
+        finally:
+            if nextitem is None or nextitem.parent is not item.parent:
+                self._write(item)
+
+    def _write(self, item: Any) -> None:
+        stem = Path(item.parent.path).stem
+        self.wall[stem] = time.perf_counter() - self._start[stem]
+        notebook = item.parent.nb
+        spec = get_kernel_spec(self.kernel)
+        notebook.metadata["kernelspec"] = {"name": self.kernel, "language": spec.language,
+                                           "display_name": spec.display_name}
+        nbformat.write(notebook, str(item.parent.path))
+
+
+@contextmanager
+def _restored(value: str | None) -> Iterator[None]:
+    """``$HIERRET_TIMING`` as it was before the block (each kernel is given its own)."""
+    try:
+        yield
+    finally:
+        if value is None:
+            os.environ.pop(timing.TIMING_ENV, None)
+        else:
+            os.environ[timing.TIMING_ENV] = value
+
+
+def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, dict[str, float]]:
+    plugin = NbvalOutputs(timing_dir, kernel)
+    with _restored(os.environ.get(timing.TIMING_ENV)):
+        code = pytest.main([*map(str, paths), "--nbval-lax", "--nbval-kernel-name", kernel,
+                            "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
+                            "--rootdir", str(ROOT)], plugins=[plugin])
+    return int(code), plugin.wall
+
+
+def _write_timing(runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any],
+                  folders: list[Path]) -> None:
+    values, layout = timing.record_values(runs)
+    for folder in folders:
+        path = write_results(folder / "timing.json", "timing", values, {**layout, **identity})
+        print(f"[execute] timing record: {path}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for executed notebooks")
@@ -46,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="small, fast parameters")
     ap.add_argument("--results", type=Path, help="folder for the result records (JSON)")
     ap.add_argument("--only", action="append", default=[], help="notebook stem(s) to run")
+    ap.add_argument("--nbval", action="store_true",
+                    help="execute under pytest's nbval, every cell a test (the test session)")
     ap.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="override a parameter of every notebook that has it")
     args = ap.parse_args(argv)
@@ -77,17 +181,34 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not for pages
-    for nb in notebooks:
-        params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}
-        if args.results:
-            params["results_dir"] = os.path.relpath(args.results.resolve(), args.out.resolve())
-        params.update(overrides)
-        params = {k: v for k, v in params.items() if k in declared[nb]}
-        print(f"[execute] {nb.name} {params}", flush=True)
-        pm.execute_notebook(str(nb), str(args.out / nb.name), parameters=params,
-                            kernel_name=args.kernel, cwd=str(args.out), progress_bar=False,
-                            log_output=False)
-    return 0
+    load, before = os.getloadavg(), os.environ.get(timing.TIMING_ENV)
+    code, wall = 0, {}
+    with tempfile.TemporaryDirectory(prefix="hierret-timing-") as tmp, _restored(before):
+        timing_dir = Path(tmp)
+        for nb in notebooks:
+            params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}
+            if args.results:
+                params["results_dir"] = os.path.relpath(args.results.resolve(),
+                                                        args.out.resolve())
+            params.update(overrides)
+            params = {k: v for k, v in params.items() if k in declared[nb]}
+            print(f"[execute] {nb.name} {params}", flush=True)
+            os.environ[timing.TIMING_ENV] = str(timing_dir / f"{nb.stem}.json")
+            start = time.perf_counter()
+            pm.execute_notebook(str(nb), str(args.out / nb.name), parameters=params,
+                                kernel_name=args.kernel, cwd=str(args.out), progress_bar=False,
+                                log_output=False, prepare_only=args.nbval)
+            wall[nb.stem] = time.perf_counter() - start
+        if args.nbval:
+            code, wall = _run_nbval([args.out / nb.name for nb in notebooks], args.kernel,
+                                    timing_dir)
+        runs = {stem: (seconds, timing.read(timing_dir / f"{stem}.json"))
+                for stem, seconds in wall.items()}
+    identity = {"smoke": args.smoke, "parameters": overrides, "kernel": args.kernel,
+                "executor": "nbval" if args.nbval else "papermill", "cpus": os.cpu_count(),
+                "load_average_before": load, "load_average_after": os.getloadavg()}
+    _write_timing(runs, identity, [args.out, *([args.results] if args.results else [])])
+    return code
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
 from hierret._validate import check_texts
 from hierret.encoders import Encoder, EncoderIdentity, Role
@@ -769,6 +770,9 @@ class CachedEncoder(Encoder):
     before any embedding.
     When every vector was found but a shard was found damaged on the way (say,
     padded), the shard is repaired there and then if the cache can be written.
+    Each call is an ``embed <model>`` stage of :mod:`hierret.timing` and counts
+    the distinct texts found in the cache there as ``cached``; the wrapped
+    encoder counts the texts it embeds.
 
     Parameters
     ----------
@@ -806,6 +810,10 @@ class CachedEncoder(Encoder):
         return self.encoder.count_tokens(texts, role)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
+        with timing.stage(f"embed {self.identity.label()}"):
+            return self._encode(texts, role)
+
+    def _encode(self, texts: Sequence[str], role: Role) -> NDArray[np.float32]:
         items = check_texts(texts)
         ident = self.identity
         keys = text_keys(ident, role, items)
@@ -824,6 +832,7 @@ class CachedEncoder(Encoder):
         self.stats.hits += len(unique_keys) - len(missing)
         self.stats.misses += len(missing)
         self.stats.duplicates += len(items) - len(unique_keys)
+        timing.count(ident.label(), cached=len(unique_keys) - len(missing))
         if len(missing):
             store = self._can_store(ident)  # before the (expensive) embedding
             fresh = self.encoder.encode([unique_texts[j] for j in missing], role)

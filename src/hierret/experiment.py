@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
+from hierret import timing
 from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.lifting import lift
@@ -693,7 +694,8 @@ def run(
                              "level, or drop the target)")
     traces = {name: s.trace(queries, p, own_k or k, rerankers)
               for name, (s, p, own_k) in resolved.items()}
-    scores = _score(resolved, traces, queries, targets, metrics, dict(qrels or {}))
+    with timing.stage("evaluate"):
+        scores = _score(resolved, traces, queries, targets, metrics, dict(qrels or {}))
     return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
                   n_resamples, seed, _judging=(resolved, list(queries), dict(qrels or {})))
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from hierret import timing
 from hierret.plots import WIDTH, interval_plot, paired_difference_plot
 
 if TYPE_CHECKING:
@@ -194,6 +195,12 @@ def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
     >>> import matplotlib.pyplot as plt
     >>> save(plt.figure(), None, "unsaved.png")  # no folder asked for: nothing saved
     """
+    with timing.stage("figures"):
+        _save(fig, folder, name, dpi, show)
+
+
+def _save(fig: Figure, folder: str | os.PathLike[str] | None, name: str, dpi: int,
+          show: bool) -> None:
     import io
 
     import matplotlib.pyplot as plt

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hierret import timing
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
 from hierret.units import Corpus, Document, Level, Unit
 
@@ -284,6 +285,12 @@ def build_hierarchy(
     >>> h.sections["try"][0].title
     'The "try" statement'
     """
+    with timing.stage("chunk"):
+        return _build(corpus, max_chars, overlap_chars, pack_within_sections, heading_styles)
+
+
+def _build(corpus: Corpus, max_chars: int, overlap_chars: int, pack_within_sections: bool,
+           heading_styles: Sequence[str]) -> Hierarchy:
     sections: dict[str, list[Section]] = {}
     passages: list[Unit] = []
     for doc in corpus:

@@ -70,6 +70,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret._validate import check_count, check_queries, empty_units_message, has_text
 from hierret.encoders import Encoder
 from hierret.hierarchy import Hierarchy
@@ -166,10 +167,11 @@ class Searcher:
         if key not in self._dense:
             start = time.perf_counter()
             passages = self._centroid_input() if key[1] == "centroid" else None
-            ids, matrix, report = unit_vectors(self.hierarchy, self.encoder, *key, passages)
-            if level == "passages":
-                self._passage_vectors = matrix
-            self._dense[key] = VectorIndex(ids, matrix, self.identity)
+            with timing.stage("index"):
+                ids, matrix, report = unit_vectors(self.hierarchy, self.encoder, *key, passages)
+                if level == "passages":
+                    self._passage_vectors = matrix
+                self._dense[key] = VectorIndex(ids, matrix, self.identity)
             self.reports[key] = report
             self.build_seconds[key] = time.perf_counter() - start
         return self._dense[key]
@@ -189,7 +191,8 @@ class Searcher:
         the units without text.
         """
         if (level, analyzer) not in self._bm25:
-            self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
+            with timing.stage("index"):
+                self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
         return self._bm25[(level, analyzer)]
 
     def _timed(self, key: str, n: int, seconds: float) -> None:
@@ -296,7 +299,11 @@ class Searcher:
         """
         if not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
-        k = check_count(k, "k")
+        with timing.stage("rank"):
+            return self._trace(queries, profile, check_count(k, "k"), rerankers)
+
+    def _trace(self, queries: Sequence[Query], profile: Profile, k: int,
+               rerankers: Mapping[str, Reranker] | None) -> ProfileRun:
         reranker = self._reranker(profile, rerankers)
         ids = [q.id for q in queries]
         embeds = profile.ranker != "bm25"
@@ -312,7 +319,8 @@ class Searcher:
             reranked = {}
             for q in queries:
                 start = time.perf_counter()
-                reranked[q.id] = rerank(reranker, q.text, first[q.id], unit_texts)
+                with timing.stage("rerank"):
+                    reranked[q.id] = rerank(reranker, q.text, first[q.id], unit_texts)
                 seconds[q.id] = time.perf_counter() - start
         keep = profile.selection
         final = {q: (r if keep.keeps_all else keep.select(r))[:k] for q, r in reranked.items()}

@@ -41,6 +41,7 @@ from typing import get_args
 
 import numpy as np
 
+from hierret import timing
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
 from hierret.datasets.download import DataFormatError, data_home
 from hierret.datasets.gold import default_gold_path, load_gold
@@ -353,8 +354,9 @@ def load(
     _check_count("max_docs", max_docs)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    full = _load_full(source, split, seed=int(seed), download=download)
-    return _cut(full, max_queries, max_docs, int(seed))
+    with timing.stage("load"):
+        full = _load_full(source, split, seed=int(seed), download=download)
+        return _cut(full, max_queries, max_docs, int(seed))
 
 
 def _check_count(name: str, value: int | None) -> None:

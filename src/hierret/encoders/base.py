@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret._validate import check_texts, describe_rows, nonfinite_rows
 
 __all__ = [
@@ -118,6 +119,17 @@ class EncoderIdentity:
         """16 hex digits of SHA-256 over all fields: stable across runs and machines."""
         blob = json.dumps(asdict(self), sort_keys=True, ensure_ascii=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def label(self) -> str:
+        """A short name for tables: the model's last path part and its precision.
+
+        Examples
+        --------
+        >>> EncoderIdentity("sentence-transformers/all-MiniLM-L6-v2", "st", "v1", "fp32",
+        ...                 384, 256).label()
+        'all-MiniLM-L6-v2 fp32'
+        """
+        return f"{self.name.rstrip('/').rsplit('/', 1)[-1]} {self.precision}"
 
     def describe(self) -> str:
         """One line for logs and error messages."""
@@ -323,7 +335,10 @@ class Encoder(ABC):
         prefix = ident.prefix(role)
         if not items:
             return np.zeros((0, ident.dimension), dtype=np.float32)
-        vectors = np.asarray(self._embed([prefix + t for t in items]), dtype=np.float32)
+        label = ident.label()
+        with timing.stage(f"embed {label}"):
+            vectors = np.asarray(self._embed([prefix + t for t in items]), dtype=np.float32)
+        timing.count(label, embedded=len(items))
         if vectors.shape != (len(items), ident.dimension):
             raise RuntimeError(
                 f"{ident.describe()} returned shape {vectors.shape}, "

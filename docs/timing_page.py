@@ -1,0 +1,104 @@
+"""Write the site's "Where the time goes" page from the timing record of its run.
+
+    python docs/timing_page.py --record build/site/src/notebooks/timing.json \\
+        --out build/site/src/timing.md
+
+`docs/execute.py` writes the record beside the notebooks it executed (and to
+--results): each notebook's wall time, the seconds of each stage the package
+timed (hierret.timing), and the texts each encoder embedded or read from the
+vector cache. The page shows them as a figure and a table, with the machine and
+how loaded it was. Without a record (notebooks executed before timings were
+recorded) the page says so and how to get one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from hierret import figures, timing
+
+TITLE = "# Where the time goes\n\n"
+
+
+def _cell(value: Any, column: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if column == "share":
+        return f"{value:.1%}"
+    if column == "seconds":
+        return f"{value:,.1f}"
+    return f"{int(value):,d}"
+
+
+def _table(record: dict[str, Any]) -> str:
+    frame = timing.table(record)
+    columns = list(frame.columns)
+    lines = ["| notebook | stage | " + " | ".join(columns) + " |",
+             "|---|---|" + "---:|" * len(columns)]
+    for (nb, stage), row in frame.iterrows():
+        cells = [_cell(row[c], c) for c in columns]
+        bold = stage == "total"
+        name = f"**{stage}**" if bold else stage
+        lines.append(f"| {nb} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _about(record: dict[str, Any]) -> str:
+    ident, machine = record["identity"], record["machine"]
+    run = "smoke parameters" if ident.get("smoke") else "the reference parameters"
+    load = ident.get("load_average_before", [float("nan")])[0]
+    after = ident.get("load_average_after", [float("nan")])[0]
+    return (f"The notebooks this site shows ran on {run}, executed by "
+            f"{ident.get('executor', 'papermill')} on {machine['cpu']} "
+            f"({ident.get('cpus', '?')} CPUs, load average {load:.1f} when the run started "
+            f"and {after:.1f} when it ended; on a shared machine the absolute times are "
+            "upper bounds).\n\n")
+
+
+def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
+    """The page's Markdown; the figure is saved in ``figure_dir``."""
+    text = TITLE + (
+        "Each notebook's wall time, cut into the stages the package times itself "
+        "(`hierret.timing`): loading a corpus, loading models, cutting the corpus into "
+        "sections and passages, embedding with each encoder, embedding again in a fresh "
+        "process (run-to-run variation), building indexes, ranking, reranking, judging "
+        "the rankings, the statistics and rendering figures. A stage run inside another (a "
+        "query embedded while ranking) counts for the inner one only; *other* is the "
+        "rest: starting the kernel, imports, tables and the notebook's own code. For "
+        "each encoder the table counts the texts sent to the model (*embedded*) and "
+        "those read from the vector cache (*cached*).\n\n")
+    if record is None:
+        return text + ("This build has no timing record: its notebooks were executed "
+                       "before runs recorded their timings. `nox -s reproduce` (or `nox -s "
+                       "docs -- --smoke`) executes them again and writes one.\n")
+    figures.save(timing.figure(record), figure_dir, "timing.png", show=False)
+    return (text + _about(record)
+            + "```{figure} figures/timing.png\n:alt: Each notebook's wall time as a bar "
+            "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
+            "```\n\n" + _table(record))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--record", required=True, type=Path, help="timing.json of the run")
+    ap.add_argument("--out", required=True, type=Path, help="the page to write (.md)")
+    args = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")  # a file, not a kernel's inline display
+    record = (json.loads(args.record.read_text(encoding="utf-8"))
+              if args.record.is_file() else None)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(page(record, args.out.parent / "figures"), encoding="utf-8")
+    print(f"[timing] {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""Where a run's time goes: stages charged their own time, texts counted where they go.
+
+The counts are checked against independent witnesses: a spy that counts the texts the
+model is really given, and a cache folder's own count of stored vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hierret import timing
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder
+from hierret.hierarchy import build_hierarchy
+from hierret.profile import Profile
+from hierret.search import Searcher
+from hierret.units import Corpus, Document, Query
+
+
+class Spy(HashEncoder):
+    """A HashEncoder that keeps every text its model is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=16)
+        self.seen: list[str] = []
+
+    def _embed(self, texts: list[str]) -> Any:
+        self.seen += texts
+        return super()._embed(texts)
+
+
+@pytest.fixture
+def cached(tmp_path: Path) -> tuple[CachedEncoder, Spy]:
+    spy = Spy()
+    return CachedEncoder(spy, VectorCache(tmp_path / "vectors")), spy
+
+
+def test_a_second_run_of_the_same_texts_embeds_nothing(
+        cached: tuple[CachedEncoder, Spy]) -> None:
+    enc, spy = cached
+    label = enc.identity.label()
+    texts = [f"passage number {i}" for i in range(7)]
+    with timing.recording() as first:
+        enc.encode_passages(texts + texts[:2])  # two repeated within the request
+    assert first.embedded == {label: len(spy.seen)} == {label: 7}
+    assert first.cached == {label: 0}
+    spy.seen.clear()
+    with timing.recording() as second:
+        enc.encode_passages(texts)
+        enc.encode_passages([*texts[3:], "one new text"])
+    assert spy.seen == ["one new text"]
+    assert second.embedded == {label: 1}
+    assert second.cached == {label: 7 + 4}
+    assert enc.cache.count(enc.identity) == 8  # the cache's own count of what is stored
+
+
+def test_an_encoder_without_a_cache_counts_what_it_embeds() -> None:
+    enc = HashEncoder(dimension=8)
+    with timing.recording() as timings:
+        enc.encode_queries(["a", "b", "a"])
+    assert timings.embedded == {enc.identity.label(): 3}
+    assert timings.cached == {enc.identity.label(): 0}
+    assert set(timings.seconds) == {f"embed {enc.identity.label()}"}
+
+
+def test_nested_stages_are_charged_their_own_time() -> None:
+    with timing.recording() as timings:
+        start = time.perf_counter()
+        with timing.stage("rank"):
+            time.sleep(0.05)
+            with timing.stage("embed m"):
+                time.sleep(0.1)
+        wall = time.perf_counter() - start
+    assert 0.1 <= timings.seconds["embed m"] < 0.1 + 0.05
+    assert 0.05 <= timings.seconds["rank"] < 0.1
+    assert sum(timings.seconds.values()) == pytest.approx(wall, abs=0.01)
+
+
+def test_a_stage_is_charged_when_its_block_raises() -> None:
+    with timing.recording() as timings, pytest.raises(KeyError), timing.stage("load"):
+        raise KeyError("x")
+    assert set(timings.seconds) == {"load"}
+
+
+def test_a_search_is_cut_into_index_rank_and_embed_stages(
+        cached: tuple[CachedEncoder, Spy]) -> None:
+    enc, spy = cached
+    text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark loudly.\n"
+    hierarchy = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
+    with timing.recording() as timings:
+        Searcher(hierarchy, enc).run([Query("q", "do dogs bark", ())],
+                                     Profile(ranker="hybrid"), k=2)
+    label = enc.identity.label()
+    assert {"index", "rank", f"embed {label}"} <= set(timings.seconds)
+    assert timings.embedded[label] == len(spy.seen) == len(hierarchy.passages) + 1
+
+
+def test_the_timings_reach_the_file_named_by_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "nb.json"
+    monkeypatch.setenv(timing.TIMING_ENV, str(target))
+    with timing.recording() as timings:
+        with timing.stage("statistics"):
+            with timing.stage("figures"):
+                pass
+            assert not target.exists()  # written when the outermost stage ends
+        timing.count("m", embedded=2)
+        with timing.stage("load"):
+            pass
+    assert timing.read(target) == timings
+    assert [p.name for p in tmp_path.iterdir()] == ["nb.json"]  # no temporary file left
+
+
+def test_an_unwritable_timing_file_warns_once_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(timing.TIMING_ENV, str(tmp_path / "no-such-folder" / "nb.json"))
+    with warnings.catch_warnings(record=True) as seen, timing.recording():
+        warnings.simplefilter("always")
+        for _ in range(3):
+            with timing.stage("rank"):
+                pass
+    assert [str(w.message).split(" (")[0] for w in seen] == [
+        f"timings not written to ${timing.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"]
+
+
+def test_read_names_a_file_that_holds_no_timings(tmp_path: Path) -> None:
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps({"seconds": {"rank": "slow"}}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"t\.json: not a timings file"):
+        timing.read(bad)
+    assert timing.read(tmp_path / "absent.json") == timing.Timings()
+
+
+def test_record_values_add_up_and_render() -> None:
+    a = timing.Timings({"load": 1.0, "embed m fp32": 2.0, "rank": 0.5}, {"m fp32": 10},
+                       {"m fp32": 5})
+    b = timing.Timings({"statistics": 3.0}, {}, {})
+    values, layout = timing.record_values({"02_x": (4.0, a), "03_y": (5.0, b)})
+    assert values["02_x_other_s"] == pytest.approx(0.5)
+    assert values["03_y_other_s"] == pytest.approx(2.0)
+    assert values["all_wall_s"] == 9.0
+    assert values["all_m_fp32_embedded"] == 10
+    assert values["all_m_fp32_cached"] == 5
+    assert layout["stages"]["02_x"] == ["load", "embed m fp32", "rank", "other"]
+    frame = timing.table({"values": values, "identity": layout})
+    for nb, wall in (("02_x", 4.0), ("03_y", 5.0)):
+        rows = frame.loc[nb]
+        assert rows.loc["total", "seconds"] == wall
+        assert rows.drop("total")["seconds"].sum() == pytest.approx(wall)
+    assert frame.loc[("02_x", "embed m fp32"), "embedded"] == 10
+    assert np.isnan(frame.loc[("02_x", "rank"), "embedded"])
+
+
+def test_the_figure_has_one_bar_per_notebook() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    values, layout = timing.record_values({
+        "02_x": (4.0, timing.Timings({"embed a": 1.0, "embed b": 1.0, "rank": 1.0})),
+        "03_y": (2.0, timing.Timings({"load": 1.0}))})
+    fig = timing.figure({"values": values, "identity": layout})
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["02_x", "03_y"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["load", "embed", "rank",
+                                                                   "other"]
+    ends = {round(p.get_x() + p.get_width(), 6) for p in ax.patches if p.get_width() > 0}
+    assert {4.0, 2.0} <= ends
+
+
+def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) -> None:
+    import importlib.util
+
+    import matplotlib
+
+    from hierret.report import write_results
+
+    matplotlib.use("Agg")
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("timing_page", root / "docs" / "timing_page.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    values, layout = timing.record_values(
+        {"02_x": (4.0, timing.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))})
+    path = write_results(tmp_path / "timing.json", "timing", values,
+                         {**layout, "smoke": True, "executor": "nbval", "cpus": 2,
+                          "load_average_before": [1.5, 1, 1], "load_average_after": [2, 1, 1]})
+    text = module.page(json.loads(path.read_text(encoding="utf-8")), tmp_path / "figures")
+    assert "| 02_x | embed m fp32 | 2.5 | 62.5% | 1,234 | 0 |" in text
+    assert "| 02_x | **total** | 4.0 | 100.0% |  |  |" in text
+    assert "load average 1.5 when the run started and 2.0 when it ended" in text
+    assert (tmp_path / "figures" / "timing.png").is_file()
+    assert "This build has no timing record" in module.page(None, tmp_path / "none")
+    assert not (tmp_path / "none").exists()
