@@ -59,6 +59,8 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from hierret.hierarchy import Hierarchy
+
 __all__ = ["Arm", "Result", "align", "compare", "compare_hits", "paired_tests", "run"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
@@ -302,6 +304,18 @@ class Result:
     targets, metrics : list of str
     confidence, n_resamples, seed
         The statistics' settings.
+    queries : dict[str, Query]
+        The questions by id (text and evidence), as :func:`run` was given them.
+    rankings : dict
+        ``rankings[target][arm]``: each arm's run at the target (lifted when
+        finer), on the queries scored there; what every score was computed from.
+    judgements : dict
+        ``judgements[target][arm]``: the qrels each arm was judged by there.
+    hierarchies : dict[str, Hierarchy]
+        Each arm's hierarchy (its searcher's), to read its units' text and paths.
+
+    The last four are filled by :func:`run`; a result built by hand may leave
+    them empty (:mod:`hierret.casebook` needs them).
     """
 
     traces: dict[str, ProfileRun]
@@ -313,6 +327,10 @@ class Result:
     confidence: float = 0.95
     n_resamples: int = 10_000
     seed: int = 0
+    queries: dict[str, Query] = field(default_factory=dict, repr=False)
+    rankings: dict[str, dict[str, Run]] = field(default_factory=dict, repr=False)
+    judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
@@ -576,6 +594,8 @@ def run(
     wanted = {q.id for q in queries}
     given = dict(qrels or {})
     scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    rankings: dict[str, dict[str, Run]] = {t: {} for t in targets}
+    judgements: dict[str, dict[str, Qrels]] = {t: {} for t in targets}
     for target in targets:
         judged: dict[str, Qrels] = {}
         for name, (s, _, _) in resolved.items():
@@ -594,8 +614,10 @@ def run(
                 ranked = lift(ranked, s.hierarchy.parents(level, target))
             qr = {q: g for q, g in judged[name].items() if q in common}
             ranked = {q: r for q, r in ranked.items() if q in common}
+            rankings[target][name], judgements[target][name] = ranked, qr
             for m, per_q in evaluate(ranked, qr, metrics).items():
                 by_metric[m][name] = per_q
         scores[target] = by_metric
     return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed)
+                  n_resamples, seed, {q.id: q for q in queries}, rankings, judgements,
+                  {name: s.hierarchy for name, (s, _, _) in resolved.items()})
