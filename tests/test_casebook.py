@@ -108,20 +108,20 @@ def test_snippets_mark_the_evidence_and_escape_the_text() -> None:
 
 
 def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
-    values = casebook.write("dr9", {"pyref": _result()}, tmp_path)
+    values = casebook.write("dr9", tmp_path, {"pyref": _result()})
     page = (tmp_path / "casebook-dr9.md").read_text(encoding="utf-8")
     assert page.startswith("# Casebook DR-9")
     blocks = [b for b in page.split("\n\n") if b.startswith("<div")]
     assert len(blocks) == 4
     assert all(b.count("<div class=\"hr-comparison\"") == 1 for b in blocks)
     assert all(f">{v}<" in page for v in values.values())
-    assert casebook.write("dr9", {"pyref": _result()}, None) == values
+    assert casebook.write("dr9", None, {"pyref": _result()}) == values
 
 
 def test_the_explorer_holds_every_question_under_every_arm(tmp_path: Path) -> None:
     r = _result()
-    casebook.write("dr9", {"pyref": r}, tmp_path)
-    casebook.write("dr8", {"pyref": r}, tmp_path)
+    casebook.write("dr9", tmp_path, {"pyref": r})
+    casebook.write("dr8", tmp_path, {"pyref": r})
     script = casebook.explorer_script(tmp_path)
     prefix = f"window.{casebook.EXPLORER_GLOBAL} = "
     assert script.startswith(prefix)
@@ -146,3 +146,18 @@ def test_bad_input_is_refused_with_the_fix() -> None:
         casebook.build("dr9", {"hand": hand})
     with pytest.raises(ValueError, match="unknown arms"):
         casebook.build("dr9", {"pyref": (_result(), [("bm25", "nope")])})
+
+
+def test_results_nest_and_pairs_apply_where_their_arms_are() -> None:
+    r, ndcg = _result(), _result("ndcg@10")
+    book = casebook.build("dr9", {("pyref", 900): (r, ndcg), "skipped": None,
+                                  "own": (r, [("bm25", "sections")])},
+                          pairs=[("bm25", "passages")])
+    assert [(c.title, c.a, c.b) for c in book.comparisons if c.target == "sections"] == [
+        ("pyref · 900", "bm25", "passages"), ("pyref · 900", "bm25", "passages"),
+        ("own", "bm25", "sections")]
+    assert [s["title"] for s in book.sets][:2] == ["pyref · 900"] * 2
+    with pytest.raises(ValueError, match="no result has together"):
+        casebook.build("dr9", {"pyref": r}, pairs=[("bm25", "nope")])
+    with pytest.raises(TypeError, match="give a Result"):
+        casebook.build("dr9", {"pyref": {"deep": 3}})

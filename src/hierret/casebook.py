@@ -342,7 +342,34 @@ def _explorer_set(src: _Source, depth: int) -> dict[str, object]:
             "units": units, "questions": questions, "rows": rows}
 
 
-def build(record: str, results: Mapping[str, Result | tuple[Result, Pairs]], *,
+#: What :func:`build` takes: results by title, with their pairs, in tuples or nested.
+Results = Mapping[object, object]
+
+
+def _title(label: object) -> str:
+    return " · ".join(map(str, label)) if isinstance(label, tuple) else str(label)
+
+
+def _flat(item: object, title: tuple[str, ...] = ()) -> list[tuple[str, Result,
+                                                                  Pairs | None]]:
+    """``(title, result, pairs or None)`` for every result in ``item``, in the order given."""
+    name = " · ".join(title)
+    if isinstance(item, Result):
+        return [(name, item, None)]
+    if (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Result)
+            and not isinstance(item[1], Result)):
+        return [(name, item[0], list(item[1]))]
+    if isinstance(item, Mapping):
+        return [e for label, x in item.items() for e in _flat(x, (*title, _title(label)))]
+    if isinstance(item, tuple | list):
+        return [e for x in item for e in _flat(x, title)]
+    if item is None:
+        return []
+    raise TypeError(f"{name!r} is a {type(item).__name__}: give a Result, a (Result, "
+                    "pairs) pair, or a mapping or tuple of them")
+
+
+def build(record: str, results: Results, *, pairs: Pairs | None = None,
           max_cases: int = 3, depth: int = 3, width: int = 320, explore: int = 5,
           seed: int = 0) -> Casebook:
     """The casebook of a record: every declared comparison's discordant questions.
@@ -351,11 +378,17 @@ def build(record: str, results: Mapping[str, Result | tuple[Result, Pairs]], *,
     ----------
     record : str
         The record's name (``"dr001"``).
-    results : mapping of str to Result, or to (Result, pairs)
+    results : mapping
         The record's results by a short title (a section of the page, a part
-        of the record keys); a result's comparisons are its declared
-        ``family``, or the pairs given with it (several families asked of
-        the same arms, as in :meth:`Result.tests`'s ``family``).
+        of the record keys): each a :class:`~hierret.experiment.Result`, a
+        ``(Result, pairs)`` pair, a tuple of results (sharing the title), a
+        nested mapping (titles joined by ``" · "``; a tuple key is joined the
+        same way) or ``None`` (left out: a part that did not run).
+    pairs : sequence of (str, str), optional
+        The comparisons of every result that has both arms, instead of each
+        result's declared ``family`` (several families asked of the same
+        arms, as :meth:`~hierret.experiment.Result.tests` takes them). A pair
+        given with a result wins over both.
     max_cases : int, default 3
         Questions shown each way per comparison (a seeded sample when more).
     depth : int, default 3
@@ -375,42 +408,53 @@ def build(record: str, results: Mapping[str, Result | tuple[Result, Pairs]], *,
     ------
     ValueError
         A result without the rankings :func:`hierret.experiment.run` keeps
-        (one built by hand), or pairs naming arms it does not have.
+        (one built by hand), pairs naming arms their result does not have, or
+        a pair in ``pairs`` that no result has.
+    TypeError
+        A value that is not a result, a pair, a mapping or a tuple of them.
     """
     units = _Units()
     comparisons: list[Comparison] = []
     sets: list[dict[str, object]] = []
-    for title, item in results.items():
-        result, pairs = item if isinstance(item, tuple) else (item, item.family)
+    flat = _flat(results)
+    used: set[tuple[str, str]] = set()
+    for title, result, own in flat:
         if not result.rankings:
             raise ValueError(f"result {title!r} keeps no rankings: build a casebook from "
                              "what hierret.experiment.run returns")
-        unknown = sorted({a for pair in pairs for a in pair} - set(result.arms))
+        chosen = own if own is not None else result.family if pairs is None else [
+            p for p in pairs if set(p) <= set(result.arms)]
+        used |= {tuple(p) for p in chosen}  # type: ignore[misc]
+        unknown = sorted({a for pair in chosen for a in pair} - set(result.arms))
         if unknown:
             raise ValueError(f"result {title!r}: pairs name unknown arms {unknown}; "
                              f"arms: {result.arms}")
         for target in result.targets:
             src = _Source(title, target, result, units)
             comparisons += [_comparison(src, a, b, max_cases, depth, width, seed)
-                            for a, b in dict.fromkeys(tuple(p) for p in pairs)]
+                            for a, b in dict.fromkeys(tuple(p) for p in chosen)]
             sets.append(_explorer_set(src, explore))
+    unused = [p for p in pairs or () if tuple(p) not in used]
+    if unused:
+        raise ValueError(f"pairs {unused} name arms that no result has together")
     return Casebook(record, comparisons, sets)
 
 
-def write(record: str, results: Mapping[str, Result | tuple[Result, Pairs]],
-          folder: str | os.PathLike[str] | None, **options: int) -> dict[str, int]:
+def write(record: str, folder: str | os.PathLike[str] | None, results: Results,
+          **options: object) -> dict[str, int]:
     """Build a record's casebook, write its page and explorer data, return its counts.
 
     Writes ``casebook-{record}.md`` and ``explorer-{record}.json`` into
     ``folder`` (a notebook's ``figures_dir``, where the site build collects
-    them); with no folder, writes nothing. ``options`` go to :func:`build`.
+    them); with no folder, writes nothing. ``results`` and ``options`` go to
+    :func:`build`.
 
     Returns
     -------
     dict
         :meth:`Casebook.values`, for the record.
     """
-    book = build(record, results, **options)
+    book = build(record, results, **options)  # type: ignore[arg-type]
     if folder:
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
@@ -430,7 +474,7 @@ def explorer_script(folder: str | os.PathLike[str]) -> str:
     Examples
     --------
     >>> explorer_script("no-such-folder")
-    'window.HIERRET_EXPLORER = {"records": []};\\n'
+    'window.HIERRET_EXPLORER = {"records":[]};\\n'
     """
     records = [json.loads(p.read_text(encoding="utf-8"))
                for p in sorted(Path(folder).glob("explorer-*.json"))]

@@ -312,10 +312,9 @@ class Result:
     judgements : dict
         ``judgements[target][arm]``: the qrels each arm was judged by there.
     hierarchies : dict[str, Hierarchy]
-        Each arm's hierarchy (its searcher's), to read its units' text and paths.
-
-    The last four are filled by :func:`run`; a result built by hand may leave
-    them empty (:mod:`hierret.casebook` needs them).
+        Each arm's hierarchy (its searcher's), to read its units' text and
+        paths. These last four are filled by :func:`run`; a result built by
+        hand may leave them empty (:mod:`hierret.casebook` needs them).
     """
 
     traces: dict[str, ProfileRun]
