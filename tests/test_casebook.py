@@ -161,3 +161,17 @@ def test_results_nest_and_pairs_apply_where_their_arms_are() -> None:
         casebook.build("dr9", {"pyref": r}, pairs=[("bm25", "nope")])
     with pytest.raises(TypeError, match="give a Result"):
         casebook.build("dr9", {"pyref": {"deep": 3}})
+
+
+def test_section_paths_name_the_document_once() -> None:
+    h = _setup()[0].hierarchy
+    units = casebook._Units()
+    section = next(u for u in h.units("sections")
+                   if u.title.split(" > ")[0] == h.corpus[u.doc_id].title)
+    doc = h.corpus[section.doc_id].title
+    assert units.path(h, section.id, "sections").count(doc) == 1
+    nested = next(u for u in h.units("sections") if " > " in u.title)
+    parts = units.path(h, nested.id, "sections").split(" › ")
+    assert parts[-1] == nested.title.split(" > ")[-1]
+    assert len(parts) >= 2
+    assert units.path(h, section.doc_id, "documents") == doc

@@ -224,7 +224,8 @@ class _Units:
         if level == "documents":
             return title
         section = unit if level == "sections" else self.get(h, "sections").get(unit.parent or "")
-        return f"{title} › {section.title}" if section and section.title else title
+        heads = section.title.split(" > ") if section and section.title else []
+        return " › ".join(heads if heads and heads[0] == title else [title, *heads])
 
 
 def _first(ranking: Ranking, gold: Mapping[str, int]) -> int | None:
