@@ -115,6 +115,12 @@ def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
     assert len(blocks) == 4
     assert all(b.count("<div class=\"hr-comparison\"") == 1 for b in blocks)
     assert all(f">{v}<" in page for v in values.values())
+    book = casebook.build("dr9", {"pyref": _result()}, max_cases=1)
+    for c in book.comparisons:  # what the label says is what is shown
+        for arm, n, cases in ((c.a, c.only_a, c.cases_a), (c.b, c.only_b, c.cases_b)):
+            label = ("none" if n == 0 else f"all {n}" if n == len(cases)
+                     else f"{len(cases)} of {n} shown")
+            assert f"Only {arm} answers first ({label})" in book.markdown()
     assert casebook.write("dr9", None, {"pyref": _result()}) == values
 
 

@@ -512,7 +512,7 @@ def _comparison_html(c: Comparison) -> str:
              f"<strong>{b}</strong>, {html.escape(c.target)} target: {c.only_a} only "
              f"{a}, {c.only_b} only {b} (hit@1)</p>{counts}"]
     for arm, cases, n in ((c.a, c.cases_a, c.only_a), (c.b, c.cases_b, c.only_b)):
-        shown = f"{len(cases)} of {n} shown" if n > len(cases) else f"all {n}"
+        shown = f"{len(cases)} of {n} shown" if n > len(cases) else f"all {n}" if n else "none"
         parts.append(f"<p class='hr-label'>Only {html.escape(arm)} answers first "
                      f"({shown})</p>")
         parts += [_case_html(case, (c.a, c.b)) for case in cases]
