@@ -8,7 +8,8 @@
                         (`nox -s docs -- --smoke` executes smoke runs first)
     nox -s site_check   the docs build, then every page checked in headless Chromium
                         (`-- --smoke` as for docs)
-    nox -s lint         ruff and mypy on the package
+    nox -s lint         ruff (lint and format check) and mypy on the package
+    nox -s bench        speed against the peers (not part of the tests)
 
 Data sets that cannot be downloaded are found through HIERRET_DATA; when it is
 unset and a `shared/datasets` folder lies beside the checkout (as on the
@@ -32,6 +33,7 @@ BUILD = ROOT / "build"
 PYTHON = "3.11"
 TORCH = "torch==2.13.0"  # the CPU build; install it first so nothing pulls a CUDA build
 KERNEL = "hierret"
+LINTED = ("src", "tests", "noxfile.py", "docs", "notebooks")
 
 
 def _env() -> dict[str, str]:
@@ -87,7 +89,7 @@ def _sphinx(session: nox.Session, site: Path) -> Path:
 def tests(session: nox.Session) -> None:
     """Lint, unit tests, doctests, smoke notebooks (nbval) and a smoke site build (-W)."""
     _install(session, "test,notebooks,docs,models,lint")
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs", "notebooks")
+    session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
     session.run("pytest", "tests", "src/hierret", "notebooks", "--nbval-lax",
                 "--nbval-current-env", "-p", "no:cacheprovider", *session.posargs,
@@ -118,13 +120,13 @@ def reproduce(session: nox.Session) -> None:
 
 def _build_docs(session: nox.Session) -> Path:
     """The `docs` session's build: the last reproduce run, or smoke runs with `-- --smoke`."""
-    _install(session, "notebooks,docs,models")
     smoke = "--smoke" in session.posargs
     site = BUILD / ("smoke-site" if smoke else "site")
-    if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):
+    if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):  # before installing
         session.error("No executed notebooks in build/site: run `nox -s reproduce` first, "
                       f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
                       "parameters.")
+    _install(session, "notebooks,docs,models")
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
         _execute(session, src, "--smoke")
@@ -156,8 +158,32 @@ def site_check(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check) and mypy --strict on the package."""
+    """ruff (lint and format check) and mypy --strict on the package.
+
+    The lint extra holds what mypy needs beyond the package's own dependencies (the
+    stubs, and IPython, which the package imports only inside a notebook). The format
+    check leaves the notebooks out (see [tool.ruff.format] in pyproject.toml).
+    """
     session.install(TORCH)
     session.install("-e", ".[lint,test]")
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "docs", "notebooks")
+    session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
+    session.run("ruff", "format", "--check", *LINTED)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Speed against the peers (not part of the tests): BM25, metrics, analyzer, dense, chunker.
+
+    Writes JSON under build/bench/; `-- --repeat N` sets the repeats of the speed part.
+    """
+    _install(session, "test,models")
+    session.install("bm25s==0.3.16")  # the peer of the analyzer (ranx: not compared yet)
+    out = BUILD / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    env = _env()
+    session.run("python", "tests/benchmarks/bench_bm25.py", "--json", str(out / "bm25.json"),
+                env=env)
+    session.run("python", "tests/benchmarks/bench_metrics.py", env=env)
+    session.run("python", "tests/benchmarks/bench_speed.py", "--json", str(out / "speed.json"),
+                *session.posargs, env=env)

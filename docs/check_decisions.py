@@ -4,7 +4,11 @@
 
 A number is published as `0.900<!--@dr001.hit1_chunks-->`; the record
 `data/results/*.json` named `dr001` must hold the same value under
-`hit1_chunks`, formatted the same way. Exit 1 lists every difference.
+`hit1_chunks`, formatted the same way. Every record's "Claims and tests"
+table is checked too (`hierret.claims`): each row's test resolves in the
+result records and its verdict is what the numbers say, and every comparative
+sentence cites a row. Exit 1 lists every difference; `--update` rewrites the
+numbers and the verdicts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from hierret import claims
 from hierret.report import check_markdown, load_results, update_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,16 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     results = load_results(args.results)
     text = args.file.read_text(encoding="utf-8")
     if args.update:
-        args.file.write_text(update_markdown(text, results), encoding="utf-8")
+        text = claims.update(update_markdown(text, results), results)
+        args.file.write_text(text, encoding="utf-8")
         print(f"updated {args.file}")
         return 0
-    problems = check_markdown(text, results)
+    problems = check_markdown(text, results) + claims.check(text, results)
     for p in problems:
         print(f"{args.file.name}: {p}", file=sys.stderr)
     if problems:
-        print("Published numbers differ from what the notebooks produced. If the new run is "
-              "right, run `nox -s reproduce -- --update-decisions` and review the diff.",
-              file=sys.stderr)
+        print("Published numbers or claims differ from what the notebooks produced. If the "
+              "new run is right, run `nox -s reproduce -- --update-decisions` and review the "
+              "diff; a comparative sentence without a claim needs a row in its record's "
+              "'Claims and tests' table (see hierret.claims).", file=sys.stderr)
         return 1
     print(f"{args.file.name}: every published number matches {args.results}")
     return 0

@@ -55,13 +55,43 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         thread.join(timeout=5)
 
 
-@pytest.fixture
-def real_scifact() -> Path:
-    """The real SciFact folder under ``$HIERRET_DATA``; the test is skipped without it."""
-    env = os.environ.get("HIERRET_DATA")
-    if not env or not (Path(env) / "scifact" / "corpus.jsonl").is_file():
+# -- the real data sets: one rule for every test, the noxfile's (`_env()`) -----------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_home() -> Path | None:
+    """Where the real data sets are: ``$HIERRET_DATA`` when it is set, else the
+    ``shared/datasets`` folder beside the checkout when it exists (as on the project's
+    machines), else none. The same rule as ``noxfile.py``'s ``_env()``."""
+    if "HIERRET_DATA" in os.environ:
+        return Path(os.environ["HIERRET_DATA"]) if os.environ["HIERRET_DATA"] else None
+    shared = ROOT.parent / "shared" / "datasets"
+    return shared if shared.is_dir() else None
+
+
+def _real(monkeypatch: pytest.MonkeyPatch, name: str, relative: str) -> Path:
+    """``relative`` under :func:`data_home`, with ``$HIERRET_DATA`` set to that home for the
+    test (so ``load_beir("scifact")`` and the like find it too); skipped when it is missing."""
+    home = data_home()
+    if home is None or not (home / relative).is_file():
+        where = f"{home}" if home is not None else "none (HIERRET_DATA unset, no ../shared)"
         pytest.skip(
-            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
-            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
+            f"real {name} not available (data folder: {where}): set HIERRET_DATA to a folder "
+            f"holding {relative} (on the project's machines ../shared/datasets beside the "
+            "checkout is used when it exists) to run this test"
         )
-    return Path(env) / "scifact"
+    monkeypatch.setenv("HIERRET_DATA", str(home))
+    return home / relative
+
+
+@pytest.fixture
+def real_scifact(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The real SciFact folder (BEIR layout) under :func:`data_home`; skipped without it."""
+    return _real(monkeypatch, "SciFact", "scifact/corpus.jsonl").parent
+
+
+@pytest.fixture
+def real_qasper_sample(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The 10-paper Qasper v0.3 sample under :func:`data_home`; skipped without it."""
+    return _real(monkeypatch, "Qasper sample", "qasper/qasper-train-sample10-v0.3.json")

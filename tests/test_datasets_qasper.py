@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import tarfile
 import tempfile
 from dataclasses import asdict
@@ -527,24 +526,8 @@ def test_absent_without_download_says_where_it_looked(home: Path) -> None:
 
 # -- the real sample ----------------------------------------------------------
 
-SAMPLE = "qasper/qasper-train-sample10-v0.3.json"
-
-
-def _sample() -> Path:
-    env = os.environ.get("HIERRET_DATA")
-    bases = [Path(env)] if env else []
-    bases.append(Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
-    for base in bases:
-        if (base / SAMPLE).is_file():
-            return base / SAMPLE
-    pytest.skip(
-        f"real Qasper sample not available: set HIERRET_DATA to a folder holding {SAMPLE} "
-        "(e.g. HIERRET_DATA=../shared/datasets on the project's machines) to run this test"
-    )
-
-
-def test_real_sample() -> None:
-    path = _sample()
+def test_real_sample(real_qasper_sample: Path) -> None:
+    path = real_qasper_sample
     ds = load_qasper(path)
     assert asdict(ds.stats) == {
         "papers": 10,

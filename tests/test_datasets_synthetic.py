@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -172,19 +171,8 @@ def test_module_exports() -> None:
     assert set(synthetic.__all__) <= set(dir(synthetic))
 
 
-def test_real_scifact() -> None:
-    env = os.environ.get("HIERRET_DATA")
-    bases = [Path(env)] if env else []
-    bases.append(Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
-    folder = next(
-        (b / "scifact" for b in bases if (b / "scifact" / "corpus.jsonl").is_file()), None
-    )
-    if folder is None:
-        pytest.skip(
-            "real SciFact not available: set HIERRET_DATA to a folder holding scifact/ "
-            "(e.g. HIERRET_DATA=../shared/datasets on the project's machines)"
-        )
-    source = load_beir(folder)
+def test_real_scifact(real_scifact: Path) -> None:
+    source = load_beir(real_scifact)
     ds = build_sectioned(source)
     assert ds.name == "scifact-sections"
     assert len(ds.queries) == 300

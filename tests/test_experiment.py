@@ -216,3 +216,32 @@ def test_bad_declarations_are_refused(kwargs: dict[str, object], error: type[Exc
         experiment.run(arms, list(small()[1]))
     with pytest.raises(TypeError, match="must be a Profile, an Arm"):
         experiment.run({"x": "dense"}, list(small()[1]), searcher=searcher())  # type: ignore[dict-item]
+
+
+def test_between_pairs_one_arm_across_runs() -> None:
+    from hierret.experiment import Result, between, paired_tests
+
+    rng = np.random.default_rng(0)
+    qs = [f"q{i}" for i in range(40)]
+
+    def result(shift: float) -> Result:
+        per_q = {q: float(v) for q, v in zip(qs, rng.random(40) + shift, strict=True)}
+        return Result({}, {t: {"mrr": {"chunk": per_q}} for t in ("sections", "documents")},
+                      "chunk", [], ["sections", "documents"], ["mrr"], n_resamples=500)
+
+    runs = {900: result(0.0), 1800: result(-0.3), 2700: result(0.0)}
+    t = between(runs, "chunk", "mrr")
+    assert list(t.index) == ["1800@sections vs 900@sections", "2700@sections vs 900@sections",
+                             "1800@documents vs 900@documents", "2700@documents vs 900@documents"]
+    scores = {f"{s}@{tg}": runs[s].scores[tg]["mrr"]["chunk"] for s in runs
+              for tg in ("sections", "documents")}
+    ref = paired_tests(scores, [(a.split(" vs ")[0], a.split(" vs ")[1]) for a in t.index],
+                       n_resamples=500)
+    np.testing.assert_allclose(t["p_holm"], ref["p_holm"])
+    assert t.loc["1800@sections vs 900@sections", "diff"] < 0
+    assert t["arm_a"].tolist()[:2] == ["chunk-1800", "chunk-2700"]
+    assert between({900: runs[900]}, "chunk", "mrr").empty
+    other = Result({}, {"sections": {"mrr": {"chunk": {"x": 1.0}}}}, "chunk", [],
+                   ["sections"], ["mrr"])
+    with pytest.raises(ValueError, match="not a paired comparison"):
+        between({900: runs[900], 1: other}, "chunk", "mrr", targets=["sections"])

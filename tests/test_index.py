@@ -327,3 +327,62 @@ def test_an_index_saved_always_loads_again_or_save_refuses(
     assert loaded.ids == index.ids
     np.testing.assert_array_equal(loaded.vectors, index.vectors)
     assert loaded.identity == identity
+
+
+# --- the search backends ----------------------------------------------------------------------
+
+
+def _with_ties(n: int, d: int, seed: int) -> NDArray[np.float32]:
+    """Random vectors, a third of them repeating earlier ones (exact ties)."""
+    mat = vectors(n, d, seed)
+    mat[n // 3: 2 * (n // 3)] = mat[: n // 3]
+    return mat
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 120), d=st.sampled_from([2, 8, 384]), k=st.integers(1, 130),
+       nq=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_backends_rank_like_brute_force(n: int, d: int, k: int, nq: int, seed: int) -> None:
+    from hierret.index import exact_scores, normalize
+    from hierret.runs import rank
+
+    ids = [f"u{(i * 7919) % 1000:03d}-{i}" for i in range(n)]  # id order is not row order
+    index = VectorIndex(ids, _with_ties(n, d, seed), "toy")
+    queries = np.vstack([index.vectors[:1], vectors(nq, d, seed + 1)])
+    by = {b: index.search(queries, k, "toy", backend=b) for b in ("numpy", "faiss", "auto")}
+    assert by["numpy"] == by["faiss"] == by["auto"]
+    for q, got in zip(queries, by["numpy"], strict=True):
+        brute = dict(zip(ids, exact_scores(normalize(q)[0], index.vectors).tolist(), strict=True))
+        assert got == rank(brute)[:k]
+    one_by_one = [index.search(q[None], k, "toy")[0] for q in queries]
+    assert one_by_one == by["numpy"]  # a query's ranking does not depend on its batch
+
+
+def test_scores_agree_with_faiss_and_float64() -> None:
+    import faiss
+
+    mat, q = vectors(2000, 384, 1), vectors(30, 384, 2)
+    index = VectorIndex([str(i) for i in range(2000)], mat, "toy")
+    got = index.search(q, 10, "toy")
+    ref = faiss.IndexFlatIP(384)
+    ref.add(index.vectors)
+    scores, rows = ref.search(np.ascontiguousarray(index._queries(q)), 10)
+    for ranking, srow, irow in zip(got, scores, rows, strict=True):
+        assert [u for u, _ in ranking] == [str(i) for i in irow]  # no near ties here
+        np.testing.assert_allclose([s for _, s in ranking], srow, atol=1e-6)
+    exact = index._queries(q).astype(np.float64) @ index.vectors.T.astype(np.float64)
+    np.testing.assert_allclose([s for _, s in got[0]], np.sort(exact[0])[::-1][:10], atol=1e-7)
+
+
+def test_large_index_uses_faiss_and_bad_backend_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hierret.index as hindex
+
+    index = VectorIndex(IDS, vectors(), "toy")
+    assert index._faiss is None
+    index.search(vectors(1), 2, "toy")
+    assert index._faiss is None  # small: numpy, no FAISS index built
+    monkeypatch.setattr(hindex, "FAISS_MIN_ROWS", 5)
+    index.search(vectors(1), 2, "toy")
+    assert index._faiss is not None
+    with pytest.raises(ValueError, match="backend must be 'auto', 'numpy' or 'faiss'"):
+        index.search(vectors(1), 2, "toy", backend="gpu")  # type: ignore[arg-type]

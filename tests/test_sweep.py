@@ -109,3 +109,25 @@ def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None
         swept.out_of_fold("pool")
     with pytest.raises(ValueError, match="folds must be between 2"):
         swept.out_of_fold("section_weight", folds=1)
+
+
+def test_cross_validate_never_chooses_with_the_held_out_questions() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.random((23, 6))
+    held, chosen, fold = sweep.cross_validate(scores, folds=4, seed=11)
+    assert sorted(set(fold.tolist())) == [0, 1, 2, 3]
+    for i, column in enumerate(chosen):
+        train = fold != i
+        assert column == int(np.argmax(scores[train].mean(axis=0)))  # chosen without fold i
+        # a question of the fold changes nothing about its own fold's choice
+        poisoned = scores.copy()
+        poisoned[~train] = 0.0
+        poisoned[~train, (column + 1) % 6] = 1e9
+        assert sweep.cross_validate(poisoned, folds=4, seed=11)[1][i] == column
+    np.testing.assert_array_equal(held, scores[np.arange(23), np.asarray(chosen)[fold]])
+
+
+@pytest.mark.parametrize(("shape", "folds"), [((5, 0), 2), ((5,), 2), ((5, 2), 1), ((5, 2), 6)])
+def test_cross_validate_refuses_bad_input(shape: tuple[int, ...], folds: int) -> None:
+    with pytest.raises(ValueError, match=r"scores must be|folds must be"):
+        sweep.cross_validate(np.zeros(shape), folds=folds)

@@ -54,3 +54,42 @@ def test_own_threshold_by_name_then_by_kind() -> None:
     rr = {"e": EncoderReranker(HashEncoder(dimension=8)), "f": EncoderReranker(
         HashEncoder(dimension=8))}
     assert thresholds.own({"e": 0.8, "encoder": 0.6}, rr) == {"e": 0.8, "f": 0.6}
+
+
+def _case(n: int = 30, seed: int = 0) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    for i in range(n):
+        scores = np.sort(rng.random(12))[::-1]
+        run[f"q{i:02d}"] = [(f"u{j}", float(s)) for j, s in enumerate(scores)]
+        qrels[f"q{i:02d}"] = {f"u{j}": 1 for j in range(12) if rng.random() < scores[j] ** 3}
+    return run, qrels
+
+
+def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> None:
+    from hierret.sweep import cross_validate
+
+    run, qrels = _case()
+    t = thresholds.out_of_fold({("c", "r"): (run, qrels)}, {"r": 0.5}, min_keep=1, top_k=8,
+                               folds=5, seed=2, n=21, n_resamples=200)
+    row = t.iloc[0]
+    scores = [s for ranking in run.values() for _, s in ranking]
+    grid = np.linspace(min(scores), max(scores), 21)
+    # the same F1 computed independently, from the package's selection and set measures
+    judged = sorted(qrels)
+    f1 = np.zeros((len(judged), len(grid)))
+    for j, g in enumerate(grid):
+        final = {q: Selection(float(g), 1, 8).select(run[q]) for q in judged}
+        sc = set_scores(final, qrels)
+        for i, q in enumerate(judged):
+            p, r = sc["precision"][q], sc["recall"][q]
+            f1[i, j] = 2 * p * r / (p + r) if p + r else 0.0
+    held, chosen, _ = cross_validate(f1, 5, 2)
+    assert row["f1"] == pytest.approx(held.mean())
+    assert row["chosen"] == pytest.approx([grid[c] for c in chosen])
+    assert row["in_sample_f1"] == pytest.approx(f1.mean(axis=0).max())
+    assert row["in_sample_f1"] >= row["f1"] - 1e-12  # tuned in sample is never worse
+    assert 1 <= row["kept"] <= 8
+    values = thresholds.oof_values(t, {"c": "corpus"})
+    assert values["corpus_r_oof_f1"] == row["f1"]
+    assert "corpus_r_oof_chosen" not in values

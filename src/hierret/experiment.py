@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 
     from hierret.hierarchy import Hierarchy
 
-__all__ = ["Arm", "Result", "align", "compare", "compare_hits", "paired_tests", "run"]
+__all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "paired_tests",
+           "run"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -331,6 +332,9 @@ class Result:
     judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
+    _judging: tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query],
+                    dict[str, Qrels]] | None = field(default=None, repr=False)
 
     @property
     def arms(self) -> list[str]:
@@ -420,6 +424,49 @@ class Result:
             self._tables[key] = table
         return self._tables[key]
 
+    def rejudge(self, qrels: Mapping[str, Qrels]) -> Result:
+        """The same runs judged with other judgements: every score and table recomputed.
+
+        Nothing is searched again: each arm's run is lifted and scored as
+        :func:`run` did, with ``qrels`` replacing the judgements of the targets
+        it names (other targets are judged as before). For a sensitivity
+        analysis: what the arms and the declared comparisons would be if the
+        gold set held these judgements.
+
+        Parameters
+        ----------
+        qrels : mapping of target to Qrels
+            The new judgements, by target (e.g. the study's qrels with further
+            relevant units added, :func:`hierret.audit.add_relevant`).
+
+        Returns
+        -------
+        Result
+            Same arms, runs, family and settings; new ``scores``.
+
+        Raises
+        ------
+        ValueError
+            This result was not made by :func:`run` (it keeps no searchers), or
+            ``qrels`` names a target the result was not judged at.
+        """
+        if self._judging is None:
+            raise ValueError("this Result keeps no searchers to lift its runs with: rejudge "
+                             "works on results made by experiment.run")
+        unknown = sorted(set(qrels) - set(self.targets))
+        if unknown:
+            raise ValueError(f"qrels name targets {unknown} this result was not judged at: "
+                             f"{self.targets}")
+        resolved, queries, given = self._judging
+        given = {**given, **qrels}
+        targets = cast(list[Level], self.targets)
+        scores, rankings, judged = _score(resolved, self.traces, queries, targets,
+                                          self.metrics, given)
+        return Result(self.traces, scores, self.baseline, self.family, self.targets,
+                      self.metrics, self.confidence, self.n_resamples, self.seed,
+                      self.queries, rankings, judged, self.hierarchies,
+                      _judging=(resolved, queries, given))
+
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
         """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
         import matplotlib.pyplot as plt
@@ -490,6 +537,81 @@ def _check_names(arms: Sequence[str], baseline: str,
     if unknown:
         raise ValueError(f"family names unknown arms {unknown}; arms: {list(arms)}")
     return [(a, b) for a, b in pairs]
+
+
+def between(results: Mapping[Any, Result], arm: str, metric: str,
+            targets: Sequence[str] | None = None) -> pd.DataFrame:
+    """One arm of several runs on the same questions, each run against the first.
+
+    Some settings change the whole run rather than one arm (the passage size
+    rebuilds the hierarchy, so each size is its own :func:`run`). When the
+    targets' units do not depend on the setting (sections and documents do
+    not depend on the passage size), the same arm can be compared across
+    runs, question by question: every later run against the first, at every
+    target, as one family declared by the call and Holm-adjusted together.
+
+    Parameters
+    ----------
+    results : mapping of label to Result
+        The runs, by label (e.g. the passage size); the first is the baseline.
+    arm : str
+        An arm of every run.
+    metric : str
+    targets : sequence of str, optional
+        Default: the first run's targets.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`paired_tests` rows ``"label@target vs first@target"``, with
+        columns ``target``, ``arm_a`` and ``arm_b`` (``"arm-label"``, as
+        :meth:`Result.tests` names its arms) and ``run_a`` and ``run_b`` (the
+        labels); empty, with those columns, when there is one run.
+
+    Raises
+    ------
+    ValueError
+        No runs, an arm or target missing from a run, or runs whose questions
+        at a target differ (not paired).
+
+    Examples
+    --------
+    >>> small = Result({}, {"sections": {"mrr": {"chunk": {"q1": 1.0, "q2": 0.5}}}}, "chunk",
+    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    >>> large = Result({}, {"sections": {"mrr": {"chunk": {"q1": 0.5, "q2": 0.5}}}}, "chunk",
+    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    >>> t = between({900: small, 1800: large}, "chunk", "mrr")
+    >>> t.index.tolist(), t[["diff", "run_a", "run_b"]].to_dict("records")
+    (['1800@sections vs 900@sections'], [{'diff': -0.25, 'run_a': 1800, 'run_b': 900}])
+    """
+    if not results:
+        raise ValueError("between() needs at least one run")
+    labels = list(results)
+    first = results[labels[0]]
+    chosen = list(targets) if targets is not None else first.targets
+    columns = ["a", "b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm",
+               "target", "arm_a", "arm_b", "run_a", "run_b"]
+    scores: dict[str, Mapping[str, float]] = {}
+    for label, r in results.items():
+        for t in chosen:
+            r._check(t, metric)
+            if arm not in r.scores[t][metric]:
+                raise ValueError(f"run {label!r} has no arm {arm!r}: {r.arms}")
+            scores[f"{label}@{t}"] = r.scores[t][metric][arm]
+            base = first.scores[t][metric][arm]
+            if set(scores[f"{label}@{t}"]) != set(base):
+                raise ValueError(f"runs {label!r} and {labels[0]!r} judge different questions "
+                                 f"at {t!r}: not a paired comparison")
+    pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
+    if not pairs:
+        return pd.DataFrame(columns=columns)
+    table = paired_tests(scores, pairs, first.confidence, first.n_resamples, first.seed)
+    table["target"] = [t for t in chosen for _ in labels[1:]]
+    table["run_a"] = [label for _ in chosen for label in labels[1:]]
+    table["run_b"] = labels[0]
+    table["arm_a"] = [f"{arm}-{label}" for label in table["run_a"]]
+    table["arm_b"] = f"{arm}-{labels[0]}"
+    return table[columns]
 
 
 def run(
@@ -590,8 +712,23 @@ def run(
                              "level, or drop the target)")
     traces = {name: s.trace(queries, p, own_k or k, rerankers)
               for name, (s, p, own_k) in resolved.items()}
+    scores, rankings, judged = _score(resolved, traces, queries, targets, metrics,
+                                      dict(qrels or {}))
+    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
+                  n_resamples, seed, {q.id: q for q in queries}, rankings, judged,
+                  {name: s.hierarchy for name, (s, _, _) in resolved.items()},
+                  _judging=(resolved, list(queries), dict(qrels or {})))
+
+
+def _score(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
+           traces: Mapping[str, ProfileRun], queries: Sequence[Query],
+           targets: Sequence[Level], metrics: Sequence[str],
+           given: Mapping[str, Qrels]) -> tuple[
+               dict[str, dict[str, dict[str, dict[str, float]]]], dict[str, dict[str, Run]],
+               dict[str, dict[str, Qrels]]]:
+    """Every arm's run judged at every target: ``scores[target][metric][arm][query]``,
+    with the rankings and judgements they were computed from (:attr:`Result.rankings`)."""
     wanted = {q.id for q in queries}
-    given = dict(qrels or {})
     scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     rankings: dict[str, dict[str, Run]] = {t: {} for t in targets}
     judgements: dict[str, dict[str, Qrels]] = {t: {} for t in targets}
@@ -617,6 +754,4 @@ def run(
             for m, per_q in evaluate(ranked, qr, metrics).items():
                 by_metric[m][name] = per_q
         scores[target] = by_metric
-    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed, {q.id: q for q in queries}, rankings, judgements,
-                  {name: s.hierarchy for name, (s, _, _) in resolved.items()})
+    return scores, rankings, judgements

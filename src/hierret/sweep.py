@@ -38,6 +38,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from hierret import experiment
@@ -51,7 +52,62 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Swept", "plot_sweep", "run"]
+__all__ = ["Swept", "cross_validate", "plot_sweep", "run"]
+
+
+def cross_validate(scores: npt.ArrayLike, folds: int = 5, seed: int = 0) -> tuple[
+        npt.NDArray[np.float64], list[int], npt.NDArray[np.intp]]:
+    """Choose one of several settings by seeded k-fold cross-validation over questions.
+
+    The one rule every tuned setting of the records follows: the questions
+    (rows, in the order given: sort them first) are shuffled with ``seed`` and
+    cut into ``folds`` nearly equal folds; for each fold, the setting (column)
+    with the best mean on the *other* folds is chosen (ties: the first column)
+    and scored on the held-out fold. Every question is thus scored by a
+    setting chosen without it.
+
+    Parameters
+    ----------
+    scores : array-like, shape (questions, settings)
+        Each question's score under each setting (higher is better).
+    folds : int, default 5
+        At least 2, at most the number of questions.
+    seed : int, default 0
+
+    Returns
+    -------
+    held : ndarray, shape (questions,)
+        Each question's score under the setting chosen without it.
+    chosen : list of int
+        The column chosen for each fold, in fold order.
+    fold : ndarray of int, shape (questions,)
+        Each question's fold (index into ``chosen``).
+
+    Raises
+    ------
+    ValueError
+        ``scores`` not two-dimensional with at least one column, or
+        ``folds`` out of range.
+
+    Examples
+    --------
+    >>> held, chosen, fold = cross_validate([[1.0, 0.0], [0.0, 1.0], [1.0, 0.5]], folds=3)
+    >>> held.tolist(), chosen, fold.tolist()
+    ([0.0, 0.0, 1.0], [0, 1, 0], [1, 2, 0])
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise ValueError(f"scores must be questions × settings, got shape {x.shape}")
+    if not 2 <= folds <= len(x):
+        raise ValueError(f"folds must be between 2 and the {len(x)} questions, got {folds}")
+    order = np.random.default_rng(seed).permutation(len(x))
+    held, chosen, fold = np.empty(len(x)), [], np.empty(len(x), dtype=np.intp)
+    for i, part in enumerate(np.array_split(order, folds)):
+        train = np.setdiff1d(order, part)
+        best = int(np.argmax(x[train].mean(axis=0)))
+        chosen.append(best)
+        held[part], fold[part] = x[part, best], i
+    return held, chosen, fold
 
 
 def run(
@@ -207,16 +263,10 @@ class Swept:
             if not 2 <= folds <= len(frame):
                 raise ValueError(f"folds must be between 2 and the {len(frame)} questions "
                                  f"judged at {target!r}, got {folds}")
-            order = np.random.default_rng(seed).permutation(len(frame))
-            parts = np.array_split(order, folds)
             for group, members in groups.items():
                 scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
-                chosen, held = [], np.empty(len(frame))
-                for part in parts:
-                    train = np.setdiff1d(order, part)
-                    best = int(np.argmax(scores[train].mean(axis=0)))
-                    chosen.append(members[best][field])
-                    held[part] = scores[part, best]
+                held, picks, _ = cross_validate(scores, folds, seed)
+                chosen = [members[i][field] for i in picks]
                 ci = mean_interval(held, r.n_resamples, r.confidence, r.seed)
                 best_all = int(np.argmax(scores.mean(axis=0)))
                 rows.append({**dict(zip(others, group, strict=True)), "target": target,

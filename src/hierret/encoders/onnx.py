@@ -100,13 +100,17 @@ class OnnxEncoder(Encoder):
 
     Examples
     --------
-    >>> enc = OnnxEncoder()  # doctest: +SKIP
-    >>> enc.identity.precision, enc.identity.dimension, enc.identity.window  # doctest: +SKIP
+    >>> enc = OnnxEncoder()
+    >>> enc.identity.precision, enc.identity.dimension, enc.identity.window
     ('int8', 384, 256)
-    >>> enc.identity.weights  # doctest: +SKIP
+    >>> enc.identity.weights
     'sha256:8199be6f699a395f'
-    >>> len(enc.tokenizer.encode("word " * 400).ids)  # doctest: +SKIP
+    >>> len(enc.tokenizer.encode("word " * 400).ids)
     256
+    >>> q = enc.encode_queries(["what do cats do?"])
+    >>> p = enc.encode_passages(["Cats purr and sleep.", "The stock market fell."])
+    >>> p.shape, int((p @ q.T).argmax())  # the cat passage is nearer
+    ((2, 384), 0)
     """
 
     def __init__(

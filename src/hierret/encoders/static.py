@@ -54,9 +54,13 @@ class WordLlamaEncoder(Encoder):
 
     Examples
     --------
-    >>> enc = WordLlamaEncoder()  # doctest: +SKIP
-    >>> enc.identity.dimension, enc.identity.window == UNLIMITED_WINDOW  # doctest: +SKIP
+    >>> enc = WordLlamaEncoder()
+    >>> enc.identity.dimension, enc.identity.window == UNLIMITED_WINDOW
     (256, True)
+    >>> q = enc.encode_queries(["what do cats do?"])
+    >>> p = enc.encode_passages(["Cats purr and sleep.", "The stock market fell."])
+    >>> p.shape, int((p @ q.T).argmax())  # the cat passage is nearer
+    ((2, 256), 0)
     """
 
     def __init__(

@@ -59,9 +59,20 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-_WORD = re.compile(r"\w+")
-# "'s" (straight or curly apostrophe) closing a word: English possessive.
-_POSSESSIVE = re.compile(r"(?<=\w)['\u2019][sS](?!\w)")
+# A run of word characters without its leading and trailing underscores: what
+# ``t.strip("_") for t in re.findall(r"\w+", text)`` gives, minus the empty ones.
+_WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")
+# "'s" (straight or curly apostrophe) closing a word: English possessive. The pattern
+# starts with the apostrophe, not with the look-behind, so the engine scans for it fast.
+_POSSESSIVE = re.compile(r"['\u2019](?<=\w['\u2019])[sS](?!\w)")
+_APOSTROPHES = ("'", "\u2019")
+# For ASCII text the same runs come faster from str.split: every ASCII character
+# that is not a word character (as ``\w`` has it) becomes a space.
+_ASCII_NON_WORD = str.maketrans(
+    {chr(c): " " for c in range(128) if not re.fullmatch(r"\w", chr(c))}
+)
+#: Stems kept per thread and language before the memo starts again (bounds memory).
+_MAX_STEMS = 1_000_000
 
 # PyStemmer's Stemmer objects are not thread-safe: keep one per thread.
 _local = threading.local()
@@ -77,6 +88,27 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
         stemmer = Stemmer.Stemmer(language)
         cache[language] = stemmer
     return stemmer
+
+
+def _stem(language: str, tokens: list[str]) -> list[str]:
+    """``Stemmer(language).stemWords(tokens)``, each distinct word stemmed once per thread.
+
+    Stemming is a function of the word alone, so a memo of word -> stem gives
+    the same list; it saves re-running Snowball on every repeat of a word.
+    """
+    memos: dict[str, dict[str, str]] | None = getattr(_local, "stems", None)
+    if memos is None:
+        memos = _local.stems = {}
+    memo = memos.setdefault(language, {})
+    try:
+        return [memo[t] for t in tokens]
+    except KeyError:
+        new = list(set(tokens).difference(memo))
+        if len(memo) + len(new) > _MAX_STEMS:
+            memo.clear()
+            new = list(set(tokens))
+        memo.update(zip(new, _stemmer(language).stemWords(new), strict=True))
+        return [memo[t] for t in tokens]
 
 
 @dataclass(frozen=True)
@@ -152,17 +184,20 @@ class Analyzer:
             text = unicodedata.normalize(self.normalize, text)
         if self.casefold:
             text = text.casefold()
-        if self.possessives:
+        if self.possessives and any(a in text for a in _APOSTROPHES):
             text = _POSSESSIVE.sub("", text)
-        if self.tokenizer == "whitespace":
-            tokens = text.split()
-        else:
-            tokens = [t.strip("_") for t in _WORD.findall(text)]
         stop = self.stopwords
-        tokens = [t for t in tokens if t and t not in stop]
+        if self.tokenizer == "whitespace":
+            tokens = [t for t in text.split() if t not in stop]
+        elif text.isascii():
+            runs = text.translate(_ASCII_NON_WORD).split()
+            if "_" in text:
+                runs = [r.strip("_") for r in runs]
+            tokens = [t for t in runs if t and t not in stop]
+        else:  # never empty, so no emptiness test
+            tokens = [t for t in _WORD.findall(text) if t not in stop]
         if self.stemmer is not None:
-            stems: list[str] = _stemmer(self.stemmer).stemWords(tokens)
-            return stems
+            return _stem(self.stemmer, tokens)
         return tokens
 
     def analyze_many(self, texts: list[str]) -> list[list[str]]:

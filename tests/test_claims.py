@@ -1,0 +1,102 @@
+"""The claims check: verdicts from the numbers, keys that resolve, comparative sentences cited."""
+
+from __future__ import annotations
+
+import pytest
+
+from hierret import claims
+
+ROW = ("| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "
+       "(0.0<!--@dr009.d_diff_low:.1f--> to 0.2<!--@dr009.d_diff_high:.1f-->) | "
+       "0.01<!--@dr009.d_p_holm:.2f--> | holds |")
+HEAD = ("### Claims and tests\n\n| id | claim | test | difference (interval) | adjusted p | "
+        "verdict |\n|---|---|---|---|---|---|\n")
+
+
+def _doc(prose: str = "Dense beats BM25 [C1].", row: str = ROW) -> str:
+    return f"# Records\n\n## DR-009 · A toy\n\n{prose}\n\n{HEAD}{row}\n\n## DR-010 · Next\n"
+
+
+def _results(**values: float) -> dict[str, dict[str, dict[str, float]]]:
+    base = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
+    return {"dr009": {"values": base | values}}
+
+
+@pytest.mark.parametrize(("direction", "diff", "p", "want"), [
+    (">", 0.1, 0.01, "holds"), (">", 0.1, 0.05, "not established"),
+    (">", -0.1, 0.001, "not established"), ("<", -0.1, 0.001, "holds"),
+    ("≤", 0.1, 0.001, "contradicted"), ("≤", -0.1, 0.001, "consistent"),
+    ("≥", -0.1, 0.001, "contradicted"), ("≥", 0.1, 0.3, "consistent"),
+])
+def test_verdict_rule(direction: str, diff: float, p: float, want: str) -> None:
+    assert claims.verdict(direction, diff, p) == want
+
+
+def test_unknown_direction_is_refused() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        claims.verdict("=", 0.0, 1.0)
+
+
+def test_a_consistent_record_passes() -> None:
+    text = _doc().replace("## DR-010 · Next\n", "")
+    assert claims.check(text, _results()) == []
+
+
+def test_a_record_without_a_table_fails() -> None:
+    problems = claims.check(_doc(), _results())
+    assert problems == ["DR-010: no '### Claims and tests' table with rows like "
+                        "'| C1 | claim | `drNNN.key` > 0 | ... |'"]
+
+
+def test_a_wrong_verdict_fails_and_update_fixes_it() -> None:
+    text = _doc().replace("## DR-010 · Next\n", "")
+    results = _results(d_p_holm=0.2)
+    (problem,) = claims.check(text, results)
+    assert "verdict says 'holds'" in problem
+    assert "'not established'" in problem
+    assert claims.check(claims.update(text, results), results) == []
+
+
+def test_a_missing_key_fails() -> None:
+    text = _doc().replace("## DR-010 · Next\n", "")
+    results = _results()
+    del results["dr009"]["values"]["d_diff_high"]
+    (problem,) = claims.check(text, results)
+    assert "dr009.d_diff_high" in problem
+    assert "rerun the notebook" in problem
+
+
+def test_a_row_must_quote_its_interval_and_p() -> None:
+    row = ROW.replace(" to 0.2<!--@dr009.d_diff_high:.1f-->", "")
+    text = _doc(row=row).replace("## DR-010 · Next\n", "")
+    assert claims.check(text, _results()) == [
+        "DR-009 C1: the difference cell does not quote dr009.d_diff_high"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Dense beats BM25.", "BM25 trails dense here.", "The hybrid is the strongest.",
+    "BM25 is at least as good as dense.", "Bigger chunks hurt the chunk arm."])
+def test_an_uncited_comparative_sentence_fails(sentence: str) -> None:
+    text = _doc(prose=sentence).replace("## DR-010 · Next\n", "")
+    (problem,) = claims.check(text, _results())
+    assert "cites no claim" in problem
+    assert sentence[:20] in problem
+
+
+def test_a_citation_of_a_missing_row_fails() -> None:
+    text = _doc(prose="Dense beats BM25 [C1, C7].").replace("## DR-010 · Next\n", "")
+    (problem,) = claims.check(text, _results())
+    assert "cites C7" in problem
+
+
+def test_a_malformed_test_cell_is_an_error() -> None:
+    row = ROW.replace("`dr009.d` > 0", "dr009.d beats")
+    with pytest.raises(ValueError, match="test cell"):
+        claims.claims(_doc(row=row))
+
+
+def test_claims_are_read_with_their_lines() -> None:
+    text = _doc()
+    (claim,) = claims.claims(text)
+    assert (claim.record, claim.id, claim.key, claim.direction) == ("DR-009", "C1", "dr009.d", ">")
+    assert text.splitlines()[claim.line - 1] == ROW
