@@ -30,7 +30,13 @@ links
 fonts
     every figure saved by :func:`hierret.figures.save` records in its PNG the
     smallest font it uses and its resolution; displayed at the width the page
-    gives it, that font must be at least ``--min-font-px`` CSS pixels.
+    gives it, that font must be at least ``--min-font-px`` CSS pixels;
+explorer
+    on the question explorer (a page with ``#hr-explorer``): its data loaded,
+    and for the first and the last comparison a question found by a word of
+    its text in the search box, picked from the list, and its rankings shown:
+    one column per arm, the rank of each arm's first answer-bearing unit as
+    the data has it, and a row per ranked unit.
 
 Exit status 0 when every check passes, 1 otherwise (2: no Chromium). The
 report lists the counts per check and every failure.
@@ -60,7 +66,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts")
+CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts", "explorer")
 #: A screen's height in CSS pixels: a table that scrolls sideways in a box taller than
 #: this has its scrollbar out of sight while its first rows are read.
 SCREEN = 900
@@ -142,6 +148,51 @@ _PROBE = r"""
   for (const a of document.querySelectorAll('a[href]')) out.links.push(a.href);
   for (const e of document.querySelectorAll('[id]')) out.ids.push(e.id);
   for (const e of document.querySelectorAll('a[name]')) out.ids.push(e.getAttribute('name'));
+  return JSON.stringify(out);
+})()
+"""
+
+
+_EXPLORER = r"""
+(() => {
+  const root = document.getElementById('hr-explorer');
+  if (!root) return JSON.stringify(null);
+  const out = {checked: [], problems: []};
+  const sel = document.getElementById('hr-set'), search = document.getElementById('hr-search');
+  const list = document.getElementById('hr-questions'), view = document.getElementById('hr-view');
+  const data = window.HIERRET_EXPLORER;
+  if (!data || !sel || !search || !list || !view) {
+    out.problems.push('the explorer did not start: ' + (data ? 'no question list'
+                      : 'no data (window.HIERRET_EXPLORER; _static/explorer-data.js)'));
+    return JSON.stringify(out);
+  }
+  const sets = [];
+  data.records.forEach(r => r.sets.forEach(s => sets.push(s)));
+  for (const i of [...new Set([0, sets.length - 1])]) {
+    const set = sets[i];
+    sel.value = String(i); sel.dispatchEvent(new Event('change'));
+    const q = set.questions[Math.floor(set.questions.length / 2)];
+    const word = (q.text.split(/\s+/).find(w => w.length > 3) || q.id).toLowerCase();
+    search.value = word; search.dispatchEvent(new Event('input'));
+    const found = [...list.options].some(o => o.value === q.id);
+    if (!found) { out.problems.push(`search "${word}" does not list ${q.id}`); continue; }
+    list.value = q.id; list.dispatchEvent(new Event('change'));
+    const table = view.querySelector('table');
+    const where = `${set.title}, ${set.target} target, question ${q.id}`;
+    if (!table) { out.problems.push(`${where}: no rankings shown`); continue; }
+    const rows = [...table.rows].map(r => [...r.cells].map(c => c.textContent.trim()));
+    const head = rows[0].slice(1), first = rows.find(r => r[0] === 'first answer at rank');
+    const depth = Math.max(...set.arms.map(a => set.rows[q.id][a].hits.length));
+    const ranks = rows.filter(r => /^rank \d+$/.test(r[0])).length;
+    const want = set.arms.map(a => set.rows[q.id][a].first === null ? 'none ranked'
+                                   : String(set.rows[q.id][a].first));
+    if (head.join('|') !== set.arms.join('|')) out.problems.push(`${where}: arms ${head}`);
+    else if (!first || first.slice(1).join('|') !== want.join('|'))
+      out.problems.push(`${where}: first answer ranks ${first} instead of ${want}`);
+    else if (ranks !== depth) out.problems.push(`${where}: ${ranks} ranked rows of ${depth}`);
+    else out.checked.push(where);
+  }
+  search.value = ''; search.dispatchEvent(new Event('input'));
   return JSON.stringify(out);
 })()
 """
@@ -491,6 +542,12 @@ def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: flo
             value = browser.send("Runtime.evaluate", {"expression": _PROBE % {"screen": SCREEN},
                                                       "returnByValue": True}, session)
             probe = json.loads(value["result"]["value"])
+            explorer = json.loads(browser.send("Runtime.evaluate", {
+                "expression": _EXPLORER, "returnByValue": True}, session)["result"]["value"])
+            if explorer is not None:
+                report.counts["explorer"] += len(explorer["checked"])
+                for problem in explorer["problems"]:
+                    report.fail("explorer", page, problem)
             events += list(browser.events())
             report.pages.append(page)
             report.counts["console"] += 1

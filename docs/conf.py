@@ -75,5 +75,18 @@ def _defined_in(app: object, modname: str, attribute: str) -> str:
     return real if isinstance(real, str) and real.startswith("hierret") else modname
 
 
+def _explorer_data(app: object) -> None:
+    """The explorer's data script, from the explorer files the notebook runs wrote."""
+    from pathlib import Path
+
+    from hierret.casebook import explorer_script
+
+    src = Path(app.srcdir)  # type: ignore[attr-defined]
+    (src / "_static").mkdir(exist_ok=True)
+    script = explorer_script(src / "notebooks" / "figures")
+    (src / "_static" / "explorer-data.js").write_text(script, encoding="utf-8")
+
+
 def setup(app):  # type: ignore[no-untyped-def]
     app.connect("viewcode-follow-imported", _defined_in)
+    app.connect("builder-inited", _explorer_data)

@@ -94,8 +94,37 @@ _INDEX = """# Tiny site
 good
 bad
 cells
+explorer
+no-data
 ```
 """
+
+_NO_DATA = """# An explorer without its data
+
+<div id="hr-explorer"></div>
+<script src="_static/explorer.js"></script>
+"""
+
+
+def _explorer_data(folder: Path) -> None:
+    """The explorer's data from a real run: two arms, two questions, two targets."""
+    from hierret import casebook
+    from hierret.encoders import HashEncoder
+    from hierret.experiment import run
+    from hierret.hierarchy import build_hierarchy
+    from hierret.profile import Profile
+    from hierret.search import Searcher
+    from hierret.units import Corpus, Document, Query
+
+    text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark.\n"
+    h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
+    q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),
+         Query("q2", "do cats purr", (("d", 12, 22),))]
+    result = run({"passages": Profile(), "sections": Profile(level="sections")}, q,
+                 searcher=Searcher(h, HashEncoder(dimension=16)),
+                 targets=["sections", "documents"], metrics=["hit@1"],
+                 family=[("sections", "passages")])
+    casebook.write("dr9", folder, {"pets": result})
 
 
 def _notebook(path: Path) -> None:
@@ -120,7 +149,12 @@ def _build(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "docs" / "_static", src / "_static")
     shutil.copy(ROOT / "docs" / "conf.py", src / "conf.py")
     _notebook(src / "cells.ipynb")
-    for name, text in {"index.md": _INDEX, "good.md": _GOOD, "bad.md": _BAD}.items():
+    _explorer_data(src / "notebooks" / "figures")
+    page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")  # the site's own page
+    (src / "explorer.md").write_text(page.replace("(casebooks.md)", "(index.md)"),
+                                     encoding="utf-8")
+    for name, text in {"index.md": _INDEX, "good.md": _GOOD, "bad.md": _BAD,
+                       "no-data.md": _NO_DATA}.items():
         (src / name).write_text(text, encoding="utf-8")
     for size, width in ((10, 6.0), (4, 9.0)):
         (src / f"fig-{size}.png").write_bytes(_figure_png(tmp_path, size, width))
@@ -141,12 +175,13 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     for png in ("fig-10.png", "fig-4.png"):  # sphinx copies images to _images; raw HTML not
         shutil.copy(html / "_images" / png if (html / "_images" / png).exists()
                     else tmp_path / png, html / png)
-    pages = ["index.html", "good.html", "bad.html", "cells.html"]
+    pages = ["index.html", "good.html", "bad.html", "cells.html", "explorer.html",
+             "no-data.html"]
     report = bc.check_site(html, chromium, pages=[html / p for p in pages])
-    failed = {check: [f for f in fails if f.startswith(("bad.html", "cells.html"))]
+    failed = {check: [f for f in fails if f.startswith(("bad.html", "cells.html", "no-data"))]
               for check, fails in report.failures.items()}
     good = [f for fails in report.failures.values() for f in fails
-            if f.startswith(("index.html", "good.html"))]
+            if f.startswith(("index.html", "good.html", "explorer.html"))]
     assert good == [], good
     assert report.pages == pages
     assert any("stderr block" in f for f in failed["stderr"])
@@ -160,6 +195,9 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     assert any("/work/somewhere" in f for f in failed["paths"])
     assert any("no-such-page.html" in f for f in failed["links"])
     assert any("#no-such-anchor" in f for f in failed["links"])
+    assert report.counts["explorer"] == 2  # a question picked in the first and last set
+    assert failed["explorer"] == ["no-data.html: the explorer did not start: no data "
+                                  "(window.HIERRET_EXPLORER; _static/explorer-data.js)"]
     assert not report.ok
     summary = report.summary()
     assert "console" in summary

@@ -60,6 +60,8 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from hierret.hierarchy import Hierarchy
+
 __all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "paired_tests",
            "run"]
 
@@ -304,6 +306,17 @@ class Result:
     targets, metrics : list of str
     confidence, n_resamples, seed
         The statistics' settings.
+    queries : dict[str, Query]
+        The questions by id (text and evidence), as :func:`run` was given them.
+    rankings : dict
+        ``rankings[target][arm]``: each arm's run at the target (lifted when
+        finer), on the queries scored there; what every score was computed from.
+    judgements : dict
+        ``judgements[target][arm]``: the qrels each arm was judged by there.
+    hierarchies : dict[str, Hierarchy]
+        Each arm's hierarchy (its searcher's), to read its units' text and
+        paths. These last four are filled by :func:`run`; a result built by
+        hand may leave them empty (:mod:`hierret.casebook` needs them).
     """
 
     traces: dict[str, ProfileRun]
@@ -315,6 +328,10 @@ class Result:
     confidence: float = 0.95
     n_resamples: int = 10_000
     seed: int = 0
+    queries: dict[str, Query] = field(default_factory=dict, repr=False)
+    rankings: dict[str, dict[str, Run]] = field(default_factory=dict, repr=False)
+    judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
     _judging: tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query],
@@ -444,9 +461,11 @@ class Result:
         resolved, queries, given = self._judging
         given = {**given, **qrels}
         targets = cast(list[Level], self.targets)
-        scores = _score(resolved, self.traces, queries, targets, self.metrics, given)
+        scores, rankings, judged = _score(resolved, self.traces, queries, targets,
+                                          self.metrics, given)
         return Result(self.traces, scores, self.baseline, self.family, self.targets,
                       self.metrics, self.confidence, self.n_resamples, self.seed,
+                      self.queries, rankings, judged, self.hierarchies,
                       _judging=(resolved, queries, given))
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
@@ -695,18 +714,26 @@ def run(
     traces = {name: s.trace(queries, p, own_k or k, rerankers)
               for name, (s, p, own_k) in resolved.items()}
     with timing.stage("evaluate"):
-        scores = _score(resolved, traces, queries, targets, metrics, dict(qrels or {}))
+        scores, rankings, judged = _score(resolved, traces, queries, targets, metrics,
+                                          dict(qrels or {}))
     return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed, _judging=(resolved, list(queries), dict(qrels or {})))
+                  n_resamples, seed, {q.id: q for q in queries}, rankings, judged,
+                  {name: s.hierarchy for name, (s, _, _) in resolved.items()},
+                  _judging=(resolved, list(queries), dict(qrels or {})))
 
 
 def _score(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
            traces: Mapping[str, ProfileRun], queries: Sequence[Query],
            targets: Sequence[Level], metrics: Sequence[str],
-           given: Mapping[str, Qrels]) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
-    """Every arm's run judged at every target: ``scores[target][metric][arm][query]``."""
+           given: Mapping[str, Qrels]) -> tuple[
+               dict[str, dict[str, dict[str, dict[str, float]]]], dict[str, dict[str, Run]],
+               dict[str, dict[str, Qrels]]]:
+    """Every arm's run judged at every target: ``scores[target][metric][arm][query]``,
+    with the rankings and judgements they were computed from (:attr:`Result.rankings`)."""
     wanted = {q.id for q in queries}
     scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    rankings: dict[str, dict[str, Run]] = {t: {} for t in targets}
+    judgements: dict[str, dict[str, Qrels]] = {t: {} for t in targets}
     for target in targets:
         judged: dict[str, Qrels] = {}
         for name, (s, _, _) in resolved.items():
@@ -725,7 +752,8 @@ def _score(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
                 ranked = lift(ranked, s.hierarchy.parents(level, target))
             qr = {q: g for q, g in judged[name].items() if q in common}
             ranked = {q: r for q, r in ranked.items() if q in common}
+            rankings[target][name], judgements[target][name] = ranked, qr
             for m, per_q in evaluate(ranked, qr, metrics).items():
                 by_metric[m][name] = per_q
         scores[target] = by_metric
-    return scores
+    return scores, rankings, judgements
