@@ -86,7 +86,7 @@ def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> Non
             f1[i, j] = 2 * p * r / (p + r) if p + r else 0.0
     held, chosen, _ = cross_validate(f1, 5, 2)
     assert row["f1"] == pytest.approx(held.mean())
-    assert row["chosen"] == pytest.approx([grid[c] for c in chosen])
+    assert row["chosen"] == pytest.approx([grid[c] for c in chosen], abs=1e-4)
     assert row["in_sample_f1"] == pytest.approx(f1.mean(axis=0).max())
     assert row["in_sample_f1"] >= row["f1"] - 1e-12  # tuned in sample is never worse
     assert 1 <= row["kept"] <= 8

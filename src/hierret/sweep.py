@@ -68,7 +68,7 @@ def cross_validate(scores: npt.ArrayLike, folds: int = 5, seed: int = 0) -> tupl
 
     Parameters
     ----------
-    scores : array-like, shape (questions, settings)
+    scores : array-like of float, shape (n_questions, n_settings)
         Each question's score under each setting (higher is better).
     folds : int, default 5
         At least 2, at most the number of questions.
@@ -76,11 +76,11 @@ def cross_validate(scores: npt.ArrayLike, folds: int = 5, seed: int = 0) -> tupl
 
     Returns
     -------
-    held : ndarray, shape (questions,)
+    held : ndarray of float, shape (n_questions,)
         Each question's score under the setting chosen without it.
     chosen : list of int
         The column chosen for each fold, in fold order.
-    fold : ndarray of int, shape (questions,)
+    fold : ndarray of int, shape (n_questions,)
         Each question's fold (index into ``chosen``).
 
     Raises

@@ -332,7 +332,7 @@ def out_of_fold(cases: Cases, own: Mapping[str, float | None] | None = None, *,
         at = {m: float(np.take_along_axis(v, column, 1).mean())
               for m, v in per_q.items() if m != "f1"}
         ci = mean_interval(held, n_resamples, confidence, seed)
-        chosen = [float(grid[i]) for i in picks]
+        chosen = [round(float(grid[i]), 4) for i in picks]  # short enough to read
         best = int(np.argmax(per_q["f1"].mean(axis=0)))
         fixed = (own or {}).get(col)
         own_f1 = (float(_per_question(case, np.array([fixed]), min_keep, top_k)["f1"].mean())
