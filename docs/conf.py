@@ -25,7 +25,7 @@ extensions = [
 
 exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
                     "check_decisions.py", "notebooks/results", "bad_input.py",
-                    "bad_input_cases", "browser_check.py"]
+                    "bad_input_cases", "browser_check.py", "bench_page.py"]
 suppress_warnings = ["myst.header"]
 
 # Notebooks arrive executed by papermill: render their outputs, never re-run them.
