@@ -46,33 +46,71 @@ def _flat(v: V, kind: str) -> float:
 
 
 def _rows(v: V) -> list[Row]:
-    rows = [Row(f"BM25 index + query, {a} analyzer, vs rank_bm25",
-                lambda v, a=a: v[f"bm25_{a}_speedup"], "", lambda v, s: True,
-                lambda v, a=a: f"max score difference {v[f'bm25_{a}_max_abs_score_diff']:.1e}, "
-                f"same top 10 for {v[f'bm25_{a}_top10_identical_lists']:.1%} of queries")
-            for a in ("english", "whitespace") if f"bm25_{a}_speedup" in v]
-    rows += [Row(f"metrics vs {peer}", lambda v, p=p: 1 / v[f"metrics_ratio_vs_{p}"], "",
-                 lambda v, s: True,
-                 lambda v, p=p: f"max per-query difference {v[f'metrics_max_abs_diff_vs_{p}']:.1e}")
-             for peer, p in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx"))
-             if f"metrics_ratio_vs_{p}" in v]
+    rows = [
+        Row(
+            f"BM25 index + query, {a} analyzer, vs rank_bm25",
+            lambda v, a=a: v[f"bm25_{a}_speedup"],
+            "",
+            lambda v, s: True,
+            lambda v, a=a: (
+                f"max score difference {v[f'bm25_{a}_max_abs_score_diff']:.1e}, "
+                f"same top 10 for {v[f'bm25_{a}_top10_identical_lists']:.1%} of queries"
+            ),
+        )
+        for a in ("english", "whitespace")
+        if f"bm25_{a}_speedup" in v
+    ]
     rows += [
-        Row("encoding path (cold cache) vs bare SentenceTransformer.encode",
-            lambda v: v["encode_path_ratio_vs_bare"], "at least 0.95", lambda v, s: s >= 0.95,
-            lambda v: f"max vector difference {v['encode_path_max_abs_diff_vs_bare']:.1e}"),
-        Row("encoding path, warm cache, vs its cold run",
+        Row(
+            f"metrics vs {peer}",
+            lambda v, p=p: 1 / v[f"metrics_ratio_vs_{p}"],
+            "",
+            lambda v, s: True,
+            lambda v, p=p: f"max per-query difference {v[f'metrics_max_abs_diff_vs_{p}']:.1e}",
+        )
+        for peer, p in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx"))
+        if f"metrics_ratio_vs_{p}" in v
+    ]
+    rows += [
+        Row(
+            "encoding path (cold cache) vs bare SentenceTransformer.encode",
+            lambda v: v["encode_path_ratio_vs_bare"],
+            "at least 0.95",
+            lambda v, s: s >= 0.95,
+            lambda v: f"max vector difference {v['encode_path_max_abs_diff_vs_bare']:.1e}",
+        ),
+        Row(
+            "encoding path, warm cache, vs its cold run",
             lambda v: v["encode_path_hierret_min_s"] / v["encode_path_warm_min_s"],
-            "no model call", lambda v, s: v["encode_path_warm_model_calls"] == 0,
-            lambda v: f"{v['encode_path_warm_model_calls']} model calls, max vector "
-            f"difference {v['encode_path_warm_max_abs_diff']:.1e}", peer=False),
-        Row("English analyzer vs bm25s tokenize + PyStemmer",
-            lambda v: 1 / v["speed_analyzer_ratio_vs_bm25s"], "at least 1", lambda v, s: s >= 1,
-            lambda v: ""),
-        Row("dense search vs numpy matrix product",
-            lambda v: 1 / v["speed_dense_ratio_vs_numpy"], "at least 1", lambda v, s: s >= 1,
-            lambda v: f"{v['speed_dense_units']:,} units, {v['speed_dense_queries']} queries"),
-        Row("dense search vs FAISS IndexFlatIP",
-            lambda v: 1 / v["speed_dense_ratio_vs_faiss"], "", lambda v, s: True, lambda v: ""),
+            "no model call",
+            lambda v, s: v["encode_path_warm_model_calls"] == 0,
+            lambda v: (
+                f"{v['encode_path_warm_model_calls']} model calls, max vector "
+                f"difference {v['encode_path_warm_max_abs_diff']:.1e}"
+            ),
+            peer=False,
+        ),
+        Row(
+            "English analyzer vs bm25s tokenize + PyStemmer",
+            lambda v: 1 / v["speed_analyzer_ratio_vs_bm25s"],
+            "at least 1",
+            lambda v, s: s >= 1,
+            lambda v: "",
+        ),
+        Row(
+            "dense search vs numpy matrix product",
+            lambda v: 1 / v["speed_dense_ratio_vs_numpy"],
+            "at least 1",
+            lambda v, s: s >= 1,
+            lambda v: f"{v['speed_dense_units']:,} units, {v['speed_dense_queries']} queries",
+        ),
+        Row(
+            "dense search vs FAISS IndexFlatIP",
+            lambda v: 1 / v["speed_dense_ratio_vs_faiss"],
+            "",
+            lambda v, s: True,
+            lambda v: "",
+        ),
     ]
     return rows
 
@@ -86,17 +124,18 @@ def _time(seconds: float) -> str:
 
 
 def ratio_table(v: V) -> list[str]:
-    out = ["| comparison | hierret's speed-up | goal | met | check |",
-           "|---|---:|---|---|---|"]
+    out = ["| comparison | hierret's speed-up | goal | met | check |", "|---|---:|---|---|---|"]
     for row in _rows(v):
         s = row.speedup(v)
         met = ("yes" if row.met(v, s) else "**no**") if row.goal else ""
         out.append(f"| {row.label} | {_times(s)} | {row.goal} | {met} | {row.check(v)} |")
     for kind, text in KINDS.items():
         flat = _flat(v, kind)
-        out.append(f"| chunker, one line of {text}, time per character from "
-                   f"{LINES_KB[0]} to {LINES_KB[-1]} kB | {flat:.2f} (largest ÷ smallest) "
-                   f"| at most 1.5 | {'yes' if flat <= 1.5 else '**no**'} | |")
+        out.append(
+            f"| chunker, one line of {text}, time per character from "
+            f"{LINES_KB[0]} to {LINES_KB[-1]} kB | {flat:.2f} (largest ÷ smallest) "
+            f"| at most 1.5 | {'yes' if flat <= 1.5 else '**no**'} | |"
+        )
     return out
 
 
@@ -104,17 +143,19 @@ def encoder_table(v: V, identity: V) -> list[str]:
     out = ["| backend | passages / s | median time | identity |", "|---|---:|---:|---|"]
     for name, ident in identity.get("encoders", {}).items():
         b = f"encode_backends_{name.replace('-', '_')}"
-        out.append(f"| `{name}` | {v[b + '_pps']:.1f} | {_time(v[b + '_median_s'])} | "
-                   f"{ident} |")
+        out.append(f"| `{name}` | {v[b + '_pps']:.1f} | {_time(v[b + '_median_s'])} | {ident} |")
     return out
 
 
 def cli_table(v: V) -> list[str]:
-    return ["| `hierret search` | wall time | peak memory |", "|---|---:|---:|",
-            f"| cold (empty vector cache) | {_time(v['encode_cli_cold_wall_s'])} | "
-            f"{v['encode_cli_cold_peak_mb']:.0f} MB |",
-            f"| warm (best of the repeats) | {_time(v['encode_cli_warm_min_s'])} | "
-            f"{v['encode_cli_warm_peak_mb']:.0f} MB |"]
+    return [
+        "| `hierret search` | wall time | peak memory |",
+        "|---|---:|---:|",
+        f"| cold (empty vector cache) | {_time(v['encode_cli_cold_wall_s'])} | "
+        f"{v['encode_cli_cold_peak_mb']:.0f} MB |",
+        f"| warm (best of the repeats) | {_time(v['encode_cli_warm_min_s'])} | "
+        f"{v['encode_cli_warm_peak_mb']:.0f} MB |",
+    ]
 
 
 def chunker_table(v: V) -> list[str]:
@@ -139,8 +180,9 @@ def figure(v: V, path: Path) -> None:
     rows = [row for row in _rows(v) if row.peer]
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
     speedups = [row.speedup(v) for row in rows]
-    bars = ax.barh(range(len(rows)), speedups, color=["#4c72b0" if s >= 1 else "#dd8452"
-                                                      for s in speedups])
+    bars = ax.barh(
+        range(len(rows)), speedups, color=["#4c72b0" if s >= 1 else "#dd8452" for s in speedups]
+    )
     ax.bar_label(bars, [_times(s) for s in speedups], padding=3, fontsize=9)
     ax.set_xlim(min(min(speedups) / 2, 0.5), max(speedups) * 4)
     ax.set_yticks(range(len(rows)), [row.label for row in rows], fontsize=9)
@@ -155,8 +197,14 @@ def figure(v: V, path: Path) -> None:
 def page(record: V | None, figure_path: Path) -> str:
     head = ["# Speed against the peers", ""]
     if record is None:
-        return "\n".join([*head, "No benchmark record yet: run `nox -s bench -- --record`, "
-                          "which writes `data/results/bench.json`, then build the site.", ""])
+        return "\n".join(
+            [
+                *head,
+                "No benchmark record yet: run `nox -s bench -- --record`, "
+                "which writes `data/results/bench.json`, then build the site.",
+                "",
+            ]
+        )
     v, identity = record["values"], record["identity"]
     figure(v, figure_path)
     machine = record["machine"]
@@ -209,8 +257,9 @@ def page(record: V | None, figure_path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, required=True, help="the page to write (Markdown)")
     ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
     args = ap.parse_args(argv)

@@ -54,23 +54,38 @@ def test_the_committed_record_renders_every_ratio_and_its_figure(tmp_path: Path)
         assert f"| `{backend}` |" in text
 
 
+@pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")
 def test_a_missing_value_is_named(tmp_path: Path) -> None:
-    record = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else None
-    if record is None:
-        pytest.skip("no bench record committed")
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
     del record["values"]["encode_path_ratio_vs_bare"]
     with pytest.raises(KeyError, match="encode_path_ratio_vs_bare"):
         page.page(record, tmp_path / page.FIGURE)
 
 
 def test_gather_keys_every_number_by_its_path(tmp_path: Path) -> None:
-    bench = {"bm25": {"results": [{"analyzer": "english", "speedup": 90.0, "n_docs": 5}]},
-             "metrics": {"ratio_vs_ranx": 0.5}, "speed": {"dense": {"faiss": {"min_s": 1.0}}},
-             "encode": {"backends": {"minilm-int8": {"pps": 3.0, "identity": "x"}}}}
+    bench = {
+        "bm25": {"results": [{"analyzer": "english", "speedup": 90.0, "n_docs": 5}]},
+        "metrics": {"ratio_vs_ranx": 0.5},
+        "speed": {"dense": {"faiss": {"min_s": 1.0}}},
+        "encode": {"backends": {"minilm-int8": {"pps": 3.0, "identity": "x"}}},
+    }
     for name, data in bench.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
     values, described = run_all.gather(tmp_path)
-    assert values == {"bm25_english_speedup": 90.0, "bm25_english_n_docs": 5,
-                      "metrics_ratio_vs_ranx": 0.5, "speed_dense_faiss_min_s": 1.0,
-                      "encode_backends_minilm_int8_pps": 3.0}
+    assert values == {
+        "bm25_english_speedup": 90.0,
+        "bm25_english_n_docs": 5,
+        "metrics_ratio_vs_ranx": 0.5,
+        "speed_dense_faiss_min_s": 1.0,
+        "encode_backends_minilm_int8_pps": 3.0,
+    }
     assert described == {"encoders": {"minilm-int8": "x"}}
+
+
+@pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")
+def test_a_warm_run_that_calls_the_model_misses_its_goal() -> None:
+    values = dict(json.loads(RECORD.read_text(encoding="utf-8"))["values"])
+    values["encode_path_warm_model_calls"] = 1
+    row = next(line for line in page.ratio_table(values) if "warm cache" in line)
+    assert "| **no** |" in row
+    assert "1 model calls" in row

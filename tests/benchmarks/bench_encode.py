@@ -80,24 +80,26 @@ def bench_path(texts: list[str], repeat: int) -> dict[str, Any]:
     enc._model.encode = counter  # type: ignore[method-assign]
     bare = SentenceTransformer(str(minilm_folder()), device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
+
         def cold() -> np.ndarray:
             with tempfile.TemporaryDirectory(dir=tmp) as folder:
                 return CachedEncoder(enc, VectorCache(folder)).encode_passages(texts)
 
         def peer() -> np.ndarray:
-            return bare.encode(texts, batch_size=32, convert_to_numpy=True,
-                               show_progress_bar=False)
+            return bare.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False)
 
         ours, theirs = cold(), peer()
-        out: dict[str, Any] = {"texts": len(texts), "hierret": timed(cold, repeat),
-                               "bare": timed(peer, repeat)}
+        out: dict[str, Any] = {
+            "texts": len(texts),
+            "hierret": timed(cold, repeat),
+            "bare": timed(peer, repeat),
+        }
         warm_encoder = CachedEncoder(enc, VectorCache(Path(tmp) / "warm"))
         warm_encoder.encode_passages(texts)
         counter.calls = 0
         out["warm"] = timed(lambda: warm_encoder.encode_passages(texts), repeat)
         out["warm_model_calls"] = counter.calls
-        out["warm_max_abs_diff"] = float(np.max(np.abs(warm_encoder.encode_passages(texts)
-                                                       - ours)))
+        out["warm_max_abs_diff"] = float(np.max(np.abs(warm_encoder.encode_passages(texts) - ours)))
     out["ratio_vs_bare"] = out["bare"]["min_s"] / out["hierret"]["min_s"]
     out["max_abs_diff_vs_bare"] = float(np.max(np.abs(ours - l2_normalize(theirs))))
     return out
@@ -115,8 +117,9 @@ def bench_backends(texts: list[str], repeat: int, names: list[str]) -> dict[str,
 
 
 def _measure(command: list[str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True
+    )
     result: dict[str, Any] = json.loads(done.stdout)
     if result["rc"] != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{result['stderr']}")
@@ -130,10 +133,15 @@ def bench_cli(repeat: int) -> dict[str, Any]:
         cold = _measure(command)
         warm = [_measure(command) for _ in range(repeat)]
     walls = sorted(w["wall_s"] for w in warm)
-    return {"cold": cold,
-            "warm": {"min_s": walls[0], "median_s": float(np.median(walls)),
-                     "peak_mb": max(w["peak_mb"] for w in warm)},
-            "warm_over_cold": walls[0] / cold["wall_s"]}
+    return {
+        "cold": cold,
+        "warm": {
+            "min_s": walls[0],
+            "median_s": float(np.median(walls)),
+            "peak_mb": max(w["peak_mb"] for w in warm),
+        },
+        "warm_over_cold": walls[0] / cold["wall_s"],
+    }
 
 
 def main() -> None:

