@@ -81,6 +81,8 @@ def _sphinx(session: nox.Session, site: Path) -> Path:
     session.run("python", "docs/timing_page.py", "--record",
                 str(site / "src" / "notebooks" / "timing.json"), "--out",
                 str(site / "src" / "timing.md"), env=_env())
+    session.run("python", "docs/bench_page.py", "--out", str(site / "src" / "bench.md"),
+                env=_env())
     html = site / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", str(site / "src"),
                 str(html), env=_env())
@@ -182,17 +184,17 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Speed against the peers (not part of the tests): BM25, metrics, analyzer, dense, chunker.
+    """Speed against the peers (not part of the tests), gathered into one result record.
 
-    Writes JSON under build/bench/; `-- --repeat N` sets the repeats of the speed part.
+    BM25, metrics, analyzer, dense search, chunker, the encoding path, the encoder
+    backends and `hierret search` (tests/benchmarks/run_all.py). Each benchmark's JSON
+    and the record `bench.json` go to build/bench/; `-- --record` writes the record to
+    data/results/ instead, where the site's benchmark page reads it. Other arguments
+    go to run_all.py (`-- --repeat 5`, `-- --note "two other jobs running"`).
     """
-    _install(session, "test,models")
-    session.install("bm25s==0.3.16")  # the peer of the analyzer (ranx: not compared yet)
-    out = BUILD / "bench"
-    out.mkdir(parents=True, exist_ok=True)
-    env = _env()
-    session.run("python", "tests/benchmarks/bench_bm25.py", "--json", str(out / "bm25.json"),
-                env=env)
-    session.run("python", "tests/benchmarks/bench_metrics.py", env=env)
-    session.run("python", "tests/benchmarks/bench_speed.py", "--json", str(out / "speed.json"),
-                *session.posargs, env=env)
+    _install(session, "test,models,bench")
+    args = [a for a in session.posargs if a != "--record"]
+    if "--record" in session.posargs:
+        args += ["--results", str(ROOT / "data" / "results")]
+    session.run("python", "tests/benchmarks/run_all.py", "--out", str(BUILD / "bench"), *args,
+                env=_env())

@@ -36,7 +36,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
 def _requirements() -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     reqs = list(project["dependencies"])
-    for group in ("models", "notebooks", "docs", "test"):
+    for group in ("models", "notebooks", "docs", "test", "bench"):
         reqs += project["optional-dependencies"][group]
     return reqs
 

@@ -1,0 +1,274 @@
+"""Write the site's "Speed against the peers" page from the ``bench`` result record.
+
+    python docs/bench_page.py --out build/site/src/bench.md [--results data/results]
+
+The record is what ``nox -s bench -- --record`` wrote to ``data/results/bench.json``
+(``tests/benchmarks/run_all.py``). The page shows every ratio against a peer with
+its goal and its equality check, the encoders' passages per second, the command
+line's cold and warm runs, the chunker's time per character, the machine, and one
+figure (``bench-ratios.png`` beside the page), all read from the record at every
+site build, so no number on the page is typed by hand. Without a record the page
+says how to make one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURE = "bench-ratios.png"
+LINES_KB = (10, 20, 40, 80, 160)
+#: The unbroken lines of bench_speed.py, by the key part of their kind.
+KINDS = {"e_g": "`e.g. ` repeated", "words": "words"}
+V = Mapping[str, Any]
+
+
+class Row(NamedTuple):
+    """One comparison: what it is, its speed-up over the peer, the goal, the check."""
+
+    label: str
+    speedup: Callable[[V], float]  # the peer's time / hierret's: above 1, hierret is faster
+    goal: str
+    met: Callable[[V, float], bool]  # the goal is met, given the values and the speed-up
+    check: Callable[[V], str]
+    peer: bool = True  # drawn in the figure: a comparison with another tool
+
+
+def _flat(v: V, kind: str) -> float:
+    """Largest over smallest time per character of the unbroken lines of one kind."""
+    per_char = [v[f"speed_chunker_lines_{kind}_{kb}_kb_us_per_char"] for kb in LINES_KB]
+    return max(per_char) / min(per_char)
+
+
+def _rows(v: V) -> list[Row]:
+    rows = [
+        Row(
+            f"BM25 index + query, {a} analyzer, vs rank_bm25",
+            lambda v, a=a: v[f"bm25_{a}_speedup"],
+            "",
+            lambda v, s: True,
+            lambda v, a=a: (
+                f"max score difference {v[f'bm25_{a}_max_abs_score_diff']:.1e}, "
+                f"same top 10 for {v[f'bm25_{a}_top10_identical_lists']:.1%} of queries"
+            ),
+        )
+        for a in ("english", "whitespace")
+        if f"bm25_{a}_speedup" in v
+    ]
+    rows += [
+        Row(
+            f"metrics vs {peer}",
+            lambda v, p=p: 1 / v[f"metrics_ratio_vs_{p}"],
+            "",
+            lambda v, s: True,
+            lambda v, p=p: f"max per-query difference {v[f'metrics_max_abs_diff_vs_{p}']:.1e}",
+        )
+        for peer, p in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx"))
+        if f"metrics_ratio_vs_{p}" in v
+    ]
+    rows += [
+        Row(
+            "encoding path (cold cache) vs bare SentenceTransformer.encode",
+            lambda v: v["encode_path_ratio_vs_bare"],
+            "at least 0.95",
+            lambda v, s: s >= 0.95,
+            lambda v: f"max vector difference {v['encode_path_max_abs_diff_vs_bare']:.1e}",
+        ),
+        Row(
+            "encoding path, warm cache, vs its cold run",
+            lambda v: v["encode_path_hierret_min_s"] / v["encode_path_warm_min_s"],
+            "no model call",
+            lambda v, s: v["encode_path_warm_model_calls"] == 0,
+            lambda v: (
+                f"{v['encode_path_warm_model_calls']} model calls, max vector "
+                f"difference {v['encode_path_warm_max_abs_diff']:.1e}"
+            ),
+            peer=False,
+        ),
+        Row(
+            "English analyzer vs bm25s tokenize + PyStemmer",
+            lambda v: 1 / v["speed_analyzer_ratio_vs_bm25s"],
+            "at least 1",
+            lambda v, s: s >= 1,
+            lambda v: "",
+        ),
+        Row(
+            "dense search vs numpy matrix product",
+            lambda v: 1 / v["speed_dense_ratio_vs_numpy"],
+            "at least 1",
+            lambda v, s: s >= 1,
+            lambda v: f"{v['speed_dense_units']:,} units, {v['speed_dense_queries']} queries",
+        ),
+        Row(
+            "dense search vs FAISS IndexFlatIP",
+            lambda v: 1 / v["speed_dense_ratio_vs_faiss"],
+            "",
+            lambda v, s: True,
+            lambda v: "",
+        ),
+    ]
+    return rows
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}×" if ratio < 100 else f"{ratio:,.0f}×"
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def ratio_table(v: V) -> list[str]:
+    out = ["| comparison | hierret's speed-up | goal | met | check |", "|---|---:|---|---|---|"]
+    for row in _rows(v):
+        s = row.speedup(v)
+        met = ("yes" if row.met(v, s) else "**no**") if row.goal else ""
+        out.append(f"| {row.label} | {_times(s)} | {row.goal} | {met} | {row.check(v)} |")
+    for kind, text in KINDS.items():
+        flat = _flat(v, kind)
+        out.append(
+            f"| chunker, one line of {text}, time per character from "
+            f"{LINES_KB[0]} to {LINES_KB[-1]} kB | {flat:.2f} (largest ÷ smallest) "
+            f"| at most 1.5 | {'yes' if flat <= 1.5 else '**no**'} | |"
+        )
+    return out
+
+
+def encoder_table(v: V, identity: V) -> list[str]:
+    out = ["| backend | passages / s | median time | identity |", "|---|---:|---:|---|"]
+    for name, ident in identity.get("encoders", {}).items():
+        b = f"encode_backends_{name.replace('-', '_')}"
+        out.append(f"| `{name}` | {v[b + '_pps']:.1f} | {_time(v[b + '_median_s'])} | {ident} |")
+    return out
+
+
+def cli_table(v: V) -> list[str]:
+    return [
+        "| `hierret search` | wall time | peak memory |",
+        "|---|---:|---:|",
+        f"| cold (empty vector cache) | {_time(v['encode_cli_cold_wall_s'])} | "
+        f"{v['encode_cli_cold_peak_mb']:.0f} MB |",
+        f"| warm (best of the repeats) | {_time(v['encode_cli_warm_min_s'])} | "
+        f"{v['encode_cli_warm_peak_mb']:.0f} MB |",
+    ]
+
+
+def chunker_table(v: V) -> list[str]:
+    out = ["| text | µs per character (min) |", "|---|---:|"]
+    for times in (1, 4, 16):
+        out.append(f"| corpus ×{times} | {v[f'speed_chunker_corpus_{times}x_us_per_char']:.3f} |")
+    for kind, text in KINDS.items():
+        for kb in LINES_KB:
+            us = v[f"speed_chunker_lines_{kind}_{kb}_kb_us_per_char"]
+            out.append(f"| one line of {text}, {kb} kB | {us:.3f} |")
+    return out
+
+
+def figure(v: V, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hierret.figures import save
+
+    rows = [row for row in _rows(v) if row.peer]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
+    speedups = [row.speedup(v) for row in rows]
+    bars = ax.barh(
+        range(len(rows)), speedups, color=["#4c72b0" if s >= 1 else "#dd8452" for s in speedups]
+    )
+    ax.bar_label(bars, [_times(s) for s in speedups], padding=3, fontsize=9)
+    ax.set_xlim(min(min(speedups) / 2, 0.5), max(speedups) * 4)
+    ax.set_yticks(range(len(rows)), [row.label for row in rows], fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.set_xlabel("hierret's speed-up over the peer (peer's time ÷ hierret's, log scale)")
+    fig.tight_layout()
+    save(fig, path.parent, path.name, show=False)
+
+
+def page(record: V | None, figure_path: Path) -> str:
+    head = ["# Speed against the peers", ""]
+    if record is None:
+        return "\n".join(
+            [
+                *head,
+                "No benchmark record yet: run `nox -s bench -- --record`, "
+                "which writes `data/results/bench.json`, then build the site.",
+                "",
+            ]
+        )
+    v, identity = record["values"], record["identity"]
+    figure(v, figure_path)
+    machine = record["machine"]
+    text = [
+        *head,
+        "`nox -s bench` measures hierret side by side with the tools a user would pick "
+        "instead, in one run, and `-- --record` keeps the result as the record "
+        "`data/results/bench.json`, from which this page is generated at every site build. "
+        "Each time is the smallest of the repeats after one warm-up call; a speed-up "
+        "above 1 means hierret is faster. Absolute times depend on the machine and on what "
+        "else it was doing (below), so compare the ratios.",
+        "",
+        "## Ratios and checks",
+        "",
+        *ratio_table(v),
+        "",
+        f"```{{figure}} {figure_path.name}",
+        ":alt: Horizontal bars of hierret's speed-up over each peer, log scale, line at 1.",
+        ":width: 90%",
+        "",
+        "hierret's speed-up over each peer (bars right of the line: hierret is faster).",
+        "```",
+        "",
+        "## Encoders",
+        "",
+        f"Passages per second of each backend on the same {v['encode_path_texts']} SciFact "
+        "abstracts, without a cache.",
+        "",
+        *encoder_table(v, identity),
+        "",
+        "## The command line",
+        "",
+        *cli_table(v),
+        "",
+        "## The chunker",
+        "",
+        *chunker_table(v),
+        "",
+        "## The machine",
+        "",
+        f"* CPU: {machine['cpu']}; {identity['cpus_usable']} of {identity['cpus']} cores usable",
+        f"* load when the run began: {identity['load_1min_at_start']:.1f} (one-minute average); "
+        f"{identity['load_note']}",
+        f"* repeats: {identity['repeat']}; Python {machine['python']}, numpy {machine['numpy']}, "
+        f"torch {machine['torch']}",
+        "* peers: " + ", ".join(f"{k} {val}" for k, val in identity["peers"].items()),
+        "",
+    ]
+    return "\n".join(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--out", type=Path, required=True, help="the page to write (Markdown)")
+    ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
+    args = ap.parse_args(argv)
+    path = args.results / "bench.json"
+    record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(page(record, args.out.parent / FIGURE), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Benchmark the encoding path, the encoder backends and the ``hierret search`` command.
+
+Side by side in one run, min and median over ``--repeat`` runs (the timing
+helper of ``bench_speed.py``), on the same ``--texts`` SciFact abstracts
+(``title + " " + text``):
+
+* the encoding path, :class:`hierret.cache.CachedEncoder` around
+  :class:`hierret.encoders.SentenceTransformerEncoder` (all-MiniLM-L6-v2, an
+  empty cache each call), vs a bare ``SentenceTransformer.encode`` of the same
+  model folder, batch 32: the speed ratio (bare time / hierret's time, goal at
+  least 0.95) and the largest difference of the unit vectors;
+* the warm path, the same call on a filled cache: its time and how many times
+  the wrapped ``SentenceTransformer.encode`` was called (goal 0);
+* passages per second of each backend (``minilm``, ``minilm-int8``,
+  ``e5-small``, ``wordllama``), ``encode_passages`` without a cache;
+* ``python -m hierret search`` on the embedded corpus with an empty vector
+  cache (cold) and again on the cache it filled (warm): wall time, and peak
+  resident memory of the command (``ru_maxrss`` of a wrapper's children, so
+  each run is measured alone).
+
+Usage::
+
+    python tests/benchmarks/bench_encode.py [--data DIR] [--repeat 3] [--texts 32]
+        [--backends minilm minilm-int8 e5-small wordllama] [--no-cli] [--json out.json]
+
+A script, not a test (pytest does not collect ``bench_*.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_speed import REPO_ROOT, scifact_texts, timed
+
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_encoder
+from hierret.encoders.sentence_transformers import minilm_folder
+
+BACKENDS = ("minilm", "minilm-int8", "e5-small", "wordllama")
+QUESTION = "what does a finally clause do when the try block returns?"
+
+#: Runs one command and prints its wall time and its peak resident memory (kB), as JSON.
+_WRAPPER = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+wall = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"rc": done.returncode, "wall_s": wall, "peak_kb": peak,
+                  "stderr": done.stderr[-2000:]}))
+"""
+
+
+class _Counting:
+    """Wraps a callable and counts its calls."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        self.calls += 1
+        return self.fn(*args, **kw)
+
+
+def bench_path(texts: list[str], repeat: int) -> dict[str, Any]:
+    """hierret's cached encoding path (cold and warm) vs bare SentenceTransformer.encode."""
+    from sentence_transformers import SentenceTransformer
+
+    enc = SentenceTransformerEncoder()
+    counter = _Counting(enc._model.encode)
+    enc._model.encode = counter  # type: ignore[method-assign]
+    bare = SentenceTransformer(str(minilm_folder()), device="cpu")
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def cold() -> np.ndarray:
+            with tempfile.TemporaryDirectory(dir=tmp) as folder:
+                return CachedEncoder(enc, VectorCache(folder)).encode_passages(texts)
+
+        def peer() -> np.ndarray:
+            return bare.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False)
+
+        ours, theirs = cold(), peer()
+        out: dict[str, Any] = {
+            "texts": len(texts),
+            "hierret": timed(cold, repeat),
+            "bare": timed(peer, repeat),
+        }
+        warm_encoder = CachedEncoder(enc, VectorCache(Path(tmp) / "warm"))
+        warm_encoder.encode_passages(texts)
+        counter.calls = 0
+        out["warm"] = timed(lambda: warm_encoder.encode_passages(texts), repeat)
+        out["warm_model_calls"] = counter.calls
+        out["warm_max_abs_diff"] = float(np.max(np.abs(warm_encoder.encode_passages(texts) - ours)))
+    out["ratio_vs_bare"] = out["bare"]["min_s"] / out["hierret"]["min_s"]
+    out["max_abs_diff_vs_bare"] = float(np.max(np.abs(ours - l2_normalize(theirs))))
+    return out
+
+
+def bench_backends(texts: list[str], repeat: int, names: list[str]) -> dict[str, Any]:
+    """Passages per second of each backend on the same texts (no cache)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        enc = load_encoder(name)
+        r = timed(lambda enc=enc: enc.encode_passages(texts), repeat)
+        out[name] = {**r, "pps": len(texts) / r["min_s"], "identity": enc.identity.describe()}
+        del enc
+    return out
+
+
+def _measure(command: list[str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    if result["rc"] != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{result['stderr']}")
+    return {"wall_s": result["wall_s"], "peak_mb": result["peak_kb"] / 1024}
+
+
+def bench_cli(repeat: int) -> dict[str, Any]:
+    """``hierret search`` with an empty cache, then warm (min and median of ``repeat``)."""
+    with tempfile.TemporaryDirectory() as cache:
+        command = [sys.executable, "-m", "hierret", "search", QUESTION, "--cache-dir", cache]
+        cold = _measure(command)
+        warm = [_measure(command) for _ in range(repeat)]
+    walls = sorted(w["wall_s"] for w in warm)
+    return {
+        "cold": cold,
+        "warm": {
+            "min_s": walls[0],
+            "median_s": float(np.median(walls)),
+            "peak_mb": max(w["peak_mb"] for w in warm),
+        },
+        "warm_over_cold": walls[0] / cold["wall_s"],
+    }
+
+
+def main() -> None:
+    default = os.environ.get("HIERRET_DATA", str(REPO_ROOT.parent / "shared" / "datasets"))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(default))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--texts", type=int, default=32, help="SciFact abstracts encoded")
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
+    parser.add_argument("--no-cli", action="store_true", help="skip `hierret search`")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    texts = scifact_texts(args.data)[: args.texts]
+    start = time.perf_counter()
+    result: dict[str, Any] = {
+        "repeat": args.repeat,
+        "path": bench_path(texts, args.repeat),
+        "backends": bench_backends(texts, args.repeat, args.backends),
+    }
+    if not args.no_cli:
+        result["cli"] = bench_cli(args.repeat)
+    result["bench_s"] = time.perf_counter() - start
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

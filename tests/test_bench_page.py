@@ -1,0 +1,91 @@
+"""The benchmark page (docs/bench_page.py) and the record it reads (data/results/bench.json)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "data" / "results" / "bench.json"
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+page = _load(ROOT / "docs" / "bench_page.py", "bench_page")
+run_all = _load(ROOT / "tests" / "benchmarks" / "run_all.py", "bench_run_all")
+
+
+def test_without_a_record_the_page_says_how_to_make_one(tmp_path: Path) -> None:
+    out = tmp_path / "bench.md"
+    assert page.main(["--out", str(out), "--results", str(tmp_path)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "nox -s bench -- --record" in text
+    assert not (tmp_path / page.FIGURE).exists()
+
+
+@pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")
+def test_the_committed_record_renders_every_ratio_and_its_figure(tmp_path: Path) -> None:
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
+    values = record["values"]
+    assert record["name"] == "bench"
+    assert all(k == run_all.key(k) for k in values), "every key is made by hierret.record.key"
+    out = tmp_path / "bench.md"
+    page.main(["--out", str(out), "--results", str(RECORD.parent)])
+    text = out.read_text(encoding="utf-8")
+    assert (tmp_path / page.FIGURE).stat().st_size > 0
+    for row in page._rows(values):
+        assert row.label in text
+    assert "bare SentenceTransformer.encode" in text
+    assert f"{values['encode_path_warm_model_calls']} model calls" in text
+    for backend in ("minilm", "minilm-int8", "e5-small", "wordllama"):
+        assert f"| `{backend}` |" in text
+
+
+@pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")
+def test_a_missing_value_is_named(tmp_path: Path) -> None:
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
+    del record["values"]["encode_path_ratio_vs_bare"]
+    with pytest.raises(KeyError, match="encode_path_ratio_vs_bare"):
+        page.page(record, tmp_path / page.FIGURE)
+
+
+def test_gather_keys_every_number_by_its_path(tmp_path: Path) -> None:
+    bench = {
+        "bm25": {"results": [{"analyzer": "english", "speedup": 90.0, "n_docs": 5}]},
+        "metrics": {"ratio_vs_ranx": 0.5},
+        "speed": {"dense": {"faiss": {"min_s": 1.0}}},
+        "encode": {"backends": {"minilm-int8": {"pps": 3.0, "identity": "x"}}},
+    }
+    for name, data in bench.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    values, described = run_all.gather(tmp_path)
+    assert values == {
+        "bm25_english_speedup": 90.0,
+        "bm25_english_n_docs": 5,
+        "metrics_ratio_vs_ranx": 0.5,
+        "speed_dense_faiss_min_s": 1.0,
+        "encode_backends_minilm_int8_pps": 3.0,
+    }
+    assert described == {"encoders": {"minilm-int8": "x"}}
+
+
+@pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")
+def test_a_warm_run_that_calls_the_model_misses_its_goal() -> None:
+    values = dict(json.loads(RECORD.read_text(encoding="utf-8"))["values"])
+    values["encode_path_warm_model_calls"] = 1
+    row = next(line for line in page.ratio_table(values) if "warm cache" in line)
+    assert "| **no** |" in row
+    assert "1 model calls" in row
