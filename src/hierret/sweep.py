@@ -51,7 +51,68 @@ from hierret.units import Level, Query
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Swept", "plot_sweep", "run"]
+__all__ = ["Swept", "fold_parts", "held_out", "plot_sweep", "run"]
+
+
+def fold_parts(n: int, folds: int, seed: int = 0) -> list[np.ndarray]:
+    """Seeded k-fold split of ``n`` questions (rows in sorted-id order): the held-out rows.
+
+    The rows are shuffled with ``seed`` and cut into ``folds`` nearly equal
+    parts; every row is held out exactly once. :meth:`Swept.out_of_fold`,
+    :func:`held_out` and :func:`hierret.router.route` use this one split, so
+    the same seed holds out the same questions everywhere.
+
+    Raises
+    ------
+    ValueError
+        ``folds`` below 2 or above ``n``.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in fold_parts(5, 2, seed=0)]
+    [[2, 4, 3], [0, 1]]
+    """
+    if not 2 <= folds <= n:
+        raise ValueError(f"folds must be between 2 and the {n} questions, got {folds}")
+    order = np.random.default_rng(seed).permutation(n)
+    return list(np.array_split(order, folds))
+
+
+def held_out(frame: pd.DataFrame, folds: int = 5, seed: int = 0
+             ) -> tuple[pd.Series, list[Any]]:
+    """Each question scored by the column chosen on the other folds (best mean; ties: first).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Questions as rows (sorted by id, as :meth:`Result.per_query` gives
+        them), one column per setting, per-question scores.
+    folds, seed
+        The split (:func:`fold_parts`).
+
+    Returns
+    -------
+    scores : Series
+        Per question, the held-out score.
+    chosen : list
+        The column chosen for each fold.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"a": [1.0, 0.0, 1.0], "b": [0.0, 1.0, 0.5]}, index=["q1", "q2", "q3"])
+    >>> scores, chosen = held_out(f, folds=3)
+    >>> scores.tolist(), chosen
+    ([0.0, 0.0, 1.0], ['a', 'b', 'a'])
+    """
+    values = frame.to_numpy(dtype=float)
+    parts = fold_parts(len(frame), folds, seed)
+    held, chosen = np.empty(len(frame)), []
+    for part in parts:
+        train = np.setdiff1d(np.arange(len(frame)), part)
+        best = int(np.argmax(values[train].mean(axis=0)))
+        chosen.append(frame.columns[best])
+        held[part] = values[part, best]
+    return pd.Series(held, index=frame.index), chosen
 
 
 def run(
@@ -207,24 +268,19 @@ class Swept:
             if not 2 <= folds <= len(frame):
                 raise ValueError(f"folds must be between 2 and the {len(frame)} questions "
                                  f"judged at {target!r}, got {folds}")
-            order = np.random.default_rng(seed).permutation(len(frame))
-            parts = np.array_split(order, folds)
             for group, members in groups.items():
-                scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
-                chosen, held = [], np.empty(len(frame))
-                for part in parts:
-                    train = np.setdiff1d(order, part)
-                    best = int(np.argmax(scores[train].mean(axis=0)))
-                    chosen.append(members[best][field])
-                    held[part] = scores[part, best]
-                ci = mean_interval(held, r.n_resamples, r.confidence, r.seed)
-                best_all = int(np.argmax(scores.mean(axis=0)))
+                sub = frame[[_arm(s) for s in members]]
+                sub.columns = pd.RangeIndex(len(members))
+                held, picks = held_out(sub, folds, seed)
+                chosen = [members[int(i)][field] for i in picks]
+                ci = mean_interval(held.to_numpy(), r.n_resamples, r.confidence, r.seed)
+                best_all = int(np.argmax(sub.to_numpy(dtype=float).mean(axis=0)))
                 rows.append({**dict(zip(others, group, strict=True)), "target": target,
                              "n": len(frame), "folds": folds, "mean": ci.estimate,
                              "low": ci.low, "high": ci.high, "chosen": chosen,
                              "chosen_min": min(chosen), "chosen_max": max(chosen),
                              "in_sample": members[best_all][field],
-                             "in_sample_mean": float(scores[:, best_all].mean())})
+                             "in_sample_mean": float(sub.iloc[:, best_all].mean())})
         return pd.DataFrame(rows)
 
 
