@@ -462,6 +462,28 @@ class Result:
             self._tables[key] = table
         return self._tables[key]
 
+    def wins(self, metric: str, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """How many questions each ``a`` wins, ties and loses against ``b``, at every target.
+
+        Rows are indexed by ``target``, ``a`` and ``b``.
+
+        Examples
+        --------
+        >>> r = Result({}, {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.5, "q3": 0.0},
+        ...                                      "b": {"q1": 0.5, "q2": 0.5, "q3": 1.0}}}},
+        ...            "a", [], ["sections"], ["mrr"])
+        >>> r.wins("mrr", [("a", "b")]).reset_index().to_dict("records")
+        [{'target': 'sections', 'a': 'a', 'b': 'b', 'wins': 1, 'ties': 1, 'losses': 1}]
+        """
+        rows = []
+        for target in self.targets:
+            frame = self.per_query(target, metric)
+            for a, b in pairs:
+                d = np.sign(frame[a] - frame[b])
+                rows.append({"target": target, "a": a, "b": b, "wins": int((d > 0).sum()),
+                             "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
+        return pd.DataFrame(rows).set_index(["target", "a", "b"])
+
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
         """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
         import matplotlib.pyplot as plt

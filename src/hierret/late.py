@@ -58,8 +58,16 @@ from hierret.encoders import Encoder, EncoderIdentity, l2_normalize
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
 from hierret.rerank.maxsim import sentence_transformer
+from hierret.units import Corpus
 
-__all__ = ["LateChunker", "LateVectors", "TokenVectors", "best_windows", "plan_windows"]
+__all__ = [
+    "LateChunker",
+    "LateVectors",
+    "TokenVectors",
+    "best_windows",
+    "cost",
+    "plan_windows",
+]
 
 
 def plan_windows(n: int, budget: int, overlap: int) -> list[tuple[int, int]]:
@@ -151,6 +159,19 @@ class LateVectors:
     vectors: NDArray[np.float32]
     context: pd.DataFrame
 
+    def summary(self) -> dict[str, float]:
+        """Context received, over the passages: means, and the shares with none and pooled.
+
+        ``alone`` is the share of passages that saw no token outside
+        themselves (their window held nothing else); ``long`` the share whose
+        section took more than one window.
+        """
+        c = self.context
+        return {"passages": len(c), "tokens": float(c["tokens"].mean()),
+                "before": float(c["before"].mean()), "after": float(c["after"].mean()),
+                "alone": float(((c["before"] == 0) & (c["after"] == 0)).mean()),
+                "long": float((c["windows"] > 1).mean())}
+
 
 class LateChunker:
     """Late-chunked passage vectors from a sentence-transformers encoder's token vectors.
@@ -167,6 +188,8 @@ class LateChunker:
     cache : VectorCache, optional
         Where passage vectors are kept (default: the encoder's cache when it
         is a ``CachedEncoder``, else none).
+    use_cache : bool, default True
+        ``False``: compute every vector and store none (to time it).
     batch_size : int, default 16
         Windows per forward pass.
 
@@ -187,7 +210,8 @@ class LateChunker:
     """
 
     def __init__(self, encoder: Encoder, overlap: int = 64, window: int | None = None,
-                 cache: VectorCache | None = None, batch_size: int = 16) -> None:
+                 cache: VectorCache | None = None, batch_size: int = 16,
+                 use_cache: bool = True) -> None:
         self.encoder = encoder
         self._model = sentence_transformer(encoder)
         self._tok = self._model.tokenizer
@@ -202,6 +226,7 @@ class LateChunker:
         self.overlap = check_count(overlap, "overlap", minimum=0)
         plan_windows(self.budget + 1, self.budget, self.overlap)  # checks the overlap
         self.cache = cache if cache is not None else getattr(encoder, "cache", None)
+        self.cache = self.cache if use_cache else None
         self.batch_size = check_count(batch_size, "batch_size")
         self.seconds, self.windows_encoded = 0.0, 0
 
@@ -349,3 +374,47 @@ class _Plan:
             self.c.cache.put(self.c.identity, [self.keys[i] for i in new], self.vectors[new])
         frame = pd.DataFrame(self.context).set_index("passage")
         return LateVectors([u.id for u in self.units], self.vectors, frame)
+
+
+def cost(encoder: Encoder, hierarchy: Hierarchy, max_passages: int = 64, overlap: int = 64,
+         windows: Sequence[int | None] = (None, 512)) -> pd.DataFrame:
+    """Measured time per passage: plain passage vectors, and late chunking per window.
+
+    The first documents of ``hierarchy`` holding at least ``max_passages``
+    passages are embedded afresh (no cache): each passage as one text by the
+    encoder (unwrapped from a ``CachedEncoder``), then late-chunked with each
+    window length (``None``: the encoder's). A window beyond the one the
+    model was trained on costs what it would cost; its vectors are not the
+    point.
+
+    Returns
+    -------
+    DataFrame
+        One row per method (index ``method``: ``plain``, then ``late-<window>``):
+        ``passages``, ``windows``
+        (forward windows), ``seconds``, ``ms_per_passage``.
+    """
+    docs, n = [], 0
+    for doc in hierarchy.corpus:
+        docs.append(doc)
+        n += sum(p.doc_id == doc.id for p in hierarchy.passages)
+        if n >= max_passages:
+            break
+    keep = {d.id for d in docs}
+    sub = Hierarchy(Corpus(hierarchy.corpus.name, docs),
+                    {d: hierarchy.sections[d] for d in keep},
+                    [p for p in hierarchy.passages if p.doc_id in keep], dict(hierarchy.params))
+    plain = getattr(encoder, "encoder", encoder)
+    texts = [sub.text(p) for p in text_units(sub, "passages")]
+    start = time.perf_counter()
+    plain.encode_passages(texts)
+    rows = [{"method": "plain", "passages": len(texts), "windows": len(texts),
+             "seconds": time.perf_counter() - start}]
+    for w in windows:
+        late = LateChunker(encoder, overlap, w, use_cache=False)
+        start = time.perf_counter()
+        late.passage_vectors(sub)
+        rows.append({"method": f"late-{late.window}", "passages": len(texts),
+                     "windows": late.windows_encoded, "seconds": time.perf_counter() - start})
+    frame = pd.DataFrame(rows).set_index("method")
+    return frame.assign(ms_per_passage=1000 * frame["seconds"] / frame["passages"])

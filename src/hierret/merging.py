@@ -32,17 +32,20 @@ Examples
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal, cast
 
 import numpy as np
+import pandas as pd
 
 from hierret._validate import check_count, check_weight
+from hierret.experiment import Result, judge
 from hierret.hierarchy import Hierarchy
 from hierret.runs import Ranking, Run, rank
-from hierret.units import Level
+from hierret.sweep import fold_parts, held_out
+from hierret.units import Level, Query
 
-__all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_sizes"]
+__all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_sizes", "tune"]
 
 #: Where a merged section goes: its best passage's place, or the mean of its passages.
 MergeScore = Literal["best", "mean"]
@@ -140,3 +143,70 @@ def merge_parents(hierarchy: Hierarchy, target: Level) -> dict[str, str]:
     if target not in ("sections", "documents"):
         raise ValueError(f"merged runs are judged at 'sections' or 'documents', not {target!r}")
     return {**hierarchy.parents("passages", target), **hierarchy.parents("sections", target)}
+
+
+def tune(result: Result, hierarchy: Hierarchy, queries: Sequence[Query],
+         thresholds: Sequence[float], candidates: int = 20, *, base: str = "chunk",
+         name: str = "automerge", score: MergeScore = "mean", folds: int = 5,
+         seed: int = 0) -> pd.DataFrame:
+    """Auto-merge an arm's passage runs, the threshold chosen out of fold; add it as an arm.
+
+    For every threshold, :func:`merge_run` of ``base``'s runs is judged at
+    each target of ``result`` (its first metric); each question is then
+    scored with the threshold best on the other folds
+    (:func:`hierret.sweep.held_out`, seeded), and those scores join
+    ``result`` as the arm ``name`` (:meth:`~hierret.experiment.Result.add`).
+
+    Parameters
+    ----------
+    result : Result
+        Holds ``base``, a passage arm run on ``hierarchy``, judged at
+        ``"sections"`` and/or ``"documents"``.
+    hierarchy : Hierarchy
+    queries : sequence of Query
+    thresholds : sequence of float
+        The grid (shares in [0, 1]; a section merges strictly above).
+    candidates : int, default 20
+        Passages read per question.
+    base, name, score, folds, seed
+        The passage arm, the new arm's name, :func:`auto_merge`'s rule, the split.
+
+    Returns
+    -------
+    DataFrame
+        One row per target: ``mean`` (out of fold), ``chosen_min``,
+        ``chosen_max``, ``in_sample`` (the threshold best on all questions),
+        ``merged`` (sections merged per question, mean, at each question's
+        threshold) and ``in_sample_mean``.
+    """
+    metric = result.metrics[0]
+    runs = {t: merge_run(result.runs[base], hierarchy, t, candidates, score) for t in thresholds}
+    sections = set(hierarchy.parents("sections", "sections"))
+    counts = pd.DataFrame({t: {q: sum(u in sections for u, _ in r) for q, r in run.items()}
+                           for t, run in runs.items()})
+    rows, added = [], {}
+    for target in result.targets:
+        wanted = result.per_query(target, metric).index
+        level = cast(Level, target)
+        units, parents = hierarchy.units(level), merge_parents(hierarchy, level)
+        frame = pd.DataFrame({t: judge(run, queries, units, parents, [metric])[metric]
+                              for t, run in runs.items()}).loc[wanted]
+        held, chosen = held_out(frame, folds, seed)
+        added[target] = {str(q): float(v) for q, v in held.items()}
+        pick = [chosen[f] for f in _fold_of(len(frame), folds, seed)]
+        merged = [counts.loc[q, t] for q, t in zip(frame.index, pick, strict=True)]
+        best = frame.mean().idxmax()
+        rows.append({"target": target, "mean": float(held.mean()), "chosen_min": min(chosen),
+                     "chosen_max": max(chosen), "in_sample": best,
+                     "in_sample_mean": float(frame[best].mean()),
+                     "merged": float(np.mean(merged))})
+    result.add(name, added, metric)
+    return pd.DataFrame(rows).set_index("target")
+
+
+def _fold_of(n: int, folds: int, seed: int) -> list[int]:
+    out = [0] * n
+    for i, part in enumerate(fold_parts(n, folds, seed)):
+        for row in part:
+            out[int(row)] = i
+    return out

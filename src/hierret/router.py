@@ -41,12 +41,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hierret.experiment import Result
+from hierret.hierarchy import Hierarchy
 from hierret.lifting import lift
 from hierret.runs import Ranking, Run
 from hierret.sweep import fold_parts
 from hierret.units import Query
 
-__all__ = ["FEATURES", "Routed", "features", "route"]
+__all__ = ["FEATURES", "Routed", "add_routed", "features", "route"]
 
 #: The query-time features, in column order.
 FEATURES = ("p_top", "p_margin", "p_spread", "s_top", "s_margin", "s_spread", "agree_top",
@@ -184,3 +186,34 @@ def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5,
                           "best": np.where(weights > 0, arms[labels], "tie")},
                          index=scores.index)
     return Routed(frame, train_ids)
+
+
+def add_routed(result: Result, queries: Sequence[Query], hierarchy: Hierarchy,
+               arms: Sequence[str], *, passages: str = "chunk",
+               sections: str = "rawspan-section", folds: int = 5,
+               seed: int = 0) -> dict[str, Routed]:
+    """Route every question among ``arms`` at each target; add ``router`` and ``fixed``.
+
+    The features come from ``result``'s ``passages`` and ``sections`` runs
+    (:func:`features`); at each target a router is fitted and scored out of
+    fold on ``arms`` (:func:`route`, its first metric), and its scores and
+    the best fixed arm's (chosen on the same training folds) join ``result``
+    as the arms ``"router"`` and ``"fixed"``.
+
+    Returns
+    -------
+    dict
+        Target to its :class:`Routed`.
+    """
+    metric = result.metrics[0]
+    runs = result.runs
+    feats = features(queries, runs[passages], runs[sections],
+                     hierarchy.parents("passages", "sections"))
+    routed = {}
+    for target in result.targets:
+        scores = result.per_query(target, metric)[list(arms)]
+        routed[target] = route(feats.loc[scores.index], scores, folds, seed)
+    for arm in ("router", "fixed"):
+        result.add(arm, {t: {str(q): float(v) for q, v in r.frame[arm].items()}
+                         for t, r in routed.items()}, metric)
+    return routed
