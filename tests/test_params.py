@@ -232,6 +232,8 @@ def test_each_notebook_checks_its_parameters_right_after_declaring_them(path: Pa
     ("05_dr004_hierarchy", "section_weight = 'abc'", r"^section_weight must be a float"),
     ("05_dr004_hierarchy", "encoder = 'e5smal'", r"did you mean 'e5-small'"),
     ("04_dr003_reranking", "corpora = 'scifact'", r"give a list or dict with -y 'corpora: \["),
+    ("06_dr005_beyond", "overlap_tokens = 6.5", r"^overlap_tokens must be an int"),
+    ("06_dr005_beyond", "thresholds = 0.5", r"^thresholds must be a list of float"),
 ])
 def test_notebook_checks_refuse_bad_values(stem: str, injected: str, error: str) -> None:
     params, check = _cells(ROOT / "notebooks" / f"{stem}.ipynb")

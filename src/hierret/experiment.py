@@ -55,15 +55,15 @@ from hierret.stats import (
     paired_randomization,
     wilson_interval,
 )
-from hierret.units import Level, Query
+from hierret.units import Level, Query, Unit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from hierret.hierarchy import Hierarchy
 
-__all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "paired_tests",
-           "run"]
+__all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "judge",
+           "paired_tests", "run"]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -317,6 +317,8 @@ class Result:
         Each arm's hierarchy (its searcher's), to read its units' text and
         paths. These last four are filled by :func:`run`; a result built by
         hand may leave them empty (:mod:`hierret.casebook` needs them).
+    added : list of str
+        Arms scored outside the searcher (:meth:`add`), after the traced ones.
     """
 
     traces: dict[str, ProfileRun]
@@ -332,6 +334,7 @@ class Result:
     rankings: dict[str, dict[str, Run]] = field(default_factory=dict, repr=False)
     judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
+    added: list[str] = field(default_factory=list)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
     _judging: tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query],
@@ -339,8 +342,55 @@ class Result:
 
     @property
     def arms(self) -> list[str]:
-        """Arm names, in the order given."""
-        return list(self.traces)
+        """Arm names, in the order given (then those :meth:`add` added)."""
+        if not self.traces and self.scores:  # a result built from scores alone
+            return list(next(iter(next(iter(self.scores.values())).values())))
+        return list(self.traces) + [a for a in self.added if a not in self.traces]
+
+    def add(self, arm: str, scores: Mapping[str, Mapping[str, float]],
+            metric: str | None = None) -> None:
+        """Add an arm scored outside the searcher: a merged, routed or tuned run.
+
+        Its per-query scores then enter every table and test like a traced
+        arm's (declare its pairs in a family given to :meth:`tests`).
+
+        Parameters
+        ----------
+        arm : str
+            A new arm name.
+        scores : mapping
+            ``{target: {query_id: value}}`` at every target of the result, on
+            at least the queries judged there (others are dropped).
+        metric : str, optional
+            Which metric the values are (default: the first).
+
+        Raises
+        ------
+        ValueError
+            A known arm, an unknown metric, a missing target or query.
+
+        Examples
+        --------
+        >>> r = Result({}, {"sections": {"mrr": {"a": {"q": 1.0}}}}, "a", [], ["sections"],
+        ...            ["mrr"], n_resamples=10)
+        >>> r.add("b", {"sections": {"q": 0.5, "other": 1.0}})
+        >>> r.arms, r.per_query("sections", "mrr").loc["q"].tolist()
+        (['a', 'b'], [1.0, 0.5])
+        """
+        metric = metric or self.metrics[0]
+        if arm in self.arms:
+            raise ValueError(f"arm {arm!r} is already in the result: give the new arm a new name")
+        for target in self.targets:
+            self._check(target, metric)
+            wanted = set(next(iter(self.scores[target][metric].values()), {}))
+            given = scores.get(target, {})
+            lost = sorted(wanted - set(given))
+            if target not in scores or lost:
+                raise ValueError(f"arm {arm!r} does not score every query judged at {target!r} "
+                                 f"(missing {lost[:3]}); score it at every target")
+            self.scores[target][metric][arm] = {q: float(given[q]) for q in sorted(wanted)}
+        self.added.append(arm)
+        self._tables.clear()
 
     @property
     def runs(self) -> dict[str, Run]:
@@ -467,6 +517,27 @@ class Result:
                       self.metrics, self.confidence, self.n_resamples, self.seed,
                       self.queries, rankings, judged, self.hierarchies,
                       _judging=(resolved, queries, given))
+    def wins(self, metric: str, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """How many questions each ``a`` wins, ties and loses against ``b``, at every target.
+
+        Rows are indexed by ``target``, ``a`` and ``b``.
+
+        Examples
+        --------
+        >>> r = Result({}, {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.5, "q3": 0.0},
+        ...                                      "b": {"q1": 0.5, "q2": 0.5, "q3": 1.0}}}},
+        ...            "a", [], ["sections"], ["mrr"])
+        >>> r.wins("mrr", [("a", "b")]).reset_index().to_dict("records")
+        [{'target': 'sections', 'a': 'a', 'b': 'b', 'wins': 1, 'ties': 1, 'losses': 1}]
+        """
+        rows = []
+        for target in self.targets:
+            frame = self.per_query(target, metric)
+            for a, b in pairs:
+                d = np.sign(frame[a] - frame[b])
+                rows.append({"target": target, "a": a, "b": b, "wins": int((d > 0).sum()),
+                             "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
+        return pd.DataFrame(rows).set_index(["target", "a", "b"])
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
         """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
@@ -524,6 +595,47 @@ class Result:
                                col)
                     out[name] = float(row[col])
         return out
+
+
+def judge(
+    run: Run,
+    queries: Sequence[Query],
+    units: Sequence[Unit],
+    parents: Mapping[str, str] | None = None,
+    metrics: Sequence[str] = ("ndcg@10",),
+) -> dict[str, dict[str, float]]:
+    """Per-query scores of a run computed outside :func:`run`, at one target.
+
+    Parameters
+    ----------
+    run : Run
+        Rankings, of the target's units or of finer ones.
+    queries : sequence of Query
+        Their evidence spans judge the target's ``units``.
+    units : sequence of Unit
+        The target level's units (``hierarchy.units(target)``).
+    parents : mapping, optional
+        Each ranked unit's id to its target unit's id, to lift the run
+        (:func:`~hierret.lifting.lift`); ``None``: the run ranks the units.
+    metrics : sequence of str
+
+    Returns
+    -------
+    dict
+        ``{metric: {query_id: value}}`` for the queries judged at the target.
+
+    Examples
+    --------
+    >>> from hierret.units import Unit
+    >>> units = [Unit("d#s1", "d", "sections", 0, 5), Unit("d#s2", "d", "sections", 5, 9)]
+    >>> q = [Query("q", "?", (("d", 6, 8),))]
+    >>> judge({"q": [("d#p1", 0.9), ("d#p0", 0.5)]}, q, units,
+    ...       {"d#p0": "d#s1", "d#p1": "d#s2"}, ["mrr"])
+    {'mrr': {'q': 1.0}}
+    """
+    qrels = qrels_from_evidence(queries, list(units))
+    ranked = lift(run, parents) if parents is not None else run
+    return evaluate({q: ranked.get(q, []) for q in qrels}, qrels, metrics)
 
 
 def _check_names(arms: Sequence[str], baseline: str,

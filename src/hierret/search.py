@@ -76,7 +76,7 @@ from hierret.encoders import Encoder
 from hierret.hierarchy import Hierarchy
 from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex
-from hierret.levels import PoolingReport, Strategy, empty_units, unit_vectors
+from hierret.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
 from hierret.lifting import lift
 from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
@@ -175,6 +175,58 @@ class Searcher:
             self.reports[key] = report
             self.build_seconds[key] = time.perf_counter() - start
         return self._dense[key]
+
+    def use_passage_vectors(self, ids: Sequence[str], vectors: NDArray[np.float32],
+                            method: str) -> None:
+        """Serve the passages level from vectors made another way (e.g. late chunking).
+
+        Every passage search, fused search and centroid of this searcher then
+        uses these vectors; queries are still embedded by the encoder.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            The passages with text, in hierarchy order (:func:`~hierret.levels.text_units`).
+        vectors : ndarray of float32, shape (len(ids), dimension)
+            Unit rows.
+        method : str
+            How they were made, for :attr:`reports`.
+
+        Raises
+        ------
+        ValueError
+            Ids that are not this hierarchy's passages in order, a wrong shape,
+            or an index of passages already built.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> from hierret.hierarchy import build_hierarchy
+        >>> from hierret.units import Corpus, Document
+        >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
+        ...              HashEncoder(dimension=4))
+        >>> s.use_passage_vectors(["d#p0"], np.eye(1, 4, dtype=np.float32), "given")
+        >>> s.run([Query("q", "cats", ())])["q"][0][0]
+        'd#p0'
+        >>> s.reports["passages", "first-window"].strategy
+        'given'
+        """
+        expected = [u.id for u in text_units(self.hierarchy, "passages")]
+        if list(ids) != expected:
+            raise ValueError("ids must be the hierarchy's passages with text, in order "
+                             f"({len(expected)} passages; got {len(ids)} ids)")
+        dim = self.encoder.identity.dimension
+        if vectors.shape != (len(expected), dim):
+            raise ValueError(f"vectors have shape {vectors.shape}, expected {(len(expected), dim)}")
+        key: IndexKey = ("passages", "first-window")
+        if key in self._dense:
+            raise ValueError("the passage index is already built: give the vectors to a new "
+                             "Searcher before any search")
+        self._passage_vectors = np.asarray(vectors, dtype=np.float32)
+        self._dense[key] = VectorIndex(list(ids), self._passage_vectors, self.identity)
+        self.reports[key] = PoolingReport("passages", method, self.encoder.identity.window,
+                                          len(expected), dict.fromkeys(expected, 1))
+        self.build_seconds[key] = 0.0
 
     def _centroid_input(self) -> NDArray[np.float32]:
         """The passage vectors centroids average (those of the passage index)."""

@@ -40,7 +40,13 @@ from hierret._quiet import quiet_import
 from hierret.encoders import Encoder, Role, l2_normalize
 from hierret.rerank.base import Reranker, RerankerIdentity
 
-__all__ = ["MaxSimReranker", "SentenceTransformerTokens", "TokenCacheInfo", "TokenEncoder"]
+__all__ = [
+    "MaxSimReranker",
+    "SentenceTransformerTokens",
+    "TokenCacheInfo",
+    "TokenEncoder",
+    "sentence_transformer",
+]
 
 #: How the per-query-token maxima are combined: ColBERT's sum, or their mean.
 Reduce = Literal["sum", "mean"]
@@ -75,8 +81,17 @@ class TokenEncoder(ABC):
         """One ``(n_tokens, d)`` matrix per text, the tokens to match (none may be empty)."""
 
 
-def _sentence_transformer(encoder: Encoder) -> Any:
-    """The ``SentenceTransformer`` behind ``encoder``, unwrapping ``CachedEncoder`` layers."""
+def sentence_transformer(encoder: Encoder) -> Any:
+    """The ``SentenceTransformer`` behind ``encoder``, unwrapping ``CachedEncoder`` layers.
+
+    What token vectors are taken from (:class:`SentenceTransformerTokens`,
+    :class:`hierret.late.LateChunker`).
+
+    Raises
+    ------
+    TypeError
+        ``encoder`` exposes no sentence-transformers model.
+    """
     with quiet_import():
         from sentence_transformers import SentenceTransformer
 
@@ -136,7 +151,7 @@ class SentenceTransformerTokens(TokenEncoder):
     ) -> None:
         self.encoder = encoder
         with timing.stage("models"):
-            self._model = _sentence_transformer(encoder)
+            self._model = sentence_transformer(encoder)
         self._tokenizer = self._model.tokenizer
         if not getattr(self._tokenizer, "is_fast", False):
             raise TypeError("token vectors need a fast (Rust) tokenizer for character offsets")
