@@ -38,8 +38,12 @@ LINTED = ("src", "tests", "noxfile.py", "docs", "notebooks")
 
 
 def _env() -> dict[str, str]:
-    env = {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env = {
+        "PYTHONHASHSEED": "0",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_HUB_OFFLINE": "1",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
     shared = ROOT.parent / "shared" / "datasets"
     if "HIERRET_DATA" not in os.environ and shared.is_dir():
         env["HIERRET_DATA"] = str(shared)
@@ -49,8 +53,18 @@ def _env() -> dict[str, str]:
 def _install(session: nox.Session, extras: str) -> None:
     session.install(TORCH)
     session.install("-e", f".[{extras}]")
-    session.run("python", "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL,
-                "--display-name", "Python (hierret)", silent=True)
+    session.run(
+        "python",
+        "-m",
+        "ipykernel",
+        "install",
+        "--sys-prefix",
+        "--name",
+        KERNEL,
+        "--display-name",
+        "Python (hierret)",
+        silent=True,
+    )
 
 
 def _assemble(site: Path, keep_notebooks: bool = False) -> Path:
@@ -71,21 +85,49 @@ def _copy_decisions(src: Path) -> None:
 
 
 def _execute(session: nox.Session, src: Path, *args: str) -> None:
-    session.run("python", "docs/execute.py", "--out", str(src / "notebooks"),
-                "--kernel", KERNEL, *args, env=_env())
+    session.run(
+        "python",
+        "docs/execute.py",
+        "--out",
+        str(src / "notebooks"),
+        "--kernel",
+        KERNEL,
+        *args,
+        env=_env(),
+    )
 
 
 def _sphinx(session: nox.Session, site: Path) -> Path:
-    session.run("python", "docs/bad_input.py", "--check", "--out",
-                str(site / "src" / "bad-input.md"), env=_env())
-    session.run("python", "docs/timing_page.py", "--record",
-                str(site / "src" / "notebooks" / "timing.json"), "--out",
-                str(site / "src" / "timing.md"), env=_env())
-    session.run("python", "docs/bench_page.py", "--out", str(site / "src" / "bench.md"),
-                env=_env())
+    session.run(
+        "python",
+        "docs/bad_input.py",
+        "--check",
+        "--out",
+        str(site / "src" / "bad-input.md"),
+        env=_env(),
+    )
+    session.run(
+        "python",
+        "docs/timing_page.py",
+        "--record",
+        str(site / "src" / "notebooks" / "timing.json"),
+        "--out",
+        str(site / "src" / "timing.md"),
+        env=_env(),
+    )
+    session.run("python", "docs/bench_page.py", "--out", str(site / "src" / "bench.md"), env=_env())
     html = site / "html"
-    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", str(site / "src"),
-                str(html), env=_env())
+    session.run(
+        "sphinx-build",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "html",
+        str(site / "src"),
+        str(html),
+        env=_env(),
+    )
     index = html / "index.html"
     session.log(f"The site is at {index}  (open file://{index.resolve()})")
     return index
@@ -103,8 +145,15 @@ def tests(session: nox.Session) -> None:
     _install(session, "test,notebooks,docs,models,lint")
     session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
-    session.run("pytest", "tests", "src/hierret", "-p", "no:cacheprovider", *session.posargs,
-                env={**_env(), "HIERRET_SMOKE": "1"})
+    session.run(
+        "pytest",
+        "tests",
+        "src/hierret",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={**_env(), "HIERRET_SMOKE": "1"},
+    )
     site = BUILD / "smoke-site"
     src = _assemble(site)
     _execute(session, src, "--smoke", "--nbval")
@@ -134,9 +183,11 @@ def _build_docs(session: nox.Session) -> Path:
     smoke = "--smoke" in session.posargs
     site = BUILD / ("smoke-site" if smoke else "site")
     if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):  # before installing
-        session.error("No executed notebooks in build/site: run `nox -s reproduce` first, "
-                      f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
-                      "parameters.")
+        session.error(
+            "No executed notebooks in build/site: run `nox -s reproduce` first, "
+            f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
+            "parameters."
+        )
     _install(session, "notebooks,docs,models")
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
@@ -196,5 +247,6 @@ def bench(session: nox.Session) -> None:
     args = [a for a in session.posargs if a != "--record"]
     if "--record" in session.posargs:
         args += ["--results", str(ROOT / "data" / "results")]
-    session.run("python", "tests/benchmarks/run_all.py", "--out", str(BUILD / "bench"), *args,
-                env=_env())
+    session.run(
+        "python", "tests/benchmarks/run_all.py", "--out", str(BUILD / "bench"), *args, env=_env()
+    )

@@ -129,8 +129,10 @@ def run_case(call: Callable[[], object], checks: tuple[Check, ...] = ()) -> tupl
             try:
                 holds = bool(check.holds(result))
             except Exception as err:
-                return "crash", (f"{text}; the check {check.claim!r} could not be evaluated "
-                                 f"(`{type(err).__name__}`: {err})")
+                return "crash", (
+                    f"{text}; the check {check.claim!r} could not be evaluated "
+                    f"(`{type(err).__name__}`: {err})"
+                )
             if not holds:
                 failed.append(check)
     except _Hang:
@@ -152,8 +154,11 @@ def run_case(call: Callable[[], object], checks: tuple[Check, ...] = ()) -> tupl
 def _checks(where: str, declared: object) -> tuple[Check, ...]:
     """The checks of a three-item case, refusing what cannot judge a result."""
     checks = (declared,) if isinstance(declared, Check) else declared
-    if (not isinstance(checks, tuple | list) or not checks
-            or not all(isinstance(c, Check) for c in checks)):
+    if (
+        not isinstance(checks, tuple | list)
+        or not checks
+        or not all(isinstance(c, Check) for c in checks)
+    ):
         raise CaseError(
             f"{where} declares no check ({declared!r}): give a Check made with right(...) or "
             "kept(...), or a non-empty tuple of them; a case whose only correct outcome is "
@@ -181,8 +186,10 @@ def collect(folder: Path = CASES_DIR) -> list[Case]:
         spec.loader.exec_module(module)
         for item in module.CASES:
             if not isinstance(item, tuple) or len(item) not in (2, 3) or not callable(item[1]):
-                raise CaseError(f"{path.name}: a case must be (input, call) or "
-                                f"(input, call, checks), got {item!r}")
+                raise CaseError(
+                    f"{path.name}: a case must be (input, call) or "
+                    f"(input, call, checks), got {item!r}"
+                )
             where = f"{path.name}: case {item[0]!r}"
             checks = _checks(where, item[2]) if len(item) == 3 else ()
             cases.append(Case(path.stem, item[0], item[1], checks))
@@ -205,13 +212,19 @@ def summary(kinds: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, help="the page to write (Markdown)")
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 on any silent, lost, crashing or hanging case")
-    ap.add_argument("--cases", type=Path, default=CASES_DIR,
-                    help="folder of case modules (default: docs/bad_input_cases)")
+    ap.add_argument(
+        "--check", action="store_true", help="exit 1 on any silent, lost, crashing or hanging case"
+    )
+    ap.add_argument(
+        "--cases",
+        type=Path,
+        default=CASES_DIR,
+        help="folder of case modules (default: docs/bad_input_cases)",
+    )
     args = ap.parse_args(argv)
     rows = []
     for case in collect(args.cases):
@@ -239,8 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         "| area | input | correct means | outcome | what happened |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| {area} | {_cell(text)} | {_cell(expect)} | {kind} | {_cell(what)} |"
-              for area, text, expect, kind, what in rows]
+    lines += [
+        f"| {area} | {_cell(text)} | {_cell(expect)} | {kind} | {_cell(what)} |"
+        for area, text, expect, kind, what in rows
+    ]
     page = "\n".join(lines) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -71,8 +71,10 @@ CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts", 
 #: this has its scrollbar out of sight while its first rows are read.
 SCREEN = 900
 #: Local absolute paths that must never reach a page.
-LOCAL_PATH = re.compile(r"(?<![\w.~/-])(?:/(?:work|root|tmp|home|Users|private/var|var/folders)/"
-                        r"|[A-Za-z]:\\(?:Users|work)\\|file:///)")
+LOCAL_PATH = re.compile(
+    r"(?<![\w.~/-])(?:/(?:work|root|tmp|home|Users|private/var|var/folders)/"
+    r"|[A-Za-z]:\\(?:Users|work)\\|file:///)"
+)
 #: Log and warning lines that are noise on a page.
 NOISE = re.compile(r"(?m)^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:|\b\w*Warning: ")
 #: PNG text keys written by hierret.figures.save.
@@ -204,8 +206,14 @@ class BrowserError(RuntimeError):
 
 def find_chromium(explicit: str | None = None) -> str | None:
     """The Chromium to drive: ``explicit``, ``$CHROMIUM``, or one on the PATH."""
-    for candidate in (explicit, os.environ.get("CHROMIUM"), "chromium", "chromium-browser",
-                      "google-chrome", "/usr/bin/chromium"):
+    for candidate in (
+        explicit,
+        os.environ.get("CHROMIUM"),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "/usr/bin/chromium",
+    ):
         if candidate and (path := shutil.which(candidate)):
             return path
     return None
@@ -226,14 +234,30 @@ class Browser:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        args = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--no-default-browser-check",
-                "--hide-scrollbars=false", "--allow-file-access-from-files",
-                f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-                "--remote-debugging-pipe", "about:blank"]
-        self._proc = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=child_fds,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        args = [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-scrollbars=false",
+            "--allow-file-access-from-files",
+            f"--user-data-dir={self._profile}",
+            f"--window-size={width},{height}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        self._proc = subprocess.Popen(
+            args,
+            pass_fds=(3, 4),
+            preexec_fn=child_fds,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._next = 0
@@ -266,8 +290,13 @@ class Browser:
                 else:
                     self._events.put(message)
 
-    def send(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None, timeout: float = 60) -> dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        timeout: float = 60,
+    ) -> dict[str, Any]:
         """Send one command and wait for its reply; raise :class:`BrowserError` on an error."""
         self._next += 1
         message: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
@@ -341,8 +370,8 @@ def png_text(path: Path) -> dict[str, str]:
         return {}
     out, pos = {}, 8
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"tEXt" and b"\0" in body:
             k, v = body.split(b"\0", 1)
             out[k.decode("latin-1")] = v.decode("latin-1")
@@ -396,8 +425,14 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
-        return {"pages": self.pages, "counts": self.counts, "failures": self.failures,
-                "notes": self.notes, "fonts": self.fonts, "ok": self.ok}
+        return {
+            "pages": self.pages,
+            "counts": self.counts,
+            "failures": self.failures,
+            "notes": self.notes,
+            "fonts": self.fonts,
+            "ok": self.ok,
+        }
 
 
 def site_pages(root: Path) -> list[Path]:
@@ -426,15 +461,27 @@ def _ids_in_file(path: Path) -> set[str]:
 
 
 def _screenshot(browser: Browser, session: str, out: Path, tiles: int) -> None:
-    height = browser.send("Runtime.evaluate", {
-        "expression": "document.documentElement.scrollHeight", "returnByValue": True},
-        session)["result"]["value"]
+    height = browser.send(
+        "Runtime.evaluate",
+        {"expression": "document.documentElement.scrollHeight", "returnByValue": True},
+        session,
+    )["result"]["value"]
     for i in range(min(tiles, max(1, -(-int(height) // browser.height)))):
-        shot = browser.send("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": i * browser.height, "width": browser.width,
-                     "height": min(browser.height, int(height) - i * browser.height),
-                     "scale": 1}}, session)
+        shot = browser.send(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "captureBeyondViewport": True,
+                "clip": {
+                    "x": 0,
+                    "y": i * browser.height,
+                    "width": browser.width,
+                    "height": min(browser.height, int(height) - i * browser.height),
+                    "scale": 1,
+                },
+            },
+            session,
+        )
         out.with_name(f"{out.stem}-{i:02d}.png").write_bytes(base64.b64decode(shot["data"]))
 
 
@@ -446,35 +493,52 @@ def _console(events: list[dict[str, Any]], session: str) -> list[str]:
         p = e.get("params", {})
         if e["method"] == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
-            found.append("exception: " + str(d.get("exception", {}).get("description")
-                                              or d.get("text")))
+            found.append(
+                "exception: " + str(d.get("exception", {}).get("description") or d.get("text"))
+            )
         elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            found.append("console.error: " + " ".join(str(a.get("value", a.get("description")))
-                                                      for a in p.get("args", [])))
+            found.append(
+                "console.error: "
+                + " ".join(str(a.get("value", a.get("description"))) for a in p.get("args", []))
+            )
         elif e["method"] == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
             entry = p["entry"]
             found.append(f"{entry.get('source')}: {entry.get('text')} {entry.get('url', '')}")
     return found
 
 
-def _check_page(report: Report, page: str, probe: dict[str, Any], root: Path,
-                min_font_px: float) -> list[str]:
+def _check_page(
+    report: Report, page: str, probe: dict[str, Any], root: Path, min_font_px: float
+) -> list[str]:
     if probe["pageOverflow"] > 1:
-        report.fail("overflow", page, f"the page scrolls sideways by {probe['pageOverflow']} px "
-                    f"({'; '.join(probe['wide']) or 'element not found'})")
+        report.fail(
+            "overflow",
+            page,
+            f"the page scrolls sideways by {probe['pageOverflow']} px "
+            f"({'; '.join(probe['wide']) or 'element not found'})",
+        )
     report.counts["overflow"] += 1 + len(probe["tables"])
     for c in probe["code"]:
         report.fail("overflow", page, f"code cell overflows by {c['over']} px: {c['text']!r}")
     report.counts["overflow"] += len(probe["code"])
     for t in probe["tables"]:
-        report.notes[f"tables that {t['state']}"] = report.notes.get(
-            f"tables that {t['state']}", 0) + 1
+        report.notes[f"tables that {t['state']}"] = (
+            report.notes.get(f"tables that {t['state']}", 0) + 1
+        )
         if t["state"] == "cut":
-            report.fail("overflow", page, f"table cut off at the column edge ({t['right']:.0f} px "
-                        f"> {t['column']:.0f} px): {t['label']!r}")
+            report.fail(
+                "overflow",
+                page,
+                f"table cut off at the column edge ({t['right']:.0f} px "
+                f"> {t['column']:.0f} px): {t['label']!r}",
+            )
         elif t["state"] != "fits" and t["state"] != "scrolls":
-            report.fail("overflow", page, f"table wider than the column scrolls in a box taller "
-                        f"than the window, so its scrollbar is out of sight: {t['label']!r}")
+            report.fail(
+                "overflow",
+                page,
+                f"table wider than the column scrolls in a box taller "
+                f"than the window, so its scrollbar is out of sight: {t['label']!r}",
+            )
     for text in probe["wrap"]:
         report.fail("overflow", page, f"long table text does not wrap: {text!r}")
     report.counts["stderr"] += 1 + len(probe["noise"])
@@ -482,11 +546,11 @@ def _check_page(report: Report, page: str, probe: dict[str, Any], root: Path,
         report.fail("stderr", page, f"stderr block: {text!r}")
     for text in probe["noise"]:
         for m in NOISE.finditer(text):
-            line = text[max(0, m.start() - 40):m.end() + 80].strip().replace("\n", " ")
+            line = text[max(0, m.start() - 40) : m.end() + 80].strip().replace("\n", " ")
             report.fail("stderr", page, f"log or warning line in an output: {line!r}")
     report.counts["paths"] += 1
     for m in LOCAL_PATH.finditer(probe["text"]):
-        around = probe["text"][max(0, m.start() - 40):m.end() + 60].replace("\n", " ")
+        around = probe["text"][max(0, m.start() - 40) : m.end() + 60].replace("\n", " ")
         report.fail("paths", page, f"local path in the text: {around.strip()!r}")
     for img in probe["images"]:
         report.counts["images"] += 1
@@ -498,19 +562,38 @@ def _check_page(report: Report, page: str, probe: dict[str, Any], root: Path,
         if FONT_KEY in meta and DPI_KEY in meta and img["shown"] > 0:
             px = float(meta[FONT_KEY]) * float(meta[DPI_KEY]) / 72 * img["shown"] / img["natural"]
             report.counts["fonts"] += 1
-            report.fonts.append({"page": page, "image": Path(img["src"]).name,
-                                 "font_pt": float(meta[FONT_KEY]), "shown_px": img["shown"],
-                                 "natural_px": img["natural"], "min_font_px": round(px, 1)})
+            report.fonts.append(
+                {
+                    "page": page,
+                    "image": Path(img["src"]).name,
+                    "font_pt": float(meta[FONT_KEY]),
+                    "shown_px": img["shown"],
+                    "natural_px": img["natural"],
+                    "min_font_px": round(px, 1),
+                }
+            )
             if px < min_font_px:
-                report.fail("fonts", page, f"figure text {px:.1f} px < {min_font_px} px "
-                            f"({meta[FONT_KEY]} pt at {meta[DPI_KEY]} dpi, {img['natural']} px "
-                            f"shown at {img['shown']:.0f} px): {Path(img['src']).name}")
+                report.fail(
+                    "fonts",
+                    page,
+                    f"figure text {px:.1f} px < {min_font_px} px "
+                    f"({meta[FONT_KEY]} pt at {meta[DPI_KEY]} dpi, {img['natural']} px "
+                    f"shown at {img['shown']:.0f} px): {Path(img['src']).name}",
+                )
     return list(probe["links"])
 
 
-def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: float = 9.0,
-               screenshots: Path | None = None, tiles: int = 6,
-               pages: list[Path] | None = None, log: Any = None) -> Report:
+def check_site(
+    root: Path,
+    chromium: str,
+    *,
+    width: int = 1280,
+    min_font_px: float = 9.0,
+    screenshots: Path | None = None,
+    tiles: int = 6,
+    pages: list[Path] | None = None,
+    log: Any = None,
+) -> Report:
     """Load every page of the built site ``root`` in Chromium and check it (see the module)."""
     root = root.resolve()
     report = Report()
@@ -518,13 +601,16 @@ def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: flo
     ids: dict[Path, set[str]] = {}
     with Browser(chromium, width=width) as browser:
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.send("Target.attachToTarget", {"targetId": target,
-                                                         "flatten": True})["sessionId"]
+        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for method in ("Page.enable", "Runtime.enable", "Log.enable"):
             browser.send(method, session=session)
-        browser.send("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": browser.height, "deviceScaleFactor": 1,
-            "mobile": False}, session)
+        browser.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": browser.height, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
         for path in pages if pages is not None else site_pages(root):
             page = path.relative_to(root).as_posix()
             if log:
@@ -532,18 +618,27 @@ def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: flo
             list(browser.events())
             browser.send("Page.navigate", {"url": path.as_uri()}, session)
             events = browser.wait_for("Page.loadEventFired", session)
-            browser.send("Runtime.evaluate", {"expression": "document.fonts.ready.then(() => 1)",
-                                              "awaitPromise": True}, session)
+            browser.send(
+                "Runtime.evaluate",
+                {"expression": "document.fonts.ready.then(() => 1)", "awaitPromise": True},
+                session,
+            )
             time.sleep(0.3)
             if screenshots is not None:
                 screenshots.mkdir(parents=True, exist_ok=True)
                 name = page.removesuffix(".html").replace("/", "__")
                 _screenshot(browser, session, screenshots / f"{name}.png", tiles)
-            value = browser.send("Runtime.evaluate", {"expression": _PROBE % {"screen": SCREEN},
-                                                      "returnByValue": True}, session)
+            value = browser.send(
+                "Runtime.evaluate",
+                {"expression": _PROBE % {"screen": SCREEN}, "returnByValue": True},
+                session,
+            )
             probe = json.loads(value["result"]["value"])
-            explorer = json.loads(browser.send("Runtime.evaluate", {
-                "expression": _EXPLORER, "returnByValue": True}, session)["result"]["value"])
+            explorer = json.loads(
+                browser.send(
+                    "Runtime.evaluate", {"expression": _EXPLORER, "returnByValue": True}, session
+                )["result"]["value"]
+            )
             if explorer is not None:
                 report.counts["explorer"] += len(explorer["checked"])
                 for problem in explorer["problems"]:
@@ -570,36 +665,56 @@ def check_site(root: Path, chromium: str, *, width: int = 1280, min_font_px: flo
                 if known is None:
                     known = ids[file.resolve()] = _ids_in_file(file)
                 if fragment not in known:
-                    report.fail("links", page,
-                                f"no #{fragment} in {file.relative_to(root).as_posix()}")
+                    report.fail(
+                        "links", page, f"no #{fragment} in {file.relative_to(root).as_posix()}"
+                    )
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("html", type=Path, help="the built site (sphinx-build's output folder)")
     ap.add_argument("--chromium", help="the browser (default: $CHROMIUM or chromium on PATH)")
     ap.add_argument("--width", type=int, default=1280, help="window width in CSS pixels")
-    ap.add_argument("--min-font-px", type=float, default=9.0,
-                    help="smallest figure text allowed, in CSS pixels as displayed")
+    ap.add_argument(
+        "--min-font-px",
+        type=float,
+        default=9.0,
+        help="smallest figure text allowed, in CSS pixels as displayed",
+    )
     ap.add_argument("--screenshots", type=Path, help="save screenshots of every page here")
     ap.add_argument("--tiles", type=int, default=6, help="screenshots per page (1600 px each)")
-    ap.add_argument("--only", action="append", default=[],
-                    help="check only these pages (paths relative to the site)")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="check only these pages (paths relative to the site)",
+    )
     ap.add_argument("--json", type=Path, help="write the report as JSON")
     args = ap.parse_args(argv)
     chromium = find_chromium(args.chromium)
     if chromium is None:
-        print("browser check: no Chromium found (install Debian's `chromium`, or pass "
-              "--chromium / set $CHROMIUM)", file=sys.stderr)
+        print(
+            "browser check: no Chromium found (install Debian's `chromium`, or pass "
+            "--chromium / set $CHROMIUM)",
+            file=sys.stderr,
+        )
         return 2
     if not (args.html / "index.html").is_file():
         ap.error(f"{args.html} holds no built site (no index.html)")
     pages = [args.html.resolve() / p for p in args.only] or None
-    report = check_site(args.html, chromium, width=args.width, min_font_px=args.min_font_px,
-                        screenshots=args.screenshots, tiles=args.tiles, pages=pages,
-                        log=lambda m: print(m, file=sys.stderr, flush=True))
+    report = check_site(
+        args.html,
+        chromium,
+        width=args.width,
+        min_font_px=args.min_font_px,
+        screenshots=args.screenshots,
+        tiles=args.tiles,
+        pages=pages,
+        log=lambda m: print(m, file=sys.stderr, flush=True),
+    )
     print(report.summary())
     if args.json:
         args.json.write_text(json.dumps(report.as_dict(), indent=1), encoding="utf-8")

@@ -40,10 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     for p in problems:
         print(f"{args.file.name}: {p}", file=sys.stderr)
     if problems:
-        print("Published numbers or claims differ from what the notebooks produced. If the "
-              "new run is right, run `nox -s reproduce -- --update-decisions` and review the "
-              "diff; a comparative sentence without a claim needs a row in its record's "
-              "'Claims and tests' table (see hierret.claims).", file=sys.stderr)
+        print(
+            "Published numbers or claims differ from what the notebooks produced. If the "
+            "new run is right, run `nox -s reproduce -- --update-decisions` and review the "
+            "diff; a comparative sentence without a claim needs a row in its record's "
+            "'Claims and tests' table (see hierret.claims).",
+            file=sys.stderr,
+        )
         return 1
     print(f"{args.file.name}: every published number matches {args.results}")
     return 0

@@ -24,10 +24,19 @@ extensions = [
     "sphinx.ext.mathjax",
 ]
 
-exclude_patterns = ["_build", "_include", "**.ipynb_checkpoints", "execute.py",
-                    "check_decisions.py", "notebooks/results", "bad_input.py",
-                    "bad_input_cases", "browser_check.py", "timing_page.py",
-                    "bench_page.py"]
+exclude_patterns = [
+    "_build",
+    "_include",
+    "**.ipynb_checkpoints",
+    "execute.py",
+    "check_decisions.py",
+    "notebooks/results",
+    "bad_input.py",
+    "bad_input_cases",
+    "browser_check.py",
+    "timing_page.py",
+    "bench_page.py",
+]
 suppress_warnings = ["myst.header"]
 
 # Notebooks arrive executed (papermill or nbval): render their outputs, never re-run them.

@@ -107,8 +107,11 @@ class NbvalOutputs:
         self.wall[stem] = time.perf_counter() - self._start[stem]
         notebook = item.parent.nb
         spec = get_kernel_spec(self.kernel)
-        notebook.metadata["kernelspec"] = {"name": self.kernel, "language": spec.language,
-                                           "display_name": spec.display_name}
+        notebook.metadata["kernelspec"] = {
+            "name": self.kernel,
+            "language": spec.language,
+            "display_name": spec.display_name,
+        }
         nbformat.write(notebook, str(item.parent.path))
 
 
@@ -127,14 +130,27 @@ def _restored(value: str | None) -> Iterator[None]:
 def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, dict[str, float]]:
     plugin = NbvalOutputs(timing_dir, kernel)
     with _restored(os.environ.get(timing.TIMING_ENV)):
-        code = pytest.main([*map(str, paths), "--nbval-lax", "--nbval-kernel-name", kernel,
-                            "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
-                            "--rootdir", str(ROOT)], plugins=[plugin])
+        code = pytest.main(
+            [
+                *map(str, paths),
+                "--nbval-lax",
+                "--nbval-kernel-name",
+                kernel,
+                "-p",
+                "no:cacheprovider",
+                "-c",
+                str(ROOT / "pyproject.toml"),
+                "--rootdir",
+                str(ROOT),
+            ],
+            plugins=[plugin],
+        )
     return int(code), plugin.wall
 
 
-def _write_timing(runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any],
-                  folders: list[Path]) -> None:
+def _write_timing(
+    runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any], folders: list[Path]
+) -> None:
     values, layout = timing.record_values(runs)
     for folder in folders:
         path = write_results(folder / "timing.json", "timing", values, {**layout, **identity})
@@ -148,10 +164,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="small, fast parameters")
     ap.add_argument("--results", type=Path, help="folder for the result records (JSON)")
     ap.add_argument("--only", action="append", default=[], help="notebook stem(s) to run")
-    ap.add_argument("--nbval", action="store_true",
-                    help="execute under pytest's nbval, every cell a test (the test session)")
-    ap.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                    help="override a parameter of every notebook that has it")
+    ap.add_argument(
+        "--nbval",
+        action="store_true",
+        help="execute under pytest's nbval, every cell a test (the test session)",
+    )
+    ap.add_argument(
+        "-p",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override a parameter of every notebook that has it",
+    )
     args = ap.parse_args(argv)
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -160,8 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         if stem not in stems:
             close = difflib.get_close_matches(stem, stems, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            ap.error(f"--only {stem!r}: no such notebook{hint}; the notebooks are: "
-                     f"{', '.join(stems)}")
+            ap.error(
+                f"--only {stem!r}: no such notebook{hint}; the notebooks are: {', '.join(stems)}"
+            )
     if args.only:
         notebooks = [nb for nb in notebooks if nb.stem in args.only]
     declared = {nb: notebook_parameters(nb) for nb in notebooks}
@@ -173,8 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     try:  # every -p is checked before any notebook runs: a name some notebook declares,
         check_parameters(overrides, known, where=where, list_hint=_LIST_HINT)
         for nb, defaults in declared.items():  # and a value each notebook declaring it takes
-            check_parameters({k: v for k, v in overrides.items() if k in defaults}, defaults,
-                             where=nb.stem, list_hint=_LIST_HINT)
+            check_parameters(
+                {k: v for k, v in overrides.items() if k in defaults},
+                defaults,
+                where=nb.stem,
+                list_hint=_LIST_HINT,
+            )
     except ParameterError as err:
         ap.error(str(err))
 
@@ -188,25 +218,40 @@ def main(argv: list[str] | None = None) -> int:
         for nb in notebooks:
             params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}
             if args.results:
-                params["results_dir"] = os.path.relpath(args.results.resolve(),
-                                                        args.out.resolve())
+                params["results_dir"] = os.path.relpath(args.results.resolve(), args.out.resolve())
             params.update(overrides)
             params = {k: v for k, v in params.items() if k in declared[nb]}
             print(f"[execute] {nb.name} {params}", flush=True)
             os.environ[timing.TIMING_ENV] = str(timing_dir / f"{nb.stem}.json")
             start = time.perf_counter()
-            pm.execute_notebook(str(nb), str(args.out / nb.name), parameters=params,
-                                kernel_name=args.kernel, cwd=str(args.out), progress_bar=False,
-                                log_output=False, prepare_only=args.nbval)
+            pm.execute_notebook(
+                str(nb),
+                str(args.out / nb.name),
+                parameters=params,
+                kernel_name=args.kernel,
+                cwd=str(args.out),
+                progress_bar=False,
+                log_output=False,
+                prepare_only=args.nbval,
+            )
             wall[nb.stem] = time.perf_counter() - start
         if args.nbval:
-            code, wall = _run_nbval([args.out / nb.name for nb in notebooks], args.kernel,
-                                    timing_dir)
-        runs = {stem: (seconds, timing.read(timing_dir / f"{stem}.json"))
-                for stem, seconds in wall.items()}
-    identity = {"smoke": args.smoke, "parameters": overrides, "kernel": args.kernel,
-                "executor": "nbval" if args.nbval else "papermill", "cpus": os.cpu_count(),
-                "load_average_before": load, "load_average_after": os.getloadavg()}
+            code, wall = _run_nbval(
+                [args.out / nb.name for nb in notebooks], args.kernel, timing_dir
+            )
+        runs = {
+            stem: (seconds, timing.read(timing_dir / f"{stem}.json"))
+            for stem, seconds in wall.items()
+        }
+    identity = {
+        "smoke": args.smoke,
+        "parameters": overrides,
+        "kernel": args.kernel,
+        "executor": "nbval" if args.nbval else "papermill",
+        "cpus": os.cpu_count(),
+        "load_average_before": load,
+        "load_average_after": os.getloadavg(),
+    }
     _write_timing(runs, identity, [args.out, *([args.results] if args.results else [])])
     return code
 

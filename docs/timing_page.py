@@ -38,8 +38,10 @@ def _cell(value: Any, column: str) -> str:
 def _table(record: dict[str, Any]) -> str:
     frame = timing.table(record)
     columns = list(frame.columns)
-    lines = ["| notebook | stage | " + " | ".join(columns) + " |",
-             "|---|---|" + "---:|" * len(columns)]
+    lines = [
+        "| notebook | stage | " + " | ".join(columns) + " |",
+        "|---|---|" + "---:|" * len(columns),
+    ]
     for (nb, stage), row in frame.iterrows():
         cells = [_cell(row[c], c) for c in columns]
         bold = stage == "total"
@@ -53,11 +55,13 @@ def _about(record: dict[str, Any]) -> str:
     run = "smoke parameters" if ident.get("smoke") else "the reference parameters"
     load = ident.get("load_average_before", [float("nan")])[0]
     after = ident.get("load_average_after", [float("nan")])[0]
-    return (f"The notebooks this site shows ran on {run}, executed by "
-            f"{ident.get('executor', 'papermill')} on {machine['cpu']} "
-            f"({ident.get('cpus', '?')} CPUs, load average {load:.1f} when the run started "
-            f"and {after:.1f} when it ended; on a shared machine the absolute times are "
-            "upper bounds).\n\n")
+    return (
+        f"The notebooks this site shows ran on {run}, executed by "
+        f"{ident.get('executor', 'papermill')} on {machine['cpu']} "
+        f"({ident.get('cpus', '?')} CPUs, load average {load:.1f} when the run started "
+        f"and {after:.1f} when it ended; on a shared machine the absolute times are "
+        "upper bounds).\n\n"
+    )
 
 
 def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
@@ -71,29 +75,33 @@ def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
         "query embedded while ranking) counts for the inner one only; *other* is the "
         "rest: starting the kernel, imports, tables and the notebook's own code. For "
         "each encoder the table counts the texts sent to the model (*embedded*) and "
-        "those read from the vector cache (*cached*).\n\n")
+        "those read from the vector cache (*cached*).\n\n"
+    )
     if record is None:
-        return text + ("This build has no timing record: its notebooks were executed "
-                       "before runs recorded their timings. `nox -s reproduce` (or `nox -s "
-                       "docs -- --smoke`) executes them again and writes one.\n")
+        return text + (
+            "This build has no timing record: its notebooks were executed "
+            "before runs recorded their timings. `nox -s reproduce` (or `nox -s "
+            "docs -- --smoke`) executes them again and writes one.\n"
+        )
     figures.save(timing.figure(record), figure_dir, "timing.png", show=False)
-    return (text + _about(record)
-            + "```{figure} figures/timing.png\n:alt: Each notebook's wall time as a bar "
-            "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
-            "```\n\n" + _table(record))
+    return (
+        text
+        + _about(record)
+        + "```{figure} figures/timing.png\n:alt: Each notebook's wall time as a bar "
+        "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
+        "```\n\n" + _table(record)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--record", required=True, type=Path, help="timing.json of the run")
     ap.add_argument("--out", required=True, type=Path, help="the page to write (.md)")
     args = ap.parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")  # a file, not a kernel's inline display
-    record = (json.loads(args.record.read_text(encoding="utf-8"))
-              if args.record.is_file() else None)
+    record = json.loads(args.record.read_text(encoding="utf-8")) if args.record.is_file() else None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(page(record, args.out.parent / "figures"), encoding="utf-8")
     print(f"[timing] {args.out}")

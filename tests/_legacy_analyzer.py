@@ -10,7 +10,6 @@ edit it to follow the package: it is the reference the package is held to.
 # ruff: noqa
 # mypy: ignore-errors
 
-
 from __future__ import annotations
 
 import re

@@ -11,7 +11,6 @@ reference the package is held to.
 # ruff: noqa
 # mypy: ignore-errors
 
-
 from __future__ import annotations
 
 import re
@@ -35,17 +34,60 @@ DEFAULT_OVERLAP_CHARS = 180
 #: Tokens that end in a full stop without ending a sentence (compared lower-cased).
 DEFAULT_ABBREVIATIONS: frozenset[str] = frozenset(
     {
-        "e.g.", "i.e.", "etc.", "vs.", "cf.", "al.", "approx.", "ca.", "viz.",
-        "dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "jr.", "sr.",
-        "fig.", "figs.", "eq.", "eqs.", "sec.", "ch.", "no.", "nos.", "vol.", "pp.", "p.",
-        "resp.", "incl.", "e.t.c.",
+        "e.g.",
+        "i.e.",
+        "etc.",
+        "vs.",
+        "cf.",
+        "al.",
+        "approx.",
+        "ca.",
+        "viz.",
+        "dr.",
+        "mr.",
+        "mrs.",
+        "ms.",
+        "prof.",
+        "st.",
+        "jr.",
+        "sr.",
+        "fig.",
+        "figs.",
+        "eq.",
+        "eqs.",
+        "sec.",
+        "ch.",
+        "no.",
+        "nos.",
+        "vol.",
+        "pp.",
+        "p.",
+        "resp.",
+        "incl.",
+        "e.t.c.",
     }
 )
 
 # Words after which a number followed by a full stop is a reference, not an end.
 _NUMBER_CONTEXT = frozenset(
-    {"section", "sections", "sec.", "chapter", "ch.", "fig.", "figure", "table", "step",
-     "item", "page", "version", "eq.", "equation", "pep", "§"}
+    {
+        "section",
+        "sections",
+        "sec.",
+        "chapter",
+        "ch.",
+        "fig.",
+        "figure",
+        "table",
+        "step",
+        "item",
+        "page",
+        "version",
+        "eq.",
+        "equation",
+        "pep",
+        "§",
+    }
 )
 
 _CLOSE = "\"')\\]’”»"  # closing quotes and brackets after a stop (a regex class body)

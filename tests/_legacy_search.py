@@ -124,8 +124,9 @@ class Searcher:
             keep = self._with_text(level)
             units = [u for u, k in zip(self.units(level), keep, strict=True) if k]
             vectors = self.encoder.encode_passages([self.hierarchy.text(u) for u in units])
-            self._dense[level] = VectorIndex([u.id for u in units], vectors,
-                                             self.encoder.identity.describe())
+            self._dense[level] = VectorIndex(
+                [u.id for u in units], vectors, self.encoder.identity.describe()
+            )
         return self._dense[level]
 
     def bm25_index(self, level: Level, analyzer: str | None = None) -> BM25:
@@ -217,14 +218,20 @@ class Searcher:
             unit_ids = [u.id for u in self.units(level)]
             keep = self._with_text(level)
             n_empty = keep.count(False)  # ask for as many more as may be left out
-            rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), depth + n_empty,
-                                                               tie_keys(unit_ids))
-                         if keep[i]][:depth] for t in texts]
+            rankings = [
+                [
+                    (unit_ids[i], s)
+                    for i, s in bm25.search(analyze(t), depth + n_empty, tie_keys(unit_ids))
+                    if keep[i]
+                ][:depth]
+                for t in texts
+            ]
         self._timed(f"{level}/{ranker}", len(ids), time.perf_counter() - start)
         return dict(zip(ids, rankings, strict=True))
 
-    def search(self, text: str, level: Level = "passages", ranker: Ranker = "dense",
-               k: int = 10) -> Ranking:
+    def search(
+        self, text: str, level: Level = "passages", ranker: Ranker = "dense", k: int = 10
+    ) -> Ranking:
         """Top ``k`` units of ``level`` for one typed question.
 
         ``k`` is an int >= 1; errors and warnings are those of :meth:`run`.
@@ -310,8 +317,9 @@ class HierarchicalIndex:
         if level not in self._indexes:
             start = time.perf_counter()
             if level == "passages":
-                ids, vectors, report = passage_unit_vectors(self.hierarchy, self.encoder,
-                                                     self.pool_passages)
+                ids, vectors, report = passage_unit_vectors(
+                    self.hierarchy, self.encoder, self.pool_passages
+                )
                 self._passage_vectors = vectors
             else:
                 passages = None
@@ -320,8 +328,9 @@ class HierarchicalIndex:
                     if passages is None:
                         self.index("passages")
                         passages = self._passage_vectors
-                ids, vectors, report = unit_vectors(self.hierarchy, self.encoder, level,
-                                                    self.strategy, passages)
+                ids, vectors, report = unit_vectors(
+                    self.hierarchy, self.encoder, level, self.strategy, passages
+                )
             self._indexes[level] = VectorIndex(ids, vectors, self.identity)
             self.reports[level] = report
             self.build_seconds[level] = time.perf_counter() - start
@@ -411,8 +420,10 @@ class HierarchicalIndex:
         passages = dict(zip(ids, self.index("passages").search(vectors, depth, ident), strict=True))
         sections = self.index("sections").search(vectors, depth, ident)
         lifted = lift(passages, self._to_section)
-        return {q: minmax_fuse(lifted[q], s, section_weight)[:k]
-                for q, s in zip(ids, sections, strict=True)}
+        return {
+            q: minmax_fuse(lifted[q], s, section_weight)[:k]
+            for q, s in zip(ids, sections, strict=True)
+        }
 
 
 def run_profile(searcher, queries, level, ranker, depth, reranker=None, selection=Selection()):

@@ -59,7 +59,8 @@ def test_an_encoder_agrees_with_itself(bed: Testbed) -> None:
     assert np.allclose(agree.queries, 1.0, atol=1e-6)
     assert agree.rankings.to_dict("index") == {
         "dense": {"top-10 overlap": 1.0, "ΔnDCG@10": 0.0},
-        "hybrid": {"top-10 overlap": 1.0, "ΔnDCG@10": 0.0}}
+        "hybrid": {"top-10 overlap": 1.0, "ΔnDCG@10": 0.0},
+    }
 
 
 def test_precision_agreement_is_the_direct_computation(bed: Testbed) -> None:
@@ -79,29 +80,45 @@ def test_precision_agreement_is_the_direct_computation(bed: Testbed) -> None:
     mine = score_run(qids, ids, qa @ a.T)
     swapped = score_run(qids, ids, qb @ a.T)
     bm25 = Searcher(bed.hierarchy, ref).run(bed.queries, Profile(ranker="bm25"), k=100)
-    for stage, (r0, r1) in {"dense": (mine, swapped), "hybrid": (
+    for stage, (r0, r1) in {
+        "dense": (mine, swapped),
+        "hybrid": (
             {q: rrf([mine[q], bm25[q]], 60, 100) for q in qids},
-            {q: rrf([swapped[q], bm25[q]], 60, 100) for q in qids})}.items():
-        nd = [np.mean(list(evaluate(r, bed.qrels(), ["ndcg@10"])["ndcg@10"].values()))
-              for r in (r0, r1)]
-        shared = np.mean([len({u for u, _ in r0[q][:5]} & {u for u, _ in r1[q][:5]}) / 5
-                          for q in qids])
+            {q: rrf([swapped[q], bm25[q]], 60, 100) for q in qids},
+        ),
+    }.items():
+        nd = [
+            np.mean(list(evaluate(r, bed.qrels(), ["ndcg@10"])["ndcg@10"].values()))
+            for r in (r0, r1)
+        ]
+        shared = np.mean(
+            [len({u for u, _ in r0[q][:5]} & {u for u, _ in r1[q][:5]}) / 5 for q in qids]
+        )
         assert agree.rankings.loc[stage, "top-5 overlap"] == pytest.approx(shared)
         assert agree.rankings.loc[stage, "ΔnDCG@10"] == pytest.approx(nd[1] - nd[0])
     values = agree.values()
     assert values["long_n"] == int(agree.long.sum())
     assert values["passages_min"] == pytest.approx(cos.min())
-    assert set(values) == {"passages_min", "passages_mean", "long_n", "long_min", "long_mean",
-                           "queries_min", "queries_mean", "dense_overlap", "dense_delta",
-                           "hybrid_overlap", "hybrid_delta"}
+    assert set(values) == {
+        "passages_min",
+        "passages_mean",
+        "long_n",
+        "long_min",
+        "long_mean",
+        "queries_min",
+        "queries_mean",
+        "dense_overlap",
+        "dense_delta",
+        "hybrid_overlap",
+        "hybrid_delta",
+    }
     assert agree.names == ("fp32", "fp32")  # one model: named by precision
     assert agree.plot().axes[0].get_xlabel() == "cosine(fp32, fp32) per unit"
 
 
 def test_dense_agreement_only_when_asked_and_same_width_required(bed: Testbed) -> None:
     enc = HashEncoder(dimension=64)
-    assert list(precision_agreement(enc, Noisy(0.1), bed, hybrid=False).rankings.index) == [
-        "dense"]
+    assert list(precision_agreement(enc, Noisy(0.1), bed, hybrid=False).rankings.index) == ["dense"]
     with pytest.raises(ValueError, match="do not share a vector space"):
         precision_agreement(enc, HashEncoder(dimension=32), bed)
 
@@ -114,8 +131,9 @@ def test_normalization_effect_ranks_raw_vectors_by_inner_product(bed: Testbed) -
     run = score_run([q.id for q in bed.queries], [u.id for u in bed.units()], queries @ units.T)
     want = np.mean(list(evaluate(run, bed.qrels(), ["ndcg@10"])["ndcg@10"].values()))
     norms = np.linalg.norm(units, axis=1)
-    assert effect == pytest.approx({"norm min": norms.min(), "norm max": norms.max(),
-                                    "ndcg@10 inner product": want})
+    assert effect == pytest.approx(
+        {"norm min": norms.min(), "norm max": norms.max(), "ndcg@10 inner product": want}
+    )
 
 
 class UnitHash(HashEncoder):

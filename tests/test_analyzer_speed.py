@@ -43,17 +43,63 @@ def test_scifact_terms_unchanged(real_scifact: Path) -> None:
             _same(json.loads(line)["text"])
 
 
-@pytest.mark.parametrize("text", [
-    "", "___", "__init__", "a__b_", "_x_ y__ __z", "Python's", "PYTHON'S dogs’s", "x's's",
-    "o'sb", "it's_", "'s", " ’S ", "e\u0301's", "ﬁle's", "Straße's", "İstanbul’s",
-    "a's\u0301", "日本語's", "٣'s", "_'s", "s's", "The Runner's __init__ methods",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "___",
+        "__init__",
+        "a__b_",
+        "_x_ y__ __z",
+        "Python's",
+        "PYTHON'S dogs’s",
+        "x's's",
+        "o'sb",
+        "it's_",
+        "'s",
+        " ’S ",
+        "e\u0301's",
+        "ﬁle's",
+        "Straße's",
+        "İstanbul’s",
+        "a's\u0301",
+        "日本語's",
+        "٣'s",
+        "_'s",
+        "s's",
+        "The Runner's __init__ methods",
+    ],
+)
 def test_edge_cases_unchanged(text: str) -> None:
     _same(text)
 
 
-_pieces = st.sampled_from(["'", "’", "s", "S", "_", " ", "a", "é", "e\u0301", "ﬁ", "ß", "İ",
-                           "the", "running", "x", "\u0301", "1", "٣", "日", ".", "\n", "'s"])
+_pieces = st.sampled_from(
+    [
+        "'",
+        "’",
+        "s",
+        "S",
+        "_",
+        " ",
+        "a",
+        "é",
+        "e\u0301",
+        "ﬁ",
+        "ß",
+        "İ",
+        "the",
+        "running",
+        "x",
+        "\u0301",
+        "1",
+        "٣",
+        "日",
+        ".",
+        "\n",
+        "'s",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)

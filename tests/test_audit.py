@@ -26,9 +26,11 @@ def _setup():  # type: ignore[no-untyped-def]
     bundle = load("python-reference", max_queries=10, max_docs=15)
     h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
     s = Searcher(h, HashEncoder(dimension=16))
-    runs = {"dense passages": s.run(bundle.queries, Profile(), k=20),
-            "bm25 passages": s.run(bundle.queries, Profile(ranker="bm25"), k=20),
-            "whole sections": s.run(bundle.queries, Profile(level="sections"), k=20)}
+    runs = {
+        "dense passages": s.run(bundle.queries, Profile(), k=20),
+        "bm25 passages": s.run(bundle.queries, Profile(ranker="bm25"), k=20),
+        "whole sections": s.run(bundle.queries, Profile(level="sections"), k=20),
+    }
     return bundle, h, runs
 
 
@@ -44,8 +46,9 @@ def test_equals_the_notebooks_own_loop() -> None:
                 if qrels[target].get(qid, {}).get(uid, 0) <= 0:
                     expected.append((qid, arm, rank, uid, to_section.get(uid, uid)))
     table = unlabeled_top(runs, h, qrels, bundle.queries)
-    got = list(table[["question", "arm", "rank", "unit", "section"]].itertuples(index=False,
-                                                                               name=None))
+    got = list(
+        table[["question", "arm", "rank", "unit", "section"]].itertuples(index=False, name=None)
+    )
     assert got == expected
     assert set(table["level"]) == {"passages", "sections"}
     asked = {q.id: q.text for q in bundle.queries}
@@ -68,8 +71,16 @@ def test_an_empty_audit_has_the_columns_and_a_foreign_unit_is_refused() -> None:
     bundle, h, runs = _setup()
     empty = unlabeled_top({}, h, {})
     assert empty.empty
-    assert list(empty.columns) == ["question", "arm", "rank", "unit", "level", "section", "text",
-                                   "asked"]
+    assert list(empty.columns) == [
+        "question",
+        "arm",
+        "rank",
+        "unit",
+        "level",
+        "section",
+        "text",
+        "asked",
+    ]
     with pytest.raises(KeyError, match="not a unit"):
         unlabeled_top({"x": {"q": [("nowhere#p0", 1.0)]}}, h, {})
     with pytest.raises(KeyError, match="does not judge"):
@@ -95,7 +106,8 @@ def test_the_published_sample_is_the_seeded_draw_from_the_published_list() -> No
     assert all(judged["reason"].str.len() > 10)
     listed = pairs.merge(judged[["question", "unit"]])  # in the list, with its arms and levels
     assert listed[["question", "unit", "level", "arms"]].equals(
-        judged[["question", "unit", "level", "arms"]])
+        judged[["question", "unit", "level", "arms"]]
+    )
     record = json.loads((ROOT / "data" / "results" / "dr001.json").read_text())["values"]
     assert record["audit_pairs"] == len(pairs)
     assert record["audit_any_arm_sampled"] == len(judged)
@@ -118,7 +130,8 @@ def test_a_changed_list_or_another_draw_is_refused(tmp_path: Path) -> None:
     kept, _ = audit.read_judgements(SAMPLE, pairs.iloc[:300], strict=False)
     first = pairs.iloc[:300]
     assert set(zip(kept["question"], kept["unit"], strict=True)) <= set(
-        zip(first["question"], first["unit"], strict=True))
+        zip(first["question"], first["unit"], strict=True)
+    )
     assert 0 < len(kept) < len(judged)
 
 
@@ -127,8 +140,7 @@ def test_sample_is_a_seeded_draw_without_replacement() -> None:
     a, b = audit.sample(p, 50, seed=3), audit.sample(p.sample(frac=1, random_state=1), 50, 3)
     assert list(a["question"]) == list(b["question"]) == sorted(set(a["question"]))
     assert list(audit.sample(p, 50, seed=4)["question"]) != list(a["question"])
-    expected = sorted(f"q{i:03d}" for i in np.random.default_rng(3).choice(200, 50,
-                                                                          replace=False))
+    expected = sorted(f"q{i:03d}" for i in np.random.default_rng(3).choice(200, 50, replace=False))
     assert list(a["question"]) == expected
 
 
@@ -139,11 +151,16 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 
 
 def test_missed_scales_the_judged_share_of_each_arm() -> None:
-    rows = pd.DataFrame({"arm": ["a"] * 10 + ["b"] * 4,
-                         "question": [f"q{i}" for i in range(10)] + ["q0", "q1", "x", "y"],
-                         "unit": ["u"] * 14})
-    judged = pd.DataFrame({"question": ["q0", "q1", "q2", "q3", "x"], "unit": ["u"] * 5,
-                           "relevant": [1, 0, 1, 0, 0]})
+    rows = pd.DataFrame(
+        {
+            "arm": ["a"] * 10 + ["b"] * 4,
+            "question": [f"q{i}" for i in range(10)] + ["q0", "q1", "x", "y"],
+            "unit": ["u"] * 14,
+        }
+    )
+    judged = pd.DataFrame(
+        {"question": ["q0", "q1", "q2", "q3", "x"], "unit": ["u"] * 5, "relevant": [1, 0, 1, 0, 0]}
+    )
     table = audit.missed(rows, judged)
     assert list(table.index) == ["a", "b", "any arm"]
     assert table.loc["a", ["unlabeled", "sampled", "relevant"]].tolist() == [10, 4, 2]
@@ -163,8 +180,14 @@ def test_add_relevant_marks_the_holders_and_rejudge_rescoring_the_same_runs() ->
     qrels = {t: bundle.qrels(h, t) for t in ("passages", "sections", "documents")}
     q = bundle.queries[0].id
     passage = next(p for p in h.passages if p.id not in qrels["passages"].get(q, {}))
-    judged = pd.DataFrame({"question": [q, q], "unit": [passage.id, "x"],
-                           "level": ["passages", "sections"], "relevant": [1, 0]})
+    judged = pd.DataFrame(
+        {
+            "question": [q, q],
+            "unit": [passage.id, "x"],
+            "level": ["passages", "sections"],
+            "relevant": [1, 0],
+        }
+    )
     more = audit.add_relevant(qrels, judged, h)
     assert more["passages"][q][passage.id] == 1
     assert more["sections"][q][passage.parent] == 1
@@ -172,24 +195,40 @@ def test_add_relevant_marks_the_holders_and_rejudge_rescoring_the_same_runs() ->
     assert "x" not in more["sections"][q]
     assert passage.id not in qrels["passages"].get(q, {})  # the given qrels are not changed
     searcher = Searcher(h, HashEncoder(dimension=16))
-    result = experiment.run({r: Profile(ranker=r) for r in RANKERS}, bundle.queries,
-                            searcher=searcher, targets=["passages", "sections"],
-                            metrics=["ndcg@10", "hit@1"], baseline="dense",
-                            family=[("bm25", "dense")], n_resamples=200)
+    result = experiment.run(
+        {r: Profile(ranker=r) for r in RANKERS},
+        bundle.queries,
+        searcher=searcher,
+        targets=["passages", "sections"],
+        metrics=["ndcg@10", "hit@1"],
+        baseline="dense",
+        family=[("bm25", "dense")],
+        n_resamples=200,
+    )
     same = result.rejudge({t: qrels[t] for t in result.targets})
     assert same.scores == result.scores  # the bundle's qrels are the evidence's
     every = {x.id: {p.id: 1 for p in h.passages} for x in bundle.queries}
-    assert all(v == 1.0 for v in result.rejudge({"passages": every}).scores["passages"][
-        "hit@1"]["bm25"].values())
+    assert all(
+        v == 1.0
+        for v in result.rejudge({"passages": every}).scores["passages"]["hit@1"]["bm25"].values()
+    )
     table = audit.sensitivity({"rankers": result, "hits": (result, "hit@1")}, qrels)
     assert (table["before"] == table["after"]).all()
-    assert table.loc[("rankers", "passages", "bm25"), "p_before"] == result.table(
-        "passages", "ndcg@10").loc["bm25", "p_holm"]
+    assert (
+        table.loc[("rankers", "passages", "bm25"), "p_before"]
+        == result.table("passages", "ndcg@10").loc["bm25", "p_holm"]
+    )
     moved = audit.sensitivity({"rankers": result}, more)
     assert moved.loc[("rankers", "passages", "dense"), "after"] == pytest.approx(
-        experiment.run({"dense": Profile()}, bundle.queries, searcher=searcher,
-                       qrels={"passages": more["passages"]}).table(
-            "passages", "ndcg@10").loc["dense", "mean"])
+        experiment.run(
+            {"dense": Profile()},
+            bundle.queries,
+            searcher=searcher,
+            qrels={"passages": more["passages"]},
+        )
+        .table("passages", "ndcg@10")
+        .loc["dense", "mean"]
+    )
     with pytest.raises(ValueError, match="not judged at"):
         result.rejudge({"documents": qrels["documents"]})
     bare = experiment.Result({}, result.scores, "dense", [], result.targets, result.metrics)
@@ -207,15 +246,24 @@ def test_the_sample_matches_the_pairs_the_notebook_makes() -> None:
 
     bundle = load("python-reference")
     h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
-    searcher = Searcher(h, cache.CachedEncoder(load_encoder("all-MiniLM-L6-v2"),
-                                               cache.VectorCache()))
+    searcher = Searcher(
+        h, cache.CachedEncoder(load_encoder("all-MiniLM-L6-v2"), cache.VectorCache())
+    )
     qrels = {t: bundle.qrels(h, t) for t in ("documents", "sections", "passages")}
     dense = Profile(rrf_k=60, pool=100)  # as notebooks/02_dr001_chunking.ipynb
-    ranked = experiment.run({r: replace(dense, ranker=r) for r in RANKERS}, bundle.queries,
-                            searcher=searcher, n_resamples=10)
-    whole = experiment.run({"whole": Profile(level="sections", vectors="first-window")},
-                           bundle.queries, searcher=searcher, targets=["sections"],
-                           n_resamples=10)
+    ranked = experiment.run(
+        {r: replace(dense, ranker=r) for r in RANKERS},
+        bundle.queries,
+        searcher=searcher,
+        n_resamples=10,
+    )
+    whole = experiment.run(
+        {"whole": Profile(level="sections", vectors="first-window")},
+        bundle.queries,
+        searcher=searcher,
+        targets=["sections"],
+        n_resamples=10,
+    )
     runs = {**ranked.runs, "whole sections": whole.runs["whole"]}
     unlabeled = audit.unlabeled_top(runs, h, qrels, bundle.queries, depth=3)
     reading = audit.read_sample("dr001", unlabeled, h, qrels)  # raises if the list moved

@@ -44,8 +44,12 @@ def test_corpora_skip_absent_data_and_cap_documents(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(available, "load", absent)
     lines: list[str] = []
-    found = available.corpora(["python-reference", "scifact"], log=lines.append,
-                              max_docs={"python-reference": 4}, max_queries=2)
+    found = available.corpora(
+        ["python-reference", "scifact"],
+        log=lines.append,
+        max_docs={"python-reference": 4},
+        max_queries=2,
+    )
     assert list(found) == ["python-reference"]
     assert len(found["python-reference"].corpus) == 4
     assert lines == ["scifact: skipped — no scifact here"]

@@ -75,17 +75,44 @@ def _refuse_lookup() -> object:
         (lambda: _raise(ValueError("")), (), "crash"),  # an error that says nothing
         (lambda: _raise(AttributeError("'NoneType' object has no attribute 'x'")), (), "crash"),
         (lambda: _raise(IndexError("list index out of range")), (HOLDS,), "crash"),
-        (lambda: _raise(SystemExit("exit status 2: error: the question is empty")), (),
-         "clear error"),
+        (
+            lambda: _raise(SystemExit("exit status 2: error: the question is empty")),
+            (),
+            "clear error",
+        ),
         (lambda: _raise(SystemExit(2)), (), "crash"),  # a status, no message
-        (lambda: Facts("refused, then checked", refused=_package_error(_refuse_max_chars),
-                       answer=3, there=True), (HOLDS, KEPT), "clear error"),
-        (lambda: Facts("refused, file gone", refused=_package_error(_refuse_max_chars),
-                       answer=3, there=False), (HOLDS, KEPT), "lost"),
-        (lambda: Facts("refused by the case", refused=OSError("not writable: fix it"),
-                       answer=3, there=True), (HOLDS, KEPT), "crash"),
-        (lambda: Facts("refused oddly", refused=RuntimeError("boom"), answer=3, there=True),
-         (HOLDS,), "crash"),
+        (
+            lambda: Facts(
+                "refused, then checked",
+                refused=_package_error(_refuse_max_chars),
+                answer=3,
+                there=True,
+            ),
+            (HOLDS, KEPT),
+            "clear error",
+        ),
+        (
+            lambda: Facts(
+                "refused, file gone",
+                refused=_package_error(_refuse_max_chars),
+                answer=3,
+                there=False,
+            ),
+            (HOLDS, KEPT),
+            "lost",
+        ),
+        (
+            lambda: Facts(
+                "refused by the case", refused=OSError("not writable: fix it"), answer=3, there=True
+            ),
+            (HOLDS, KEPT),
+            "crash",
+        ),
+        (
+            lambda: Facts("refused oddly", refused=RuntimeError("boom"), answer=3, there=True),
+            (HOLDS,),
+            "crash",
+        ),
         (lambda: Facts("no such field"), (HOLDS,), "crash"),  # the check itself cannot run
     ],
 )
@@ -114,7 +141,9 @@ def _cases_folder(tmp_path: Path, body: str) -> Path:
     folder.mkdir()
     (folder / "toy.py").write_text(
         "from bad_input_cases import Facts, kept, right\n"
-        "from hierret.chunking import chunk_text\n\n" + body, encoding="utf-8")
+        "from hierret.chunking import chunk_text\n\n" + body,
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -128,11 +157,16 @@ def test_a_case_that_declares_no_check_is_refused(tmp_path: Path, checks: str) -
 def test_check_exits_1_on_silent_and_the_summary_lists_six_classes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _cases_folder(tmp_path, (
-        "CASES = [\n"
-        "    ('a right answer', lambda: Facts('3', a=3), right('a is 3', lambda f: f.a == 3)),\n"
-        "    ('a refusal', lambda: chunk_text('x', 0, 0)),\n"
-        "]\n"))
+    folder = _cases_folder(
+        tmp_path,
+        (
+            "CASES = [\n"
+            "    ('a right answer', lambda: Facts('3', a=3),\n"
+            "     right('a is 3', lambda f: f.a == 3)),\n"
+            "    ('a refusal', lambda: chunk_text('x', 0, 0)),\n"
+            "]\n"
+        ),
+    )
     out = tmp_path / "page.md"
     assert page.main(["--check", "--cases", str(folder), "--out", str(out)]) == 0
     line = "2 cases: 1 handled, 1 clear errors, 0 silent, 0 lost, 0 crashes, 0 hangs"
@@ -146,7 +180,8 @@ def test_check_exits_1_on_silent_and_the_summary_lists_six_classes(
         "from bad_input_cases import Facts, right\n\n"
         "CASES = [('a wrong answer', lambda: Facts('4', a=4),\n"
         "          right('a is 3', lambda f: f.a == 3))]\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     assert page.main(["--check", "--cases", str(folder)]) == 1
     assert page.main(["--cases", str(folder)]) == 0  # without --check it only reports
     assert "silent: [toy] a wrong answer" in capsys.readouterr().err
@@ -175,19 +210,48 @@ def test_every_class_of_the_issue_has_cases(
     texts = " ".join(text for _, text, _, _ in real_outcomes).lower()
     for needle in [
         # 1. the identity covers what changes a vector
-        "pooling", "normalize", "tokenizer", "token window", "half precision",
-        "default prompt", "torch version", "query prefix",
+        "pooling",
+        "normalize",
+        "tokenizer",
+        "token window",
+        "half precision",
+        "default prompt",
+        "torch version",
+        "query prefix",
         # 2. text the chunker does not expect
-        "chinese", "cr only", "u+2028", "nel", "200 kb line",
+        "chinese",
+        "cr only",
+        "u+2028",
+        "nel",
+        "200 kb line",
         # 3. shared caches
-        "another process", "cannot be listed", "regular file", "umask", "never stored",
+        "another process",
+        "cannot be listed",
+        "regular file",
+        "umask",
+        "never stored",
         # 4. confident answers to nonsense
-        "empty query", "whitespace-only", "no text", "k = -1", 'k = "3"', "k = 2.5",
-        "nan", "+inf", "longer than the encoder's token window",
+        "empty query",
+        "whitespace-only",
+        "no text",
+        "k = -1",
+        'k = "3"',
+        "k = 2.5",
+        "nan",
+        "+inf",
+        "longer than the encoder's token window",
         # 5. loaders trusting field types
-        "evidence is a string", "answer is a string", "caption", "same paper id",
-        "max_papers=-1", "latin-1", "empty title and text", "malformed judgment",
+        "evidence is a string",
+        "answer is a string",
+        "caption",
+        "same paper id",
+        "max_papers=-1",
+        "latin-1",
+        "empty title and text",
+        "malformed judgment",
         # 6. unbounded waits
-        "drips", "ctrl-c", "non-utf-8 terminal",
+        "drips",
+        "ctrl-c",
+        "non-utf-8 terminal",
     ]:
         assert needle in texts, needle

@@ -29,8 +29,12 @@ from hierret.search import Searcher
 from hierret.units import Corpus, Document, Query
 
 DOCS = [
-    Document("try", "Try", "Try\n===\n\nThe try statement handles exceptions.\n\n"
-             "Finally\n=======\n\nThe finally clause always runs.\n"),
+    Document(
+        "try",
+        "Try",
+        "Try\n===\n\nThe try statement handles exceptions.\n\n"
+        "Finally\n=======\n\nThe finally clause always runs.\n",
+    ),
     Document("for", "For", "For\n===\n\nThe for statement loops over items. Break ends it.\n"),
     Document("with", "With", "The with statement enters a context manager.\n"),
 ]
@@ -79,8 +83,9 @@ QUERIES = st.one_of(
     st.sampled_from(["", " ", "\t\n", "\x00", "\x1b[0m", "\u200b", "?", "try"]),
     st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x85\xa0", max_size=12),
     st.text(alphabet=st.characters(categories=["Cc", "Cf", "Zs"]), max_size=8),
-    st.lists(st.sampled_from(["try", "finally", "loop", "the", "x"]), min_size=20,
-             max_size=80).map(" ".join),
+    st.lists(st.sampled_from(["try", "finally", "loop", "the", "x"]), min_size=20, max_size=80).map(
+        " ".join
+    ),
 )
 KS = st.one_of(
     st.integers(-5, 12),
@@ -110,8 +115,7 @@ def _check_ranking(ranking: list[tuple[str, float]], k: int, allowed: set[str]) 
 
 
 @settings(max_examples=50, deadline=None)
-@given(text=QUERIES, k=KS, level=st.sampled_from(SEARCH_LEVELS),
-       ranker=st.sampled_from(RANKERS))
+@given(text=QUERIES, k=KS, level=st.sampled_from(SEARCH_LEVELS), ranker=st.sampled_from(RANKERS))
 def test_search_ranks_or_refuses(text: str, k: object, level: str, ranker: str) -> None:
     s = searcher()
     expected = _expect_error(text, k)
@@ -287,8 +291,11 @@ def test_load_refuses_nonfinite_rows_by_row(tmp_path: Path) -> None:
 
 def test_empty_documents_are_dropped_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     h = hierarchy(with_empty=True)
-    assert empty_units(h) == {"documents": ["blank", "spaces"],
-                              "sections": ["blank#s1", "spaces#s1"], "passages": []}
+    assert empty_units(h) == {
+        "documents": ["blank", "spaces"],
+        "sections": ["blank#s1", "spaces#s1"],
+        "passages": [],
+    }
     enc = CountingEncoder(dimension=16, window=16)
     with caplog.at_level(logging.WARNING):
         hi = built(Searcher(h, enc))
@@ -314,8 +321,13 @@ def test_bm25_statistics_still_count_empty_units() -> None:
     s = Searcher(hierarchy(with_empty=True), HashEncoder(dimension=8))
     bm25 = s.bm25_index("documents")
     assert bm25.n_docs == len(hierarchy(with_empty=True).units("documents"))
-    full = dict(zip([u.id for u in s.units("documents")],
-                    bm25.score(bm25.analyzer("try loop")).tolist(), strict=True))  # type: ignore[misc]
+    full = dict(
+        zip(
+            [u.id for u in s.units("documents")],
+            bm25.score(bm25.analyzer("try loop")).tolist(),
+            strict=True,
+        )
+    )  # type: ignore[misc]
     for hit in s.search("try loop", profile("documents", "bm25"), k=10):
         assert hit.score == full[hit.unit_id]
 

@@ -118,12 +118,18 @@ def _explorer_data(folder: Path) -> None:
 
     text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark.\n"
     h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
-    q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),
-         Query("q2", "do cats purr", (("d", 12, 22),))]
-    result = run({"passages": Profile(), "sections": Profile(level="sections")}, q,
-                 searcher=Searcher(h, HashEncoder(dimension=16)),
-                 targets=["sections", "documents"], metrics=["hit@1"],
-                 family=[("sections", "passages")])
+    q = [
+        Query("q1", "why do dogs bark", (("d", 28, 38),)),
+        Query("q2", "do cats purr", (("d", 12, 22),)),
+    ]
+    result = run(
+        {"passages": Profile(), "sections": Profile(level="sections")},
+        q,
+        searcher=Searcher(h, HashEncoder(dimension=16)),
+        targets=["sections", "documents"],
+        metrics=["hit@1"],
+        family=[("sections", "passages")],
+    )
     casebook.write("dr9", folder, {"pets": result})
 
 
@@ -131,12 +137,20 @@ def _notebook(path: Path) -> None:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     wide = "x = " + " + ".join(["1"] * 80)  # far past 88 characters
-    code = nbformat.v4.new_code_cell(wide, outputs=[
-        nbformat.v4.new_output("stream", name="stderr",
-                               text="INFO:hierret.datasets.beir:loaded scifact/test\n")])
+    code = nbformat.v4.new_code_cell(
+        wide,
+        outputs=[
+            nbformat.v4.new_output(
+                "stream", name="stderr", text="INFO:hierret.datasets.beir:loaded scifact/test\n"
+            )
+        ],
+    )
     nb.cells = [nbformat.v4.new_markdown_cell("# Cells"), code]
     nbformat.write(nb, path)
 
@@ -151,16 +165,22 @@ def _build(tmp_path: Path) -> Path:
     _notebook(src / "cells.ipynb")
     _explorer_data(src / "notebooks" / "figures")
     page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")  # the site's own page
-    (src / "explorer.md").write_text(page.replace("(casebooks.md)", "(index.md)"),
-                                     encoding="utf-8")
-    for name, text in {"index.md": _INDEX, "good.md": _GOOD, "bad.md": _BAD,
-                       "no-data.md": _NO_DATA}.items():
+    (src / "explorer.md").write_text(page.replace("(casebooks.md)", "(index.md)"), encoding="utf-8")
+    for name, text in {
+        "index.md": _INDEX,
+        "good.md": _GOOD,
+        "bad.md": _BAD,
+        "no-data.md": _NO_DATA,
+    }.items():
         (src / name).write_text(text, encoding="utf-8")
     for size, width in ((10, 6.0), (4, 9.0)):
         (src / f"fig-{size}.png").write_bytes(_figure_png(tmp_path, size, width))
     html = tmp_path / "html"
-    run = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src),
-                          str(html)], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(html)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     return html
 
@@ -169,19 +189,28 @@ def _build(tmp_path: Path) -> Path:
 def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     chromium = bc.find_chromium()
     if chromium is None:
-        pytest.skip("no Chromium on this machine (Debian: apt install chromium, or set "
-                    "$CHROMIUM): the browser check of the built site was not run")
+        pytest.skip(
+            "no Chromium on this machine (Debian: apt install chromium, or set "
+            "$CHROMIUM): the browser check of the built site was not run"
+        )
     html = _build(tmp_path)
     for png in ("fig-10.png", "fig-4.png"):  # sphinx copies images to _images; raw HTML not
-        shutil.copy(html / "_images" / png if (html / "_images" / png).exists()
-                    else tmp_path / png, html / png)
-    pages = ["index.html", "good.html", "bad.html", "cells.html", "explorer.html",
-             "no-data.html"]
+        shutil.copy(
+            html / "_images" / png if (html / "_images" / png).exists() else tmp_path / png,
+            html / png,
+        )
+    pages = ["index.html", "good.html", "bad.html", "cells.html", "explorer.html", "no-data.html"]
     report = bc.check_site(html, chromium, pages=[html / p for p in pages])
-    failed = {check: [f for f in fails if f.startswith(("bad.html", "cells.html", "no-data"))]
-              for check, fails in report.failures.items()}
-    good = [f for fails in report.failures.values() for f in fails
-            if f.startswith(("index.html", "good.html", "explorer.html"))]
+    failed = {
+        check: [f for f in fails if f.startswith(("bad.html", "cells.html", "no-data"))]
+        for check, fails in report.failures.items()
+    }
+    good = [
+        f
+        for fails in report.failures.values()
+        for f in fails
+        if f.startswith(("index.html", "good.html", "explorer.html"))
+    ]
     assert good == [], good
     assert report.pages == pages
     assert any("stderr block" in f for f in failed["stderr"])
@@ -196,8 +225,10 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     assert any("no-such-page.html" in f for f in failed["links"])
     assert any("#no-such-anchor" in f for f in failed["links"])
     assert report.counts["explorer"] == 2  # a question picked in the first and last set
-    assert failed["explorer"] == ["no-data.html: the explorer did not start: no data "
-                                  "(window.HIERRET_EXPLORER; _static/explorer-data.js)"]
+    assert failed["explorer"] == [
+        "no-data.html: the explorer did not start: no data "
+        "(window.HIERRET_EXPLORER; _static/explorer-data.js)"
+    ]
     assert not report.ok
     summary = report.summary()
     assert "console" in summary

@@ -17,8 +17,11 @@ from hierret.profile import Profile
 from hierret.search import Searcher
 from hierret.units import Corpus, Query
 
-ARMS = {"passages": Profile(), "sections": Profile(level="sections"),
-        "bm25": Profile(ranker="bm25")}
+ARMS = {
+    "passages": Profile(),
+    "sections": Profile(level="sections"),
+    "bm25": Profile(ranker="bm25"),
+}
 PAIRS = [("sections", "passages"), ("bm25", "passages")]
 
 
@@ -28,16 +31,22 @@ def _setup() -> tuple[Searcher, tuple[Query, ...]]:
     queries = load_gold(default_gold_path(docs.name), docs).queries[:40]
     keep = {d for q in queries for d in q.evidence_docs} | {d.id for d in list(docs)[:6]}
     corpus = Corpus(docs.name, [d for d in docs if d.id in keep], docs.extra_identity)
-    return Searcher(build_hierarchy(corpus), HashEncoder(dimension=64, window=48)), tuple(
-        queries)
+    return Searcher(build_hierarchy(corpus), HashEncoder(dimension=64, window=48)), tuple(queries)
 
 
 @cache
 def _result(metric: str = "hit@1") -> experiment.Result:
     s, queries = _setup()
-    return experiment.run(ARMS, list(queries), searcher=s, targets=["sections", "documents"],
-                          metrics=[metric], baseline="passages", family=PAIRS,
-                          n_resamples=200)
+    return experiment.run(
+        ARMS,
+        list(queries),
+        searcher=s,
+        targets=["sections", "documents"],
+        metrics=[metric],
+        baseline="passages",
+        family=PAIRS,
+        n_resamples=200,
+    )
 
 
 def test_counts_are_mcnemars_counts_of_the_hit_table() -> None:
@@ -47,7 +56,11 @@ def test_counts_are_mcnemars_counts_of_the_hit_table() -> None:
     for c in book.comparisons:
         row = _result().table(c.target, "hit@1").loc[c.a]
         assert (c.both, c.only_a, c.only_b, c.neither) == (
-            row["both"], row["only_arm"], row["only_base"], row["neither"])
+            row["both"],
+            row["only_arm"],
+            row["only_base"],
+            row["neither"],
+        )
     assert any(c.only_a + c.only_b > 0 for c in book.comparisons)  # the test can fail
 
 
@@ -62,9 +75,11 @@ def test_cases_are_the_discordant_questions_with_their_ranks() -> None:
     for c in casebook.build("dr9", {"pyref": r}, max_cases=100).comparisons:
         hits = r.scores[c.target]["hit@1"]
         assert [x.query_id for x in c.cases_a] == sorted(
-            q for q in hits[c.a] if hits[c.a][q] == 1 and hits[c.b][q] == 0)
+            q for q in hits[c.a] if hits[c.a][q] == 1 and hits[c.b][q] == 0
+        )
         assert [x.query_id for x in c.cases_b] == sorted(
-            q for q in hits[c.a] if hits[c.a][q] == 0 and hits[c.b][q] == 1)
+            q for q in hits[c.a] if hits[c.a][q] == 0 and hits[c.b][q] == 1
+        )
         for case in c.cases_a:
             assert case.first[c.a] == 1
             assert case.first[c.b] != 1
@@ -74,8 +89,10 @@ def test_cases_are_the_discordant_questions_with_their_ranks() -> None:
 
 
 def test_the_sample_shown_is_seeded_stable_and_counts_stay_whole() -> None:
-    c = max(casebook.build("dr9", {"pyref": _result()}, max_cases=100).comparisons,
-            key=lambda x: x.only_a)
+    c = max(
+        casebook.build("dr9", {"pyref": _result()}, max_cases=100).comparisons,
+        key=lambda x: x.only_a,
+    )
     assert c.only_a >= 3
     pick = [casebook.build("dr9", {"pyref": _result()}, max_cases=2, seed=s) for s in (0, 0, 1)]
     shown = [[x.query_id for x in b.comparisons[0].cases_a] for b in pick]
@@ -93,15 +110,13 @@ def test_snippets_mark_the_evidence_and_escape_the_text() -> None:
     book = casebook.build("dr9", {"pyref": r}, max_cases=100)
     case = next(x for c in book.comparisons if c.target == "sections" for x in c.cases_a)
     query = r.queries[case.query_id]
-    evidence = " ".join(r.hierarchies["passages"].corpus[d].text[s:e]
-                        for d, s, e in query.evidence)
+    evidence = " ".join(r.hierarchies["passages"].corpus[d].text[s:e] for d, s, e in query.evidence)
     top = next(h for hits in case.hits.values() for h in hits if h.relevant)
     marked = re.findall(r"<mark>(.*?)</mark>", top.snippet, re.S)
     assert marked, top.snippet
     import html
 
-    assert all(" ".join(html.unescape(m).split()) in " ".join(evidence.split())
-               for m in marked)
+    assert all(" ".join(html.unescape(m).split()) in " ".join(evidence.split()) for m in marked)
     assert case.evidence
     assert "<mark>" in case.evidence[0][1]
     assert "<script" not in casebook._marked("<script>x</script>", 0, [(0, 3)], 100)
@@ -113,13 +128,18 @@ def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
     assert page.startswith("# Casebook DR-9")
     blocks = [b for b in page.split("\n\n") if b.startswith("<div")]
     assert len(blocks) == 4
-    assert all(b.count("<div class=\"hr-comparison\"") == 1 for b in blocks)
+    assert all(b.count('<div class="hr-comparison"') == 1 for b in blocks)
     assert all(f">{v}<" in page for v in values.values())
     book = casebook.build("dr9", {"pyref": _result()}, max_cases=1)
     for c in book.comparisons:  # what the label says is what is shown
         for arm, n, cases in ((c.a, c.only_a, c.cases_a), (c.b, c.only_b, c.cases_b)):
-            label = ("none" if n == 0 else f"all {n}" if n == len(cases)
-                     else f"{len(cases)} of {n} shown")
+            label = (
+                "none"
+                if n == 0
+                else f"all {n}"
+                if n == len(cases)
+                else f"{len(cases)} of {n} shown"
+            )
             assert f"Only {arm} answers first ({label})" in book.markdown()
     assert casebook.write("dr9", None, {"pyref": _result()}) == values
 
@@ -132,7 +152,7 @@ def test_the_explorer_holds_every_question_under_every_arm(tmp_path: Path) -> No
     prefix = f"window.{casebook.EXPLORER_GLOBAL} = "
     assert script.startswith(prefix)
     assert "</script" not in script
-    data = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    data = json.loads(script[len(prefix) :].rstrip().rstrip(";"))
     assert [rec["record"] for rec in data["records"]] == ["dr8", "dr9"]
     sets = data["records"][1]["sets"]
     assert [s["target"] for s in sets] == ["sections", "documents"]
@@ -146,8 +166,9 @@ def test_the_explorer_holds_every_question_under_every_arm(tmp_path: Path) -> No
 
 
 def test_bad_input_is_refused_with_the_fix() -> None:
-    hand = experiment.Result({}, {"sections": {"mrr": {"a": {"q": 1.0}}}}, "a", [],
-                             ["sections"], ["mrr"])
+    hand = experiment.Result(
+        {}, {"sections": {"mrr": {"a": {"q": 1.0}}}}, "a", [], ["sections"], ["mrr"]
+    )
     with pytest.raises(ValueError, match="keeps no rankings"):
         casebook.build("dr9", {"hand": hand})
     with pytest.raises(ValueError, match="unknown arms"):
@@ -156,12 +177,16 @@ def test_bad_input_is_refused_with_the_fix() -> None:
 
 def test_results_nest_and_pairs_apply_where_their_arms_are() -> None:
     r, ndcg = _result(), _result("ndcg@10")
-    book = casebook.build("dr9", {("pyref", 900): (r, ndcg), "skipped": None,
-                                  "own": (r, [("bm25", "sections")])},
-                          pairs=[("bm25", "passages")])
+    book = casebook.build(
+        "dr9",
+        {("pyref", 900): (r, ndcg), "skipped": None, "own": (r, [("bm25", "sections")])},
+        pairs=[("bm25", "passages")],
+    )
     assert [(c.title, c.a, c.b) for c in book.comparisons if c.target == "sections"] == [
-        ("pyref · 900", "bm25", "passages"), ("pyref · 900", "bm25", "passages"),
-        ("own", "bm25", "sections")]
+        ("pyref · 900", "bm25", "passages"),
+        ("pyref · 900", "bm25", "passages"),
+        ("own", "bm25", "sections"),
+    ]
     assert [s["title"] for s in book.sets][:2] == ["pyref · 900"] * 2
     with pytest.raises(ValueError, match="no result has together"):
         casebook.build("dr9", {"pyref": r}, pairs=[("bm25", "nope")])
@@ -172,8 +197,9 @@ def test_results_nest_and_pairs_apply_where_their_arms_are() -> None:
 def test_section_paths_name_the_document_once() -> None:
     h = _setup()[0].hierarchy
     units = casebook._Units()
-    section = next(u for u in h.units("sections")
-                   if u.title.split(" > ")[0] == h.corpus[u.doc_id].title)
+    section = next(
+        u for u in h.units("sections") if u.title.split(" > ")[0] == h.corpus[u.doc_id].title
+    )
     doc = h.corpus[section.doc_id].title
     assert units.path(h, section.id, "sections").count(doc) == 1
     nested = next(u for u in h.units("sections") if " > " in u.title)

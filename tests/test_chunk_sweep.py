@@ -52,17 +52,26 @@ def test_arms_are_profile_by_size_and_run_as_each_searcher_runs() -> None:
     profiles = {"dense": Profile(), "bm25": Profile(ranker="bm25")}
     arms = sweep.arms(profiles)
     assert list(arms) == ["dense-600", "dense-900", "bm25-600", "bm25-900"]
-    result = experiment.run(arms, bundle.queries, targets=["sections"], metrics=["ndcg@10"],
-                            baseline="dense-900", family=sweep.family("dense", 900),
-                            n_resamples=50)
+    result = experiment.run(
+        arms,
+        bundle.queries,
+        targets=["sections"],
+        metrics=["ndcg@10"],
+        baseline="dense-900",
+        family=sweep.family("dense", 900),
+        n_resamples=50,
+    )
     for name, arm in arms.items():  # the old loop: run each searcher, lift, evaluate
         s = arm.searcher
         assert isinstance(s, Searcher)
-        run = lift(s.run(bundle.queries, arm.profile, k=100),
-                   s.hierarchy.parents("passages", "sections"))
+        run = lift(
+            s.run(bundle.queries, arm.profile, k=100), s.hierarchy.parents("passages", "sections")
+        )
         qrels = qrels_from_evidence(bundle.queries, s.hierarchy.units("sections"))
-        assert result.scores["sections"]["ndcg@10"][name] == evaluate(run, qrels,
-                                                                     ["ndcg@10"])["ndcg@10"]
+        assert (
+            result.scores["sections"]["ndcg@10"][name]
+            == evaluate(run, qrels, ["ndcg@10"])["ndcg@10"]
+        )
     table = result.table("sections", "ndcg@10")
     assert table["diff"].notna().tolist() == [True, False, False, False]
 
@@ -82,9 +91,14 @@ def test_family_and_settings_are_checked() -> None:
 def test_plot_draws_one_line_per_profile_over_the_sizes() -> None:
     bundle, enc = _bundle(), HashEncoder(dimension=16)
     sweep = chunking_sweep(bundle.corpus, enc, [(600, 120), (900, 180)])
-    result = experiment.run(sweep.arms({"dense": Profile(), "bm25": Profile(ranker="bm25")}),
-                            bundle.queries, targets=["sections"], metrics=["ndcg@10", "hit@1"],
-                            baseline="dense-900", n_resamples=50)
+    result = experiment.run(
+        sweep.arms({"dense": Profile(), "bm25": Profile(ranker="bm25")}),
+        bundle.queries,
+        targets=["sections"],
+        metrics=["ndcg@10", "hit@1"],
+        baseline="dense-900",
+        n_resamples=50,
+    )
     ax = sweep.plot(result.table("sections", "ndcg@10"), ["dense", "bm25"], ylabel="nDCG@10")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["dense", "bm25"]
     assert "95% intervals" in ax.get_ylabel()

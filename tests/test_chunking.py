@@ -32,12 +32,16 @@ def sentences_of(text: str) -> list[str]:
         ("Pi is 3.14159 roughly. Ok.", ["Pi is 3.14159 roughly.", "Ok."]),
         ("Wait... it moved. Then it stopped.", ["Wait... it moved.", "Then it stopped."]),
         ("See Section 3.2. for details. Done.", ["See Section 3.2. for details.", "Done."]),
-        ("1. Introduction of things\nand more. End.",
-         ["1. Introduction of things\nand more.", "End."]),
-        ("He said \"stop.\" Then left!", ["He said \"stop.\"", "Then left!"]),
+        (
+            "1. Introduction of things\nand more. End.",
+            ["1. Introduction of things\nand more.", "End."],
+        ),
+        ('He said "stop." Then left!', ['He said "stop."', "Then left!"]),
         ("Really? Yes! No.", ["Really?", "Yes!", "No."]),
-        ("a heading\n\nparagraph without stop\n\nlast",
-         ["a heading", "paragraph without stop", "last"]),
+        (
+            "a heading\n\nparagraph without stop\n\nlast",
+            ["a heading", "paragraph without stop", "last"],
+        ),
     ],
 )
 def test_sentence_splitter(text: str, expected: list[str]) -> None:
@@ -78,7 +82,10 @@ def test_long_token_is_cut_at_max_chars() -> None:
     text = f"Short start. {token} tail words here."
     passages = chunk_text(text, max_chars=100, overlap_chars=20)
     assert [text[a:b] for a, b in passages][1:4] == [
-        "x" * 100, "x" * 100, "x" * 50 + " tail words here."]
+        "x" * 100,
+        "x" * 100,
+        "x" * 50 + " tail words here.",
+    ]
     _check_invariants(text, passages, 100, 20)
 
 
@@ -136,8 +143,10 @@ def test_overlap_is_trailing_whole_sentences() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_chars": 150, "overlap_chars": 200},
-         r"overlap_chars \(200\) must be smaller than max_chars \(150\)"),
+        (
+            {"max_chars": 150, "overlap_chars": 200},
+            r"overlap_chars \(200\) must be smaller than max_chars \(150\)",
+        ),
         ({"max_chars": 100, "overlap_chars": 100}, r"overlap_chars \(100\) must be smaller"),
         ({"max_chars": 0, "overlap_chars": 0}, r"max_chars \(0\) must be positive"),
         ({"max_chars": 10, "overlap_chars": -1}, r"overlap_chars \(-1\)"),
@@ -155,8 +164,9 @@ def test_bad_types() -> None:
         chunk_text("x", max_chars=9.5)  # type: ignore[arg-type]
 
 
-def _check_invariants(text: str, passages: list[tuple[int, int]], max_chars: int,
-                      overlap_chars: int) -> None:
+def _check_invariants(
+    text: str, passages: list[tuple[int, int]], max_chars: int, overlap_chars: int
+) -> None:
     covered = [False] * len(text)
     for a, b in passages:
         assert 0 <= a < b <= len(text)
@@ -178,8 +188,27 @@ def _check_invariants(text: str, passages: list[tuple[int, int]], max_chars: int
 
 
 _words = st.sampled_from(
-    ["alpha", "beta", "e.g.", "Dr.", "3.14", "x", "Σ", "日本", "end.", "stop!", "why?", "...",
-     "J.", "e\u0301", "Fig.", "vs.", "etc.", "§2.", "a" * 40]
+    [
+        "alpha",
+        "beta",
+        "e.g.",
+        "Dr.",
+        "3.14",
+        "x",
+        "Σ",
+        "日本",
+        "end.",
+        "stop!",
+        "why?",
+        "...",
+        "J.",
+        "e\u0301",
+        "Fig.",
+        "vs.",
+        "etc.",
+        "§2.",
+        "a" * 40,
+    ]
 )
 _seps = st.sampled_from([" ", " ", " ", "\n", "\n\n", "\t", "\r\n", "  "])
 
@@ -210,12 +239,31 @@ def test_arbitrary_unicode_never_loses_text(text: str, max_chars: int) -> None:
 
 
 _LINE_BREAKS = ["\n", "\r\n", "\r", "\u2028", "\u2029", "\x85"]
-_STOPS = ["", "", "", ".", "!", "?", "...", "。", "！", "？", "．", "।", "॥", "؟", "۔", ".»",
-          "。」"]
-_any_script_word = st.text(st.characters(categories=["L", "M", "N", "P", "S"]), min_size=1,
-                           max_size=12)
-_cjk_run = st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1,
-                   max_size=300)
+_STOPS = [
+    "",
+    "",
+    "",
+    ".",
+    "!",
+    "?",
+    "...",
+    "。",
+    "！",
+    "？",
+    "．",
+    "।",
+    "॥",
+    "؟",
+    "۔",
+    ".»",
+    "。」",
+]
+_any_script_word = st.text(
+    st.characters(categories=["L", "M", "N", "P", "S"]), min_size=1, max_size=12
+)
+_cjk_run = st.text(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1, max_size=300
+)
 
 
 @st.composite
@@ -239,12 +287,16 @@ def test_any_script_any_line_breaks(text: str, max_chars: int, frac: float) -> N
 
 
 @settings(max_examples=100, deadline=None)
-@given(text=texts(), max_chars=st.integers(20, 300),
-       brk=st.sampled_from(["\r", "\u2028", "\x85", "\v", "\f"]))
+@given(
+    text=texts(),
+    max_chars=st.integers(20, 300),
+    brk=st.sampled_from(["\r", "\u2028", "\x85", "\v", "\f"]),
+)
 def test_every_line_break_splits_like_newline(text: str, max_chars: int, brk: str) -> None:
     text = text.replace("\r\n", "\n")  # one character per break, so spans can match
     assert chunk_text(text.replace("\n", brk), max_chars, max_chars // 5) == chunk_text(
-        text, max_chars, max_chars // 5)
+        text, max_chars, max_chars // 5
+    )
 
 
 def test_cr_only_text_splits_like_newline_text() -> None:

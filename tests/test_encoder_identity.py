@@ -74,8 +74,7 @@ def test_the_constructor_settings_change_the_identity(folder: Path) -> None:
     others = [
         SentenceTransformerEncoder(str(folder), max_length=8, show_progress=False).identity,
         SentenceTransformerEncoder(str(folder), query_prefix="q: ", show_progress=False).identity,
-        SentenceTransformerEncoder(str(folder), passage_prefix="p: ",
-                                   show_progress=False).identity,
+        SentenceTransformerEncoder(str(folder), passage_prefix="p: ", show_progress=False).identity,
     ]
     assert len({base.key(), *(o.key() for o in others)}) == 4
 
@@ -93,7 +92,6 @@ def test_a_default_prompt_is_not_applied_and_the_warning_says_so(folder: Path) -
     assert enc.identity == plain.identity  # the identity does not record the prompt, so
     np.testing.assert_array_equal(enc.encode_passages(TEXTS), vectors)  # it must not apply
     with pytest.warns(UserWarning, match="default prompt"):
-        as_prefix = SentenceTransformerEncoder(str(folder), query_prefix="a ",
-                                               show_progress=False)
+        as_prefix = SentenceTransformerEncoder(str(folder), query_prefix="a ", show_progress=False)
     assert as_prefix.identity != plain.identity
     assert not np.array_equal(as_prefix.encode_queries(TEXTS), plain.encode_queries(TEXTS))

@@ -26,8 +26,7 @@ from hierret.evaluation import (
 )
 
 TREC = {"ndcg_cut_1", "ndcg_cut_5", "ndcg_cut_10", "recall_5", "recall_10", "recip_rank"}
-TREC |= {"P_1", "P_5", "P_10", "success_1", "success_5", "success_10", "map", "map_cut_10",
-         "Rprec"}
+TREC |= {"P_1", "P_5", "P_10", "success_1", "success_5", "success_10", "map", "map_cut_10", "Rprec"}
 OURS_TO_TREC = {
     "ndcg@1": "ndcg_cut_1",
     "ndcg@5": "ndcg_cut_5",
@@ -145,7 +144,8 @@ def test_mrr_at_k_and_mean_scores() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["ndcg", "recall@0", "p", "rprec@5", "hit@", "mrr@x", "map@0", "NDCG@10"])
+    "name", ["ndcg", "recall@0", "p", "rprec@5", "hit@", "mrr@x", "map@0", "NDCG@10"]
+)
 def test_unknown_metric_names_raise(name: str) -> None:
     with pytest.raises(ValueError, match="unknown metric"):
         evaluate({}, {"q": {"a": 1}}, [name])

@@ -37,8 +37,9 @@ def _hierarchy(doc: str, length: int, passage: int) -> list[Unit]:
         Unit(f"{doc}#s2", doc, "sections", half, length, doc),
     ]
     units += [
-        Unit(f"{doc}#p{i}", doc, "passages", s, min(s + passage, length),
-             f"{doc}#s{1 + (s >= half)}")
+        Unit(
+            f"{doc}#p{i}", doc, "passages", s, min(s + passage, length), f"{doc}#s{1 + (s >= half)}"
+        )
         for i, s in enumerate(range(0, length, passage))
     ]
     return units

@@ -36,21 +36,31 @@ def execute(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 def _notebook(path: Path, *sources: str) -> Path:
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_markdown_cell("# Small"),
-                *(nbformat.v4.new_code_cell(s) for s in sources)]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Small"),
+        *(nbformat.v4.new_code_cell(s) for s in sources),
+    ]
     nbformat.write(nb, path)
     return path
 
 
 def test_nbval_outputs_are_written_back_with_the_kernels_timings(
-        execute: ModuleType, tmp_path: Path) -> None:
-    good = _notebook(tmp_path / "good.ipynb", "print('hello')",
-                     "from hierret import timing\nwith timing.stage('rank'):\n"
-                     "    timing.count('m', embedded=2)\n1 + 1")
-    bad = _notebook(tmp_path / "bad.ipynb", "x = 1", "raise ValueError('broken cell')",
-                    "print('after')")
+    execute: ModuleType, tmp_path: Path
+) -> None:
+    good = _notebook(
+        tmp_path / "good.ipynb",
+        "print('hello')",
+        "from hierret import timing\nwith timing.stage('rank'):\n"
+        "    timing.count('m', embedded=2)\n1 + 1",
+    )
+    bad = _notebook(
+        tmp_path / "bad.ipynb", "x = 1", "raise ValueError('broken cell')", "print('after')"
+    )
     folder = tmp_path / "timing"
     folder.mkdir()
     before = os.environ.get(timing.TIMING_ENV)

@@ -26,8 +26,10 @@ def _arms() -> dict[str, dict[str, bool]]:
     # the study's paired counts: both 24, only passages 12, only whole 2, neither 2
     passages = [True] * 24 + [True] * 12 + [False] * 2 + [False] * 2
     whole = [True] * 24 + [False] * 12 + [True] * 2 + [False] * 2
-    return {"passages": {f"q{i}": v for i, v in enumerate(passages)},
-            "whole": {f"q{i}": v for i, v in enumerate(whole)}}
+    return {
+        "passages": {f"q{i}": v for i, v in enumerate(passages)},
+        "whole": {f"q{i}": v for i, v in enumerate(whole)},
+    }
 
 
 def test_compare_hits_reproduces_the_study() -> None:
@@ -37,15 +39,20 @@ def test_compare_hits_reproduces_the_study() -> None:
     assert (t.loc["whole", "low"], t.loc["whole", "high"]) == (0.4951, 0.7787)
     assert t.loc["passages", "diff"] == 0.25
     assert (round(t.loc["passages", "diff_low"], 3), round(t.loc["passages", "diff_high"], 3)) == (
-        0.068, 0.415)
+        0.068,
+        0.415,
+    )
     assert t.loc["passages", "p"] == pytest.approx(0.0129, abs=1e-4)
 
 
 def test_compare_declares_the_family_and_adjusts() -> None:
     rng = np.random.default_rng(1)
     base = rng.uniform(size=60)
-    scores = {"base": dict(enumerate(base)), "same": dict(enumerate(base)),
-              "better": dict(enumerate(np.clip(base + 0.2, 0, 1)))}
+    scores = {
+        "base": dict(enumerate(base)),
+        "same": dict(enumerate(base)),
+        "better": dict(enumerate(np.clip(base + 0.2, 0, 1))),
+    }
     scores = {a: {f"q{k}": float(v) for k, v in s.items()} for a, s in scores.items()}
     t = compare(scores, baseline="base", n_resamples=2000)
     assert t.loc["same", "p"] == 1.0
@@ -65,8 +72,11 @@ def test_unpaired_input_is_refused() -> None:
 
 
 def test_paired_tests_holm_over_pairs() -> None:
-    scores = {"a": {f"q{i}": 1.0 for i in range(20)}, "b": {f"q{i}": 0.0 for i in range(20)},
-              "c": {f"q{i}": float(i % 2) for i in range(20)}}
+    scores = {
+        "a": {f"q{i}": 1.0 for i in range(20)},
+        "b": {f"q{i}": 0.0 for i in range(20)},
+        "c": {f"q{i}": float(i % 2) for i in range(20)},
+    }
     t = paired_tests(scores, [("a", "b"), ("c", "b")], n_resamples=2000)
     assert t.loc["a vs b", "diff"] == 1.0
     assert t.loc["c vs b", "diff"] == 0.5
@@ -77,9 +87,11 @@ def test_paired_tests_holm_over_pairs() -> None:
 
 # --- experiment.run: the declarative comparison ----------------------------------------------
 
-ARMS = {"passages": Profile(),
-        "sections": Profile(level="sections"),
-        "fused, hybrid": Profile(level="fused", ranker="hybrid", pool=40)}
+ARMS = {
+    "passages": Profile(),
+    "sections": Profile(level="sections"),
+    "fused, hybrid": Profile(level="fused", ranker="hybrid", pool=40),
+}
 
 
 @cache
@@ -98,10 +110,16 @@ def searcher() -> Searcher:
 
 @cache
 def result() -> experiment.Result:
-    return experiment.run(ARMS, list(small()[1]), searcher=searcher(),
-                          targets=["sections", "documents"], metrics=["ndcg@10", "hit@1"],
-                          baseline="passages", family=[("sections", "passages")],
-                          n_resamples=500)
+    return experiment.run(
+        ARMS,
+        list(small()[1]),
+        searcher=searcher(),
+        targets=["sections", "documents"],
+        metrics=["ndcg@10", "hit@1"],
+        baseline="passages",
+        family=[("sections", "passages")],
+        n_resamples=500,
+    )
 
 
 def by_hand(target: str, metric: str) -> dict[str, dict[str, float]]:
@@ -135,8 +153,10 @@ def test_lifting_is_applied_and_runs_are_kept() -> None:
     assert next(iter(run.values()))[0][0].split("#")[1].startswith("p")  # passages, unlifted
     docs = lift(run, h.parents("passages", "documents"))
     qrels = qrels_from_evidence(queries, h.units("documents"))
-    assert result().scores["documents"]["ndcg@10"]["passages"] == evaluate(
-        docs, qrels, ["ndcg@10"])["ndcg@10"]
+    assert (
+        result().scores["documents"]["ndcg@10"]["passages"]
+        == evaluate(docs, qrels, ["ndcg@10"])["ndcg@10"]
+    )
     frame = result().frame()
     assert set(frame.columns) == {"arm", "target", "metric", "query", "value"}
     assert len(frame) == 2 * 2 * 3 * len(result().per_query("sections", "ndcg@10"))
@@ -147,23 +167,35 @@ def test_only_declared_pairs_are_tested() -> None:
     assert np.isnan(table.loc["fused, hybrid", "p"])  # undeclared: no test
     assert not np.isnan(table.loc["sections", "p_holm"])
     tests = result().tests("ndcg@10")
-    assert list(tests.index) == ["sections@sections vs passages@sections",
-                                 "sections@documents vs passages@documents"]
+    assert list(tests.index) == [
+        "sections@sections vs passages@sections",
+        "sections@documents vs passages@documents",
+    ]
     assert (tests["p_holm"] >= tests["p"]).all()
-    direct = paired_tests({f"{a}@{t}": result().scores[t]["ndcg@10"][a]
-                           for t in ("sections", "documents") for a in ARMS},
-                          [("sections@sections", "passages@sections"),
-                           ("sections@documents", "passages@documents")], n_resamples=500)
+    direct = paired_tests(
+        {
+            f"{a}@{t}": result().scores[t]["ndcg@10"][a]
+            for t in ("sections", "documents")
+            for a in ARMS
+        },
+        [("sections@sections", "passages@sections"), ("sections@documents", "passages@documents")],
+        n_resamples=500,
+    )
     pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
 
 
 def test_a_second_family_is_tested_and_adjusted_on_its_own() -> None:
     second = [("fused, hybrid", "passages"), ("fused, hybrid", "sections")]
     tests = result().tests("ndcg@10", family=second)
-    direct = paired_tests({f"{a}@{t}": result().scores[t]["ndcg@10"][a]
-                           for t in ("sections", "documents") for a in ARMS},
-                          [(f"{a}@{t}", f"{b}@{t}") for t in ("sections", "documents")
-                           for a, b in second], n_resamples=500)
+    direct = paired_tests(
+        {
+            f"{a}@{t}": result().scores[t]["ndcg@10"][a]
+            for t in ("sections", "documents")
+            for a in ARMS
+        },
+        [(f"{a}@{t}", f"{b}@{t}") for t in ("sections", "documents") for a, b in second],
+        n_resamples=500,
+    )
     pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
     assert len(result().tests("ndcg@10")) == 2  # the declared family is unchanged
     with pytest.raises(ValueError, match="not arms of the result"):
@@ -173,7 +205,8 @@ def test_a_second_family_is_tested_and_adjusted_on_its_own() -> None:
 def test_values_have_stable_keys_and_plot_draws_each_target() -> None:
     values = result().values("dr9")
     assert values["dr9_sections_fused_hybrid_ndcg10"] == pytest.approx(
-        float(np.mean(list(by_hand("sections", "ndcg@10")["fused, hybrid"].values()))))
+        float(np.mean(list(by_hand("sections", "ndcg@10")["fused, hybrid"].values())))
+    )
     assert "dr9_documents_sections_hit1_p_holm" in values
     assert "dr9_documents_fused_hybrid_hit1_p" not in values
     assert "dr9_sections_sections_vs_passages_ndcg10_p_holm" in values
@@ -184,31 +217,53 @@ def test_values_have_stable_keys_and_plot_draws_each_target() -> None:
 
 def test_arms_with_their_own_searcher_and_explicit_qrels() -> None:
     h, queries = small()
-    coarse = Searcher(build_hierarchy(Corpus(h.corpus.name, list(h.corpus)), max_chars=1800,
-                                      overlap_chars=360), HashEncoder(dimension=64, window=48))
+    coarse = Searcher(
+        build_hierarchy(Corpus(h.corpus.name, list(h.corpus)), max_chars=1800, overlap_chars=360),
+        HashEncoder(dimension=64, window=48),
+    )
     qrels = {"documents": {q.id: dict.fromkeys(q.evidence_docs, 1) for q in queries}}
-    r = experiment.run({"900": Profile(), "1800": experiment.Arm(Profile(), coarse, k=50),
-                        "1800 bm25": (coarse, Profile(ranker="bm25"))}, list(queries),
-                       searcher=searcher(), targets=["documents"], metrics=["mrr"],
-                       qrels=qrels, n_resamples=200)
+    r = experiment.run(
+        {
+            "900": Profile(),
+            "1800": experiment.Arm(Profile(), coarse, k=50),
+            "1800 bm25": (coarse, Profile(ranker="bm25")),
+        },
+        list(queries),
+        searcher=searcher(),
+        targets=["documents"],
+        metrics=["mrr"],
+        qrels=qrels,
+        n_resamples=200,
+    )
     assert r.baseline == "900"
     assert all(len(ranking) <= 50 for ranking in r.runs["1800"].values())
-    expected = evaluate(lift(coarse.run(queries, Profile(), k=50),
-                             coarse.hierarchy.parents("passages", "documents")),
-                        qrels["documents"], ["mrr"])["mrr"]
+    expected = evaluate(
+        lift(
+            coarse.run(queries, Profile(), k=50), coarse.hierarchy.parents("passages", "documents")
+        ),
+        qrels["documents"],
+        ["mrr"],
+    )["mrr"]
     assert r.scores["documents"]["mrr"]["1800"] == expected
 
 
-@pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"baseline": "dense"}, ValueError, r"baseline 'dense' is not an arm; arms: \['passages'"),
-    ({"family": [("sections", "bm25")]}, ValueError, r"family names unknown arms \['bm25'\]"),
-    ({"family": [("sections", "sections")]}, ValueError, "family pairs must be"),
-    ({"targets": ["chunks"]}, ValueError, "unknown target 'chunks'"),
-    ({"targets": ["passages"]}, ValueError,
-     "arm 'sections' ranks sections, coarser than the target 'passages'"),
-])
-def test_bad_declarations_are_refused(kwargs: dict[str, object], error: type[Exception],
-                                      message: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"baseline": "dense"}, ValueError, r"baseline 'dense' is not an arm; arms: \['passages'"),
+        ({"family": [("sections", "bm25")]}, ValueError, r"family names unknown arms \['bm25'\]"),
+        ({"family": [("sections", "sections")]}, ValueError, "family pairs must be"),
+        ({"targets": ["chunks"]}, ValueError, "unknown target 'chunks'"),
+        (
+            {"targets": ["passages"]},
+            ValueError,
+            "arm 'sections' ranks sections, coarser than the target 'passages'",
+        ),
+    ],
+)
+def test_bad_declarations_are_refused(
+    kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
     arms = {"passages": Profile(), "sections": Profile(level="sections")}
     with pytest.raises(error, match=message):
         experiment.run(arms, list(small()[1]), searcher=searcher(), **kwargs)  # type: ignore[arg-type]
@@ -226,22 +281,38 @@ def test_between_pairs_one_arm_across_runs() -> None:
 
     def result(shift: float) -> Result:
         per_q = {q: float(v) for q, v in zip(qs, rng.random(40) + shift, strict=True)}
-        return Result({}, {t: {"mrr": {"chunk": per_q}} for t in ("sections", "documents")},
-                      "chunk", [], ["sections", "documents"], ["mrr"], n_resamples=500)
+        return Result(
+            {},
+            {t: {"mrr": {"chunk": per_q}} for t in ("sections", "documents")},
+            "chunk",
+            [],
+            ["sections", "documents"],
+            ["mrr"],
+            n_resamples=500,
+        )
 
     runs = {900: result(0.0), 1800: result(-0.3), 2700: result(0.0)}
     t = between(runs, "chunk", "mrr")
-    assert list(t.index) == ["1800@sections vs 900@sections", "2700@sections vs 900@sections",
-                             "1800@documents vs 900@documents", "2700@documents vs 900@documents"]
-    scores = {f"{s}@{tg}": runs[s].scores[tg]["mrr"]["chunk"] for s in runs
-              for tg in ("sections", "documents")}
-    ref = paired_tests(scores, [(a.split(" vs ")[0], a.split(" vs ")[1]) for a in t.index],
-                       n_resamples=500)
+    assert list(t.index) == [
+        "1800@sections vs 900@sections",
+        "2700@sections vs 900@sections",
+        "1800@documents vs 900@documents",
+        "2700@documents vs 900@documents",
+    ]
+    scores = {
+        f"{s}@{tg}": runs[s].scores[tg]["mrr"]["chunk"]
+        for s in runs
+        for tg in ("sections", "documents")
+    }
+    ref = paired_tests(
+        scores, [(a.split(" vs ")[0], a.split(" vs ")[1]) for a in t.index], n_resamples=500
+    )
     np.testing.assert_allclose(t["p_holm"], ref["p_holm"])
     assert t.loc["1800@sections vs 900@sections", "diff"] < 0
     assert t["arm_a"].tolist()[:2] == ["chunk-1800", "chunk-2700"]
     assert between({900: runs[900]}, "chunk", "mrr").empty
-    other = Result({}, {"sections": {"mrr": {"chunk": {"x": 1.0}}}}, "chunk", [],
-                   ["sections"], ["mrr"])
+    other = Result(
+        {}, {"sections": {"mrr": {"chunk": {"x": 1.0}}}}, "chunk", [], ["sections"], ["mrr"]
+    )
     with pytest.raises(ValueError, match="not a paired comparison"):
         between({900: runs[900], 1: other}, "chunk", "mrr", targets=["sections"])

@@ -17,11 +17,13 @@ matplotlib.use("Agg")
 
 
 def test_interval_panels_one_per_table_with_its_title() -> None:
-    hits = pd.DataFrame({"rate": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
-                        index=["passages", "whole"])
+    hits = pd.DataFrame(
+        {"rate": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]}, index=["passages", "whole"]
+    )
     means = hits.rename(columns={"rate": "mean"})
-    fig = interval_panels({"SECTION target": hits, "DOCUMENT target": means},
-                          xlabel="hit@1", baseline="whole")
+    fig = interval_panels(
+        {"SECTION target": hits, "DOCUMENT target": means}, xlabel="hit@1", baseline="whole"
+    )
     assert [ax.get_title() for ax in fig.axes] == ["SECTION target", "DOCUMENT target"]
     assert [ax.get_xlabel() for ax in fig.axes] == ["", "hit@1"]  # under the bottom panel
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["passages", "whole"]
@@ -31,9 +33,14 @@ def test_interval_panels_one_per_table_with_its_title() -> None:
 def test_difference_figure_shows_the_pair_question_by_question() -> None:
     bundle = load("python-reference", max_queries=12, max_docs=15)
     s = Searcher(build_hierarchy(bundle.corpus), HashEncoder(dimension=16))
-    result = experiment.run({"dense": Profile(), "bm25": Profile(ranker="bm25")},
-                            bundle.queries, searcher=s, baseline="dense",
-                            family=[("bm25", "dense")], n_resamples=50)
+    result = experiment.run(
+        {"dense": Profile(), "bm25": Profile(ranker="bm25")},
+        bundle.queries,
+        searcher=s,
+        baseline="dense",
+        family=[("bm25", "dense")],
+        n_resamples=50,
+    )
     fig = difference_figure(result, "passages", "ndcg@10", ("bm25", "dense"))
     left, right = fig.axes
     assert left.get_xlabel() == "ndcg@10, passages target (95% bootstrap interval)"

@@ -16,7 +16,8 @@ def ranking(scores: dict[str, float]) -> Ranking:
 
 def test_normalize_spans_zero_to_one() -> None:
     assert minmax_normalize([("a", 0.8), ("b", 0.5), ("c", 0.2)]) == pytest.approx(
-        {"a": 1.0, "b": 0.5, "c": 0.0})
+        {"a": 1.0, "b": 0.5, "c": 0.0}
+    )
     assert minmax_normalize([]) == {}
 
 
@@ -48,7 +49,9 @@ def test_missing_leg_counts_like_the_bottom_of_the_pool() -> None:
 def test_empty_legs() -> None:
     assert minmax_fuse([], [], weight=0.3) == []
     assert minmax_fuse([], [("a", 0.2), ("b", 0.1)], weight=0.3) == [
-        ("a", pytest.approx(0.3)), ("b", 0.0)]
+        ("a", pytest.approx(0.3)),
+        ("b", 0.0),
+    ]
 
 
 @pytest.mark.parametrize("weight", [-0.1, 1.01])
@@ -57,14 +60,12 @@ def test_weight_outside_unit_interval_raises(weight: float) -> None:
         minmax_fuse([("a", 1.0)], [("a", 1.0)], weight)
 
 
-pools = st.dictionaries(st.sampled_from("abcdefgh"), st.integers(-20, 20).map(float),
-                        max_size=8)
+pools = st.dictionaries(st.sampled_from("abcdefgh"), st.integers(-20, 20).map(float), max_size=8)
 
 
 @settings(max_examples=80, deadline=None)
 @given(pools, pools)
-def test_weight_zero_and_one_reproduce_each_leg(sa: dict[str, float],
-                                                sb: dict[str, float]) -> None:
+def test_weight_zero_and_one_reproduce_each_leg(sa: dict[str, float], sb: dict[str, float]) -> None:
     a, b = ranking(sa), ranking(sb)
     only_a = [u for u, _ in minmax_fuse(a, b, 0.0) if u in sa]
     only_b = [u for u, _ in minmax_fuse(a, b, 1.0) if u in sb]

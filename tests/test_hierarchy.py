@@ -29,24 +29,31 @@ def test_rst_levels_follow_first_appearance() -> None:
         ("d#s1.2", 2, "B", "d#s1"),
     ]
     a = h.sections["d"][1]
-    assert text[a.start:a.end].startswith("A\n=")
-    assert text[a.end:].startswith("B\n=")
-    assert text[a.start:a.own_end].rstrip().endswith("text a.")
+    assert text[a.start : a.end].startswith("A\n=")
+    assert text[a.end :].startswith("B\n=")
+    assert text[a.start : a.own_end].rstrip().endswith("text a.")
 
 
 def test_markdown_and_numbered_headings() -> None:
     md = "# Title\n\nx.\n\n## Sub\n\ny.\n\n### Deeper\n\nz.\n\n## Sub2\n\nw.\n"
     assert [(h.level, h.title) for h in detect_headings(md)] == [
-        (1, "Title"), (2, "Sub"), (3, "Deeper"), (2, "Sub2")]
+        (1, "Title"),
+        (2, "Sub"),
+        (3, "Deeper"),
+        (2, "Sub2"),
+    ]
     num = "Paper\n\n1 Introduction\n\nText.\n\n3.2 Results\n\nMore.\n\n2. The suite is run.\n"
     assert [(h.level, h.title) for h in detect_headings(num)] == [
-        (1, "1 Introduction"), (2, "3.2 Results")]
+        (1, "1 Introduction"),
+        (2, "3.2 Results"),
+    ]
 
 
 def test_no_headings_gives_one_section() -> None:
     h = build_hierarchy(one("Just text. No headings at all."))
     assert [(s.id, s.start, s.own_end, s.title) for s in h.sections["d"]] == [
-        ("d#s1", 0, 30, "Doc")]
+        ("d#s1", 0, 30, "Doc")
+    ]
 
 
 def test_preamble_before_first_heading() -> None:
@@ -55,8 +62,9 @@ def test_preamble_before_first_heading() -> None:
 
 
 def test_empty_and_whitespace_documents() -> None:
-    c = Corpus("t", [Document("e", "", ""), Document("w", "", " \r\n\t "),
-                     Document("x", "X", "Text.")])
+    c = Corpus(
+        "t", [Document("e", "", ""), Document("w", "", " \r\n\t "), Document("x", "X", "Text.")]
+    )
     h = build_hierarchy(c)
     assert [p.doc_id for p in h.passages] == ["x"]
     assert {d: len(s) for d, s in h.sections.items()} == {"e": 1, "w": 1, "x": 1}
@@ -73,8 +81,7 @@ def test_passages_identical_with_or_without_sections() -> None:
     assert [(p.start, p.end) for p in h.passages] == chunk_text(text, 200, 40)
     straddling = [p for p in h.passages if p.start < h.sections["d"][1].start < p.end]
     assert straddling, "this text is built so that one passage straddles the heading"
-    inside = build_hierarchy(one(text), max_chars=200, overlap_chars=40,
-                             pack_within_sections=True)
+    inside = build_hierarchy(one(text), max_chars=200, overlap_chars=40, pack_within_sections=True)
     for p in inside.passages:
         sec = next(s for s in inside.sections["d"] if s.id == p.parent)
         assert sec.start <= p.start
@@ -98,15 +105,24 @@ def test_python_reference_structure() -> None:
 
 
 _blocks = st.sampled_from(
-    ["Head\n====\n\n", "Sub\n---\n\n", "Top\n***\n\n", "# MD\n\n", "## MD2\n\n",
-     "2.1 Results\n\n", "Plain sentence here. ", "Another one, e.g. this. ",
-     "Σ and 文本 text. ", "\r\n\r\n", "word " * 30]
+    [
+        "Head\n====\n\n",
+        "Sub\n---\n\n",
+        "Top\n***\n\n",
+        "# MD\n\n",
+        "## MD2\n\n",
+        "2.1 Results\n\n",
+        "Plain sentence here. ",
+        "Another one, e.g. this. ",
+        "Σ and 文本 text. ",
+        "\r\n\r\n",
+        "word " * 30,
+    ]
 )
 
 
 @settings(max_examples=100, deadline=None)
-@given(parts=st.lists(_blocks, max_size=25), max_chars=st.integers(30, 200),
-       within=st.booleans())
+@given(parts=st.lists(_blocks, max_size=25), max_chars=st.integers(30, 200), within=st.booleans())
 def test_hierarchy_invariants(parts: list[str], max_chars: int, within: bool) -> None:
     text = "".join(parts)
     overlap = max_chars // 5

@@ -288,25 +288,31 @@ def test_stored_identity_is_type_checked(index: VectorIndex, tmp_path: Path) -> 
 
 _values = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),  # any finite float64, extremes included
-    st.floats(-1.0, 1.0), st.sampled_from([0.0, -0.0, 1e-300, 5e-324, 3.4e38, 1e-45, 1e30]),
+    st.floats(-1.0, 1.0),
+    st.sampled_from([0.0, -0.0, 1e-300, 5e-324, 3.4e38, 1e-45, 1e30]),
 )
 
 
 @settings(max_examples=80, deadline=None)
 @given(
-    rows=st.integers(0, 4).flatmap(lambda n: st.lists(
-        st.lists(_values, min_size=3, max_size=3), min_size=n, max_size=n)),
+    rows=st.integers(0, 4).flatmap(
+        lambda n: st.lists(st.lists(_values, min_size=3, max_size=3), min_size=n, max_size=n)
+    ),
     ids=st.lists(st.text(max_size=6), min_size=4, max_size=4, unique=True),
-    identity=st.one_of(st.text(min_size=1, max_size=12),
-                       st.builds(lambda q: dataclasses.replace(FP32, dimension=3, query_prefix=q),
-                                 st.text(max_size=6))),
+    identity=st.one_of(
+        st.text(min_size=1, max_size=12),
+        st.builds(
+            lambda q: dataclasses.replace(FP32, dimension=3, query_prefix=q), st.text(max_size=6)
+        ),
+    ),
 )
 def test_an_index_saved_always_loads_again_or_save_refuses(
     rows: list[list[float]], ids: list[str], identity: EncoderIdentity | str
 ) -> None:
     try:
-        index = VectorIndex(ids[: len(rows)], np.array(rows, dtype=np.float64).reshape(-1, 3),
-                            identity)
+        index = VectorIndex(
+            ids[: len(rows)], np.array(rows, dtype=np.float64).reshape(-1, 3), identity
+        )
     except ValueError:
         event("refused by the constructor")
         return  # non-normalisable rows are refused before any index exists
@@ -335,13 +341,18 @@ def test_an_index_saved_always_loads_again_or_save_refuses(
 def _with_ties(n: int, d: int, seed: int) -> NDArray[np.float32]:
     """Random vectors, a third of them repeating earlier ones (exact ties)."""
     mat = vectors(n, d, seed)
-    mat[n // 3: 2 * (n // 3)] = mat[: n // 3]
+    mat[n // 3 : 2 * (n // 3)] = mat[: n // 3]
     return mat
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 120), d=st.sampled_from([2, 8, 384]), k=st.integers(1, 130),
-       nq=st.integers(1, 5), seed=st.integers(0, 2**16))
+@given(
+    n=st.integers(1, 120),
+    d=st.sampled_from([2, 8, 384]),
+    k=st.integers(1, 130),
+    nq=st.integers(1, 5),
+    seed=st.integers(0, 2**16),
+)
 def test_backends_rank_like_brute_force(n: int, d: int, k: int, nq: int, seed: int) -> None:
     from hierret.index import exact_scores, normalize
     from hierret.runs import rank

@@ -29,39 +29,56 @@ class Words(TokenEncoder):
         return [enc.encode_passages(t.split() or ["."]) for t in texts]
 
 
-TEXTS = ["Cats purr softly at night.", "Dogs bark loudly at strangers.",
-         "Birds sing at dawn in spring.", "Fish swim in cold rivers.",
-         "Cats and dogs sleep by the fire."]
+TEXTS = [
+    "Cats purr softly at night.",
+    "Dogs bark loudly at strangers.",
+    "Birds sing at dawn in spring.",
+    "Fish swim in cold rivers.",
+    "Cats and dogs sleep by the fire.",
+]
 
 
 @pytest.fixture
 def setup() -> tuple[Searcher, list[Query]]:
     docs = [Document(f"d{i}", f"D{i}", t) for i, t in enumerate(TEXTS)]
     s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=32))
-    qs = [Query("q1", "do dogs bark", (("d1", 0, 30),)),
-          Query("q2", "cats purr", (("d0", 0, 26),)),
-          Query("q3", "birds singing", (("d2", 0, 29),))]
+    qs = [
+        Query("q1", "do dogs bark", (("d1", 0, 30),)),
+        Query("q2", "cats purr", (("d0", 0, 26),)),
+        Query("q3", "birds singing", (("d2", 0, 29),)),
+    ]
     return s, qs
 
 
 def _matrix(s: Searcher, **kw: object) -> joint.JointMatrix:
     stages = {"bm25": Arm(Profile(ranker="bm25"), s), "dense": Arm(Profile(), s)}
-    rr = {"rescore": EncoderReranker(HashEncoder(dimension=64), name="rescore"),
-          "same": EncoderReranker(s.encoder, name="same")}
+    rr = {
+        "rescore": EncoderReranker(HashEncoder(dimension=64), name="rescore"),
+        "same": EncoderReranker(s.encoder, name="same"),
+    }
     return joint.JointMatrix(stages, rr, candidates=4, **kw)  # type: ignore[arg-type]
 
 
 def test_arms_cross_every_stage_with_every_reranker_but_the_redundant_one(setup) -> None:
     s, _ = setup
     m = _matrix(s)
-    assert list(m.arms()) == ["bm25+none", "bm25+rescore", "bm25+same", "dense+none",
-                              "dense+rescore"]  # the dense stage's own encoder is left out
-    assert m.family() == [("bm25+rescore", "bm25+none"), ("bm25+same", "bm25+none"),
-                          ("dense+rescore", "dense+none")]
+    assert list(m.arms()) == [
+        "bm25+none",
+        "bm25+rescore",
+        "bm25+same",
+        "dense+none",
+        "dense+rescore",
+    ]  # the dense stage's own encoder is left out
+    assert m.family() == [
+        ("bm25+rescore", "bm25+none"),
+        ("bm25+same", "bm25+none"),
+        ("dense+rescore", "dense+none"),
+    ]
     arm = m.arms()["bm25+rescore"]
     assert arm.searcher is s
-    assert arm.profile == Profile("bm25+rescore", ranker="bm25", candidates=4,
-                                  reranker="rescore", selection=Selection())
+    assert arm.profile == Profile(
+        "bm25+rescore", ranker="bm25", candidates=4, reranker="rescore", selection=Selection()
+    )
     assert joint.JointMatrix(m.stages, m.rerankers, 4, unreranked=None).family() == []
 
 
@@ -71,15 +88,19 @@ def test_run_equals_each_arm_searched_and_values_follow_the_key_rule(setup) -> N
     result = m.run(qs, "passages", metrics=["ndcg@10", "recall@5"], n_resamples=50)
     for name, arm in m.arms().items():
         assert result.runs[name] == s.run(qs, arm.profile, k=4, rerankers=m.rerankers)
-    values = m.values(result, "pets", pd.DataFrame([{"reranker": "rescore", "mean ms": 2.0,
-                                                      "p90 ms": 3.0}]))
+    values = m.values(
+        result, "pets", pd.DataFrame([{"reranker": "rescore", "mean ms": 2.0, "p90 ms": 3.0}])
+    )
     table = result.table("passages", "ndcg@10")
     assert values["pets_bm25_rescore_ndcg10"] == table.loc["bm25+rescore", "mean"]
-    assert values["pets_dense_none_recall5_low"] == result.table("passages", "recall@5").loc[
-        "dense+none", "low"]
+    assert (
+        values["pets_dense_none_recall5_low"]
+        == result.table("passages", "recall@5").loc["dense+none", "low"]
+    )
     tests = result.tests("ndcg@10").set_index("arm_a")
-    assert values["pets_dense_rescore_vs_first_ndcg10_p_holm"] == tests.loc[
-        "dense+rescore", "p_holm"]
+    assert (
+        values["pets_dense_rescore_vs_first_ndcg10_p_holm"] == tests.loc["dense+rescore", "p_holm"]
+    )
     assert values["pets_questions"] == 3
     assert values["pets_units"] == len(s.units("passages"))
     assert values["pets_rescore_cold_ms_p90"] == 3.0
@@ -136,7 +157,8 @@ def test_timed_rerankers_never_cache_queries() -> None:
 
 def test_first_stages_share_one_searcher_per_encoder(setup) -> None:
     s, _ = setup
-    arms = joint.first_stages(s.hierarchy, "documents", {"a": ("dense", "x"), "b": ("bm25", "x")},
-                              {"x": s.encoder})
+    arms = joint.first_stages(
+        s.hierarchy, "documents", {"a": ("dense", "x"), "b": ("bm25", "x")}, {"x": s.encoder}
+    )
     assert arms["a"].searcher is arms["b"].searcher
     assert arms["a"].profile == Profile(level="documents", vectors="first-window")

@@ -33,8 +33,7 @@ def encoder(tmp_path_factory: pytest.TempPathFactory) -> CachedEncoder:
 
 
 def _hierarchy(text: str, size: int = 14):
-    return build_hierarchy(Corpus("t", [Document("d", "D", text)]), max_chars=size,
-                           overlap_chars=0)
+    return build_hierarchy(Corpus("t", [Document("d", "D", text)]), max_chars=size, overlap_chars=0)
 
 
 def _reference(encoder: CachedEncoder, text: str, start: int, end: int) -> np.ndarray:
@@ -47,7 +46,8 @@ def _reference(encoder: CachedEncoder, text: str, start: int, end: int) -> np.nd
 
 
 def test_a_passage_is_the_mean_of_its_tokens_when_the_text_fits_one_window(
-        encoder: CachedEncoder) -> None:
+    encoder: CachedEncoder,
+) -> None:
     h = _hierarchy(SHORT)
     assert len(h.passages) >= 3
     assert encoder.count_tokens([SHORT])[0] <= 16
@@ -75,11 +75,14 @@ def test_long_text_tokens_come_from_their_best_window(encoder: CachedEncoder) ->
         import torch
 
         with torch.no_grad():
-            out = model[0]({"input_ids": torch.tensor(row),
-                            "attention_mask": torch.ones_like(torch.tensor(row))})
+            out = model[0](
+                {
+                    "input_ids": torch.tensor(row),
+                    "attention_mask": torch.ones_like(torch.tensor(row)),
+                }
+            )
         assert tv.vectors is not None
-        assert np.allclose(tv.vectors[t], out["token_embeddings"][0, 1 + t - s].numpy(),
-                           atol=1e-5)
+        assert np.allclose(tv.vectors[t], out["token_embeddings"][0, 1 + t - s].numpy(), atol=1e-5)
 
 
 def test_vectors_are_cached_under_the_method_identity(encoder: CachedEncoder) -> None:
@@ -100,10 +103,12 @@ def test_vectors_are_cached_under_the_method_identity(encoder: CachedEncoder) ->
     assert other.identity.key() != late.identity.key()
 
 
-@pytest.mark.parametrize(("n", "budget", "overlap"), [(1, 5, 0), (5, 5, 2), (23, 6, 2),
-                                                      (40, 7, 6), (17, 4, 0)])
-def test_each_token_gets_the_window_where_it_has_most_context(n: int, budget: int,
-                                                              overlap: int) -> None:
+@pytest.mark.parametrize(
+    ("n", "budget", "overlap"), [(1, 5, 0), (5, 5, 2), (23, 6, 2), (40, 7, 6), (17, 4, 0)]
+)
+def test_each_token_gets_the_window_where_it_has_most_context(
+    n: int, budget: int, overlap: int
+) -> None:
     windows = plan_windows(n, budget, overlap)
     assert windows[0][0] == 0
     assert windows[-1][1] == n

@@ -159,8 +159,14 @@ def test_centroid_encodes_passages_when_not_given() -> None:
 
 
 def test_section_without_passages_falls_back_to_its_own_text() -> None:
-    text = ("Alpha\n=====\n\n" + "Words about alpha. " * 8 + "\n\nBeta\n====\n\n"
-            + "Beta one\n--------\n\n" + "Words about beta. " * 8 + "\n")
+    text = (
+        "Alpha\n=====\n\n"
+        + "Words about alpha. " * 8
+        + "\n\nBeta\n====\n\n"
+        + "Beta one\n--------\n\n"
+        + "Words about beta. " * 8
+        + "\n"
+    )
     h = build_hierarchy(Corpus("t", [Document("d", "D", text)]), max_chars=200, overlap_chars=0)
     holders = {p.parent for p in h.passages}
     empty = [s.id for s in h.sections["d"] if s.id not in holders]
@@ -217,4 +223,3 @@ def test_report_summaries() -> None:
     assert "2 over the 256-token window pooled" in str(r)
     empty = PoolingReport("documents", "centroid", 256, 3)
     assert (empty.max_windows, empty.mean_windows, empty.histogram()) == (0, 0.0, {})
-

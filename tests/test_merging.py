@@ -23,7 +23,8 @@ def test_merges_exactly_above_the_threshold_not_at_it(score: str) -> None:
     above = auto_merge(RANKING, PARENT, SIZES, 2 / 3 - 1e-9, score)
     assert {u for u, _ in above} == {"A", "B"}
     assert {u for u, _ in auto_merge(RANKING, PARENT, SIZES, 1.0, score)} == set(
-        dict(RANKING))  # a share is never above 1: nothing merges
+        dict(RANKING)
+    )  # a share is never above 1: nothing merges
     half = auto_merge([("b1", 0.5)], PARENT, SIZES, 0.5, score)
     assert half == [("b1", 0.5)]  # 1 of 2 is not more than a half
 
@@ -37,8 +38,11 @@ def test_scores_of_merged_sections() -> None:
 
 def test_best_rule_is_the_lifted_passage_run_at_sections_and_documents() -> None:
     text = "One\n===\n\nCats purr. Cats nap.\n\nTwo\n===\n\nDogs bark. Dogs dig. Dogs run.\n"
-    h = build_hierarchy(Corpus("c", [Document("d", "D", text), Document("e", "E", text)]),
-                        max_chars=12, overlap_chars=0)
+    h = build_hierarchy(
+        Corpus("c", [Document("d", "D", text), Document("e", "E", text)]),
+        max_chars=12,
+        overlap_chars=0,
+    )
     ids = [p.id for p in h.passages]
     run = {"q": [(u, 1.0 - i / 10) for i, u in enumerate(ids[::-1])]}
     q = [Query("q", "dogs", (("d", 40, 48),))]

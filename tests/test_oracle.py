@@ -52,9 +52,15 @@ def test_hit_rates_use_the_hit_table() -> None:
     r = Result({}, scores, "a", [], ["sections"], ["hit@1"])
     table = oracle_table([r], "sections", "hit@1")
     any_hit = {q: hits_a[q] > 0 or hits_b[q] > 0 for q in QUERIES}
-    expected = compare_hits({"a": {q: v > 0 for q, v in hits_a.items()},
-                             "b": {q: v > 0 for q, v in hits_b.items()}, "oracle": any_hit},
-                            "a", [])
+    expected = compare_hits(
+        {
+            "a": {q: v > 0 for q, v in hits_a.items()},
+            "b": {q: v > 0 for q, v in hits_b.items()},
+            "oracle": any_hit,
+        },
+        "a",
+        [],
+    )
     pd_testing.assert_frame_equal(table, expected)
 
 
@@ -75,8 +81,7 @@ def test_mismatched_results_are_refused() -> None:
 def test_an_oracle_over_some_arms_keeps_its_meaning_when_arms_are_added() -> None:
     r = _result({"documents": {"a": A, "b": B, "c": C}}, "a")
     table = oracle_table([r], "documents", "ndcg@10", over=["a", "b"])
-    assert table.loc["oracle", "mean"] == pytest.approx(
-        np.mean([max(A[q], B[q]) for q in QUERIES]))
+    assert table.loc["oracle", "mean"] == pytest.approx(np.mean([max(A[q], B[q]) for q in QUERIES]))
     assert list(table.index) == ["a", "b", "c", "oracle"]
     with pytest.raises(ValueError, match=r"oracle over \['z'\]"):
         oracle_table([r], "documents", "ndcg@10", over=["z"])

@@ -37,9 +37,16 @@ from hierret.params import (
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-DECLARED = {"max_chars": 900, "section_weight": 0.65, "smoke": False, "sizes": [600, 900],
-            "corpora": ["scifact"], "min_score": {"maxsim": 0.55}, "max_docs": None,
-            "encoder": "minilm"}
+DECLARED = {
+    "max_chars": 900,
+    "section_weight": 0.65,
+    "smoke": False,
+    "sizes": [600, 900],
+    "corpora": ["scifact"],
+    "min_score": {"maxsim": 0.55},
+    "max_docs": None,
+    "encoder": "minilm",
+}
 
 
 def _error(given: dict[str, object], **kw: object) -> str:
@@ -49,6 +56,7 @@ def _error(given: dict[str, object], **kw: object) -> str:
 
 
 # --- names -------------------------------------------------------------------------------------
+
 
 def test_unknown_name_is_named_with_a_suggestion_and_the_parameters() -> None:
     message = _error({"max_chrs": 600})
@@ -63,41 +71,64 @@ def test_unknown_name_without_a_close_one_gets_no_suggestion() -> None:
 
 
 def test_declared_names_with_good_values_pass() -> None:
-    check_parameters({"max_chars": 600, "section_weight": 0.5, "smoke": True,
-                      "sizes": [300], "corpora": [], "min_score": {"e5": 1}}, DECLARED)
+    check_parameters(
+        {
+            "max_chars": 600,
+            "section_weight": 0.5,
+            "smoke": True,
+            "sizes": [300],
+            "corpora": [],
+            "min_score": {"e5": 1},
+        },
+        DECLARED,
+    )
     check_parameters({}, DECLARED)
 
 
 # --- types -------------------------------------------------------------------------------------
 
+
 def test_wrong_type_names_the_parameter_the_value_and_the_type() -> None:
     assert _error({"section_weight": "abc"}) == (
-        "section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65")
+        "section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65"
+    )
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("section_weight", 1), ("section_weight", 0.5), ("max_chars", 600), ("smoke", True),
-    ("sizes", [600, 1200]), ("sizes", (600,)), ("min_score", {"e5-rescore": 1}),
-    ("max_docs", 12), ("max_docs", "anything"),  # a None default takes anything
-])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("section_weight", 1),
+        ("section_weight", 0.5),
+        ("max_chars", 600),
+        ("smoke", True),
+        ("sizes", [600, 1200]),
+        ("sizes", (600,)),
+        ("min_score", {"e5-rescore": 1}),
+        ("max_docs", 12),
+        ("max_docs", "anything"),  # a None default takes anything
+    ],
+)
 def test_values_of_the_declared_type_pass(name: str, value: object) -> None:
     check_parameters({name: value}, DECLARED)
 
 
-@pytest.mark.parametrize(("name", "value", "expected"), [
-    ("max_chars", 600.0, "an int"),
-    ("max_chars", True, "an int"),  # a bool is not a count
-    ("max_chars", "600", "an int"),
-    ("section_weight", False, "a float (an int will do)"),
-    ("smoke", 1, "a bool (True or False)"),
-    ("smoke", "False", "a bool (True or False)"),
-    ("sizes", 600, "a list of int"),
-    ("sizes", [600, "900"], "a list of int"),
-    ("sizes", [600.5], "a list of int"),
-    ("corpora", "scifact", "a list of str"),
-    ("min_score", {"maxsim": "high"}, "a dict of float"),
-    ("encoder", 3, "a str"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("max_chars", 600.0, "an int"),
+        ("max_chars", True, "an int"),  # a bool is not a count
+        ("max_chars", "600", "an int"),
+        ("section_weight", False, "a float (an int will do)"),
+        ("smoke", 1, "a bool (True or False)"),
+        ("smoke", "False", "a bool (True or False)"),
+        ("sizes", 600, "a list of int"),
+        ("sizes", [600, "900"], "a list of int"),
+        ("sizes", [600.5], "a list of int"),
+        ("corpora", "scifact", "a list of str"),
+        ("min_score", {"maxsim": "high"}, "a dict of float"),
+        ("encoder", 3, "a str"),
+    ],
+)
 def test_values_of_another_type_fail(name: str, value: object, expected: str) -> None:
     message = _error({name: value})
     assert message.startswith(f"{name} must be {expected}, got {value!r}")
@@ -119,6 +150,7 @@ def test_every_problem_is_reported_at_once() -> None:
 
 
 # --- choices -----------------------------------------------------------------------------------
+
 
 def test_an_unknown_corpus_in_a_list_is_named_with_its_position_and_the_choices() -> None:
     message = _error({"corpora": ["scifact", "scifcat"]}, choices={"corpora": CORPUS})
@@ -148,8 +180,9 @@ def test_corpus_choices_are_what_the_loader_takes(tmp_path: Path) -> None:
     assert BEIR.or_none().accepts(None)
 
 
-def test_encoder_choices_follow_the_registry(monkeypatch: pytest.MonkeyPatch,
-                                             tmp_path: Path) -> None:
+def test_encoder_choices_follow_the_registry(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     for name in registered_encoders():
         assert ENCODER.accepts(name)
         assert ENCODER.accepts(f" {name.upper()}")
@@ -177,10 +210,12 @@ def test_choices_object_suggests_case_blind() -> None:
     assert pick.accepts(" Dense ")
     assert not pick.accepts(["dense"])
     assert pick.problem("ranker", "DENS") == (
-        "ranker = 'DENS' is not accepted (did you mean 'dense'?); accepted: bm25, dense")
+        "ranker = 'DENS' is not accepted (did you mean 'dense'?); accepted: bm25, dense"
+    )
 
 
 # --- the parameters cell, read as papermill reads it -------------------------------------------
+
 
 def test_declared_parameters_reads_assignments_only() -> None:
     source = "import os\nk = 10  # depth\nnames: list[str] = ['a']\nseed = int('0')\nprint(k)\n"
@@ -225,16 +260,22 @@ def test_each_notebook_checks_its_parameters_right_after_declaring_them(path: Pa
         _run([params, "# Parameters\nsmoke = 'yes'\n", check])
 
 
-@pytest.mark.parametrize(("stem", "injected", "error"), [
-    ("03_dr002_embedders", "corpora = ['scifact', 'sciface']",
-     r"^corpora\[1\] = 'sciface' is not accepted \(did you mean 'scifact'\?\)"),
-    ("03_dr002_embedders", "baseline = 'minilm-int9'", r"^baseline = 'minilm-int9' is not"),
-    ("05_dr004_hierarchy", "section_weight = 'abc'", r"^section_weight must be a float"),
-    ("05_dr004_hierarchy", "encoder = 'e5smal'", r"did you mean 'e5-small'"),
-    ("04_dr003_reranking", "corpora = 'scifact'", r"give a list or dict with -y 'corpora: \["),
-    ("06_dr005_beyond", "overlap_tokens = 6.5", r"^overlap_tokens must be an int"),
-    ("06_dr005_beyond", "thresholds = 0.5", r"^thresholds must be a list of float"),
-])
+@pytest.mark.parametrize(
+    ("stem", "injected", "error"),
+    [
+        (
+            "03_dr002_embedders",
+            "corpora = ['scifact', 'sciface']",
+            r"^corpora\[1\] = 'sciface' is not accepted \(did you mean 'scifact'\?\)",
+        ),
+        ("03_dr002_embedders", "baseline = 'minilm-int9'", r"^baseline = 'minilm-int9' is not"),
+        ("05_dr004_hierarchy", "section_weight = 'abc'", r"^section_weight must be a float"),
+        ("05_dr004_hierarchy", "encoder = 'e5smal'", r"did you mean 'e5-small'"),
+        ("04_dr003_reranking", "corpora = 'scifact'", r"give a list or dict with -y 'corpora: \["),
+        ("06_dr005_beyond", "overlap_tokens = 6.5", r"^overlap_tokens must be an int"),
+        ("06_dr005_beyond", "thresholds = 0.5", r"^thresholds must be a list of float"),
+    ],
+)
 def test_notebook_checks_refuse_bad_values(stem: str, injected: str, error: str) -> None:
     params, check = _cells(ROOT / "notebooks" / f"{stem}.ipynb")
     with pytest.raises(ParameterError, match=error):
@@ -255,12 +296,17 @@ def test_check_notebook_outside_a_kernel_says_how_to_call_it() -> None:
 
 def test_check_notebook_refuses_choices_for_a_variable_it_lacks() -> None:
     with pytest.raises(ValueError, match="the notebook has no variable 'corpra'"):
-        _run(["corpora = ['scifact']",
-              "from hierret.params import CORPUS, check_notebook\n"
-              "check_notebook(globals(), corpra=CORPUS)"])
+        _run(
+            [
+                "corpora = ['scifact']",
+                "from hierret.params import CORPUS, check_notebook\n"
+                "check_notebook(globals(), corpra=CORPUS)",
+            ]
+        )
 
 
 # --- end to end: papermill and docs/execute.py -------------------------------------------------
+
 
 @pytest.fixture
 def kernel_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -272,15 +318,21 @@ def kernel_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _small_notebook(path: Path) -> Path:
     nbformat = pytest.importorskip("nbformat")
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.cells = [
         nbformat.v4.new_markdown_cell("# A small notebook"),
-        nbformat.v4.new_code_cell("max_chars = 900\nsection_weight = 0.65\n"
-                                  "corpora = ['python-reference']",
-                                  metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("from hierret.params import CORPUS, check_notebook\n"
-                                  "check_notebook(globals(), corpora=CORPUS)"),
+        nbformat.v4.new_code_cell(
+            "max_chars = 900\nsection_weight = 0.65\ncorpora = ['python-reference']",
+            metadata={"tags": ["parameters"]},
+        ),
+        nbformat.v4.new_code_cell(
+            "from hierret.params import CORPUS, check_notebook\n"
+            "check_notebook(globals(), corpora=CORPUS)"
+        ),
         nbformat.v4.new_code_cell("print('ran with', max_chars, section_weight, corpora)"),
     ]
     nbformat.write(nb, path)
@@ -292,9 +344,13 @@ def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -
     pm = pytest.importorskip("papermill")
     source, out = _small_notebook(tmp_path / "small.ipynb"), tmp_path / "out.ipynb"
     with pytest.raises(pm.PapermillExecutionError) as info:
-        pm.execute_notebook(str(source), str(out), kernel_name="python3", progress_bar=False,
-                            parameters={"max_chrs": 600, "section_weight": "abc",
-                                        "corpora": ["scifcat"]})
+        pm.execute_notebook(
+            str(source),
+            str(out),
+            kernel_name="python3",
+            progress_bar=False,
+            parameters={"max_chrs": 600, "section_weight": "abc", "corpora": ["scifcat"]},
+        )
     assert info.value.ename == "ParameterError"
     assert info.value.evalue.splitlines() == [
         "3 parameter problems:",
@@ -302,7 +358,8 @@ def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -
         "parameters of this notebook: max_chars, section_weight, corpora",
         "- section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65",
         "- corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: "
-        + ", ".join(source_names()) + ", or a BEIR folder or a Qasper JSON file",
+        + ", ".join(source_names())
+        + ", or a BEIR folder or a Qasper JSON file",
     ]
     cells = json.loads(out.read_text(encoding="utf-8"))["cells"]
     assert [c["execution_count"] for c in cells if c["cell_type"] == "code"] == [1, 2, 3, None]
@@ -312,9 +369,13 @@ def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -
 def test_papermill_with_good_parameters_runs_through(tmp_path: Path) -> None:
     pm = pytest.importorskip("papermill")
     source, out = _small_notebook(tmp_path / "small.ipynb"), tmp_path / "out.ipynb"
-    pm.execute_notebook(str(source), str(out), kernel_name="python3", progress_bar=False,
-                        parameters={"max_chars": 600, "section_weight": 1,
-                                    "corpora": ["scifact", "qasper"]})
+    pm.execute_notebook(
+        str(source),
+        str(out),
+        kernel_name="python3",
+        progress_bar=False,
+        parameters={"max_chars": 600, "section_weight": 1, "corpora": ["scifact", "qasper"]},
+    )
     last = json.loads(out.read_text(encoding="utf-8"))["cells"][-1]
     assert "".join(last["outputs"][0]["text"]) == "ran with 600 1 ['scifact', 'qasper']\n"
 
@@ -330,20 +391,34 @@ def execute() -> Callable[[list[str]], int]:
     return module.main  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--only", "nosuch"], "--only 'nosuch': no such notebook; the notebooks are: "
-                           + ", ".join(p.stem for p in NOTEBOOKS)),
-    (["--only", "01_structur"], "no such notebook (did you mean '01_structure'?)"),
-    (["-p", "max_chrs", "600"], "unknown parameter 'max_chrs' (did you mean 'max_chars'?)"),
-    (["--only", "05_dr004_hierarchy", "-p", "section_weight", "abc"],
-     "section_weight must be a float (an int will do), got 'abc' (str)"),
-    (["--only", "01_structure", "-p", "section_weight", "0.5"],  # DR-004's, not this one's
-     "unknown parameter 'section_weight'; parameters of 01_structure: max_chars"),
-    (["-p", "corpora", "scifact"], """as a Python literal: -p corpora "['a', 'b']\""""),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--only", "nosuch"],
+            "--only 'nosuch': no such notebook; the notebooks are: "
+            + ", ".join(p.stem for p in NOTEBOOKS),
+        ),
+        (["--only", "01_structur"], "no such notebook (did you mean '01_structure'?)"),
+        (["-p", "max_chrs", "600"], "unknown parameter 'max_chrs' (did you mean 'max_chars'?)"),
+        (
+            ["--only", "05_dr004_hierarchy", "-p", "section_weight", "abc"],
+            "section_weight must be a float (an int will do), got 'abc' (str)",
+        ),
+        (
+            ["--only", "01_structure", "-p", "section_weight", "0.5"],  # DR-004's, not this one's
+            "unknown parameter 'section_weight'; parameters of 01_structure: max_chars",
+        ),
+        (["-p", "corpora", "scifact"], """as a Python literal: -p corpora "['a', 'b']\""""),
+    ],
+)
 def test_execute_refuses_before_running_anything(
-        execute: Callable[[list[str]], int], argv: list[str], message: str, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    execute: Callable[[list[str]], int],
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     out = tmp_path / "site"
     with pytest.raises(SystemExit) as info:
         execute(["--out", str(out), *argv])
@@ -354,13 +429,26 @@ def test_execute_refuses_before_running_anything(
 
 @pytest.mark.usefixtures("kernel_env")
 def test_a_real_notebook_through_execute_fails_in_its_check_cell(
-        execute: Callable[[list[str]], int], tmp_path: Path) -> None:
+    execute: Callable[[list[str]], int], tmp_path: Path
+) -> None:
     pm = pytest.importorskip("papermill")
     with pytest.raises(pm.PapermillExecutionError) as info:
-        execute(["--out", str(tmp_path), "--only", "05_dr004_hierarchy", "--kernel", "python3",
-                 "-p", "corpora", "['python-reference', 'qasperr']"])
+        execute(
+            [
+                "--out",
+                str(tmp_path),
+                "--only",
+                "05_dr004_hierarchy",
+                "--kernel",
+                "python3",
+                "-p",
+                "corpora",
+                "['python-reference', 'qasperr']",
+            ]
+        )
     assert info.value.evalue.startswith(
-        "corpora[1] = 'qasperr' is not accepted (did you mean 'qasper'?); accepted: ")
+        "corpora[1] = 'qasperr' is not accepted (did you mean 'qasper'?); accepted: "
+    )
     cells = json.loads((tmp_path / "05_dr004_hierarchy.ipynb").read_text(encoding="utf-8"))
     ran = [c["execution_count"] for c in cells["cells"] if c["cell_type"] == "code"]
     assert ran[:4] == [1, 2, 3, None]  # parameters, injected, the check; nothing after it

@@ -13,8 +13,7 @@ TEXT = f"Short\n=====\n\nA few words.\n\nLong\n====\n\n{LONG}\n"
 
 
 def test_table_reads_the_searchers_reports() -> None:
-    h = build_hierarchy(Corpus("c", [Document("d", "D", TEXT)]), max_chars=120,
-                        overlap_chars=0)
+    h = build_hierarchy(Corpus("c", [Document("d", "D", TEXT)]), max_chars=120, overlap_chars=0)
     s = Searcher(h, HashEncoder(dimension=16, window=16))
     for vectors in ("rawspan", "first-window"):
         s.dense_index("sections", vectors)

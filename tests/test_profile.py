@@ -18,31 +18,43 @@ def test_the_default_is_dr001s_dense_passages_without_reranker() -> None:
     assert DEFAULT.selection.keeps_all
 
 
-@pytest.mark.parametrize(("fields", "error", "message"), [
-    ({"level": "pages"}, ValueError, "unknown level 'pages': use one of"),
-    ({"ranker": "splade"}, ValueError, "unknown ranker 'splade'"),
-    ({"vectors": "mean"}, ValueError, "unknown vectors 'mean'"),
-    ({"analyzer": "french"}, ValueError, "unknown analyzer 'french'"),
-    ({"pool": 0}, ValueError, "pool must be an int >= 1, got 0"),
-    ({"pool": 2.5}, TypeError, r"pool must be an int >= 1, got 2.5 \(float\)"),
-    ({"candidates": True}, TypeError, r"candidates must be an int >= 1, got True \(bool\)"),
-    ({"rrf_k": -1}, ValueError, "rrf_k must be an int >= 0, got -1"),
-    ({"section_weight": 1.5}, ValueError, r"section_weight \(1.5\) must lie in \[0, 1\]"),
-    ({"section_weight": "0.5"}, TypeError, "section_weight must be a number"),
-    ({"reranker": 3}, TypeError, "reranker must be a name"),
-    ({"selection": {"top_k": 3}}, TypeError, "selection must be a Selection, got dict"),
-    ({"name": None}, TypeError, "name must be a str"),
-])
-def test_every_field_is_checked(fields: dict[str, object], error: type[Exception],
-                                message: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"level": "pages"}, ValueError, "unknown level 'pages': use one of"),
+        ({"ranker": "splade"}, ValueError, "unknown ranker 'splade'"),
+        ({"vectors": "mean"}, ValueError, "unknown vectors 'mean'"),
+        ({"analyzer": "french"}, ValueError, "unknown analyzer 'french'"),
+        ({"pool": 0}, ValueError, "pool must be an int >= 1, got 0"),
+        ({"pool": 2.5}, TypeError, r"pool must be an int >= 1, got 2.5 \(float\)"),
+        ({"candidates": True}, TypeError, r"candidates must be an int >= 1, got True \(bool\)"),
+        ({"rrf_k": -1}, ValueError, "rrf_k must be an int >= 0, got -1"),
+        ({"section_weight": 1.5}, ValueError, r"section_weight \(1.5\) must lie in \[0, 1\]"),
+        ({"section_weight": "0.5"}, TypeError, "section_weight must be a number"),
+        ({"reranker": 3}, TypeError, "reranker must be a name"),
+        ({"selection": {"top_k": 3}}, TypeError, "selection must be a Selection, got dict"),
+        ({"name": None}, TypeError, "name must be a str"),
+    ],
+)
+def test_every_field_is_checked(
+    fields: dict[str, object], error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         Profile(**fields)  # type: ignore[arg-type]
 
 
 def test_round_trips_through_json() -> None:
-    p = Profile("fused-hybrid", level="fused", ranker="hybrid", vectors="centroid", pool=50,
-                section_weight=0.4, reranker="maxsim", candidates=30,
-                selection=Selection(0.5, 3, 10))
+    p = Profile(
+        "fused-hybrid",
+        level="fused",
+        ranker="hybrid",
+        vectors="centroid",
+        pool=50,
+        section_weight=0.4,
+        reranker="maxsim",
+        candidates=30,
+        selection=Selection(0.5, 3, 10),
+    )
     back = Profile.from_dict(json.loads(json.dumps(p.as_dict())))
     assert back == p
     assert p.as_dict() == dataclasses.asdict(p)
@@ -58,17 +70,20 @@ def test_describe_names_what_matters() -> None:
     assert DEFAULT.describe().startswith("default: passages, dense -> no reranker")
     fused = Profile(level="fused", vectors="centroid", pool=50, section_weight=0.3)
     assert fused.describe().startswith(
-        "fused, dense (centroid vectors, pool 50, section_weight 0.3) -> no reranker")
+        "fused, dense (centroid vectors, pool 50, section_weight 0.3) -> no reranker"
+    )
     bm25 = Profile(level="sections", ranker="bm25", analyzer="whitespace")
     assert bm25.describe().startswith("sections, bm25 (analyzer whitespace)")
 
 
 def test_shipped_and_reorder_only_differ_only_in_name_and_selection() -> None:
     assert SHIPPED.selection == Selection(min_score=0.5, min_keep=3, top_k=10)
-    assert (SHIPPED.ranker, SHIPPED.candidates, SHIPPED.reranker) == (
-        "hybrid", 20, "cross-encoder")
-    changed = {f.name for f in dataclasses.fields(Profile)
-               if getattr(SHIPPED, f.name) != getattr(REORDER_ONLY, f.name)}
+    assert (SHIPPED.ranker, SHIPPED.candidates, SHIPPED.reranker) == ("hybrid", 20, "cross-encoder")
+    changed = {
+        f.name
+        for f in dataclasses.fields(Profile)
+        if getattr(SHIPPED, f.name) != getattr(REORDER_ONLY, f.name)
+    }
     assert changed == {"name", "selection"}
     assert REORDER_ONLY.selection.keeps_all
 

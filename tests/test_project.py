@@ -20,8 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _commands(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines()
-            if ln.strip() and not ln.strip().startswith("#")]
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
@@ -73,19 +72,35 @@ def _tracked_files() -> list[str]:
     git = shutil.which("git")
     if git is None:
         pytest.skip("git is not installed: the tracked files are unknown")
-    top = subprocess.run([git, "-C", str(ROOT), "rev-parse", "--show-toplevel"],
-                         capture_output=True, text=True, check=False)
+    top = subprocess.run(
+        [git, "-C", str(ROOT), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if top.returncode != 0 or Path(top.stdout.strip()).resolve() != ROOT:
-        pytest.skip(f"{ROOT} is not a git checkout (e.g. an sdist): the tracked files are "
-                    "unknown")
-    listed = subprocess.run([git, "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
-                            text=True, check=True)
+        pytest.skip(f"{ROOT} is not a git checkout (e.g. an sdist): the tracked files are unknown")
+    listed = subprocess.run(
+        [git, "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True, check=True
+    )
     return [f for f in listed.stdout.split("\0") if f]
 
 
 def test_top_level_layout() -> None:
-    expected = {"notebooks", "src", "docs", "data", "tests", "environment.yml", "noxfile.py",
-                "DECISIONS.md", "README.md", "pyproject.toml", ".ci", ".gitignore"}
+    expected = {
+        "notebooks",
+        "src",
+        "docs",
+        "data",
+        "tests",
+        "environment.yml",
+        "noxfile.py",
+        "DECISIONS.md",
+        "README.md",
+        "pyproject.toml",
+        ".ci",
+        ".gitignore",
+    }
     # tracked files, not the file system: build outputs, .nox and the like are not the layout
     assert {f.split("/", 1)[0] for f in _tracked_files()} == expected
 
@@ -119,8 +134,13 @@ def _hierret_imports() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level:
                 raise AssertionError(f"{path.name}: use absolute imports (from hierret...)")
-            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
-                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             found |= {n for n in names if n == "hierret" or n.startswith("hierret.")}
         graph[_module_name(path)] = found
     return graph
@@ -129,9 +149,16 @@ def _hierret_imports() -> dict[str, set[str]]:
 #: Modules above evaluation: they may import it. Everything else sits below.
 #: ``datasets.bundle`` is the experiment's input: it hands out judgments
 #: (``Bundle.qrels``) and so judges span evidence with ``qrels_from_evidence``.
-_ABOVE_EVALUATION = {"hierret.experiment", "hierret.report", "hierret.plots", "hierret.cli",
-                     "hierret.__main__", "hierret.rerank.profiles", "hierret.datasets.bundle",
-                     "hierret.available"}
+_ABOVE_EVALUATION = {
+    "hierret.experiment",
+    "hierret.report",
+    "hierret.plots",
+    "hierret.cli",
+    "hierret.__main__",
+    "hierret.rerank.profiles",
+    "hierret.datasets.bundle",
+    "hierret.available",
+}
 
 
 def _is_evaluation(module: str) -> bool:
@@ -142,10 +169,14 @@ def test_run_types_sit_below_evaluation() -> None:
     graph = _hierret_imports()
     assert graph["hierret.runs"] <= {"hierret.units"}, graph["hierret.runs"]
     assert graph["hierret.lifting"] <= {"hierret.runs", "hierret.units"}
-    below = {m: deps for m, deps in graph.items()
-             if not _is_evaluation(m) and m not in _ABOVE_EVALUATION}
-    offenders = {m: sorted(filter(_is_evaluation, deps)) for m, deps in below.items()
-                 if any(map(_is_evaluation, deps))}
+    below = {
+        m: deps for m, deps in graph.items() if not _is_evaluation(m) and m not in _ABOVE_EVALUATION
+    }
+    offenders = {
+        m: sorted(filter(_is_evaluation, deps))
+        for m, deps in below.items()
+        if any(map(_is_evaluation, deps))
+    }
     assert offenders == {}, "import run types from hierret.runs, lifting from hierret.lifting"
 
 
@@ -178,16 +209,23 @@ def test_no_module_imports_another_modules_private_names() -> None:
     for path in sorted((ROOT / "src" / "hierret").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hierret"):
-                shared += [f"{path.name}: {node.module}.{a.name}" for a in node.names
-                           if a.name.startswith("_")]
+                shared += [
+                    f"{path.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
     assert shared == []
 
 
 def _code_lines(path: Path) -> list[str]:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [line for c in cells if c["cell_type"] == "code"
-            for line in "".join(c["source"]).splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+    return [
+        line
+        for c in cells
+        if c["cell_type"] == "code"
+        for line in "".join(c["source"]).splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
@@ -210,8 +248,9 @@ def _noxfile(monkeypatch: pytest.MonkeyPatch) -> Any:
     import sys
     import types
 
-    stub = types.SimpleNamespace(options=types.SimpleNamespace(), Session=object,
-                                 session=lambda **_: lambda f: f)
+    stub = types.SimpleNamespace(
+        options=types.SimpleNamespace(), Session=object, session=lambda **_: lambda f: f
+    )
     monkeypatch.setitem(sys.modules, "nox", stub)
     spec = importlib.util.spec_from_file_location("_noxfile", ROOT / "noxfile.py")
     assert spec is not None
@@ -264,8 +303,9 @@ def test_lint_checks_the_format_with_what_mypy_needs(monkeypatch: pytest.MonkeyP
     _noxfile(monkeypatch).lint(session)
     assert "run ruff format --check src tests noxfile.py docs notebooks" in session.calls
     assert "run mypy src/hierret" in session.calls
-    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
-        "project"]["optional-dependencies"]["lint"]
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["lint"]
     assert any(r.lower().startswith("ipython") for r in lint)  # hierret.report imports it
 
 

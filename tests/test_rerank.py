@@ -55,7 +55,11 @@ def test_selection_keeps_passing_candidates_within_floor_and_ceiling() -> None:
     out = SHIPPED_SEL.select(ranking)
     assert ids(out) == [f"u{i:02d}" for i in range(10)]  # 11 pass (>= 0.5), ceiling 10
     assert ids(Selection(min_score=0.8, min_keep=3, top_k=10).select(ranking)) == [
-        "u00", "u01", "u02", "u03", "u04",
+        "u00",
+        "u01",
+        "u02",
+        "u03",
+        "u04",
     ]
 
 
@@ -462,12 +466,20 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
     here the returned runs must be what each profile's own ``select`` gives,
     and the recorded profile must equal the one passed in.
     """
-    base = Profile("top3", level="passages", ranker="bm25", candidates=6, reranker="hash64",
-                   selection=Selection(top_k=3))
+    base = Profile(
+        "top3",
+        level="passages",
+        ranker="bm25",
+        candidates=6,
+        reranker="hash64",
+        selection=Selection(top_k=3),
+    )
     open_ended = dataclasses.replace(base, name="all", selection=Selection(top_k=None))
     rerankers = second_encoder_rerankers()
-    results = {p.name: evaluate_profile(p, searcher, QUERIES, QRELS, rerankers, ("ndcg@10",))
-               for p in (base, open_ended)}
+    results = {
+        p.name: evaluate_profile(p, searcher, QUERIES, QRELS, rerankers, ("ndcg@10",))
+        for p in (base, open_ended)
+    }
     top3, everything = results["top3"], results["all"]
     # the same first stage and reranker under both
     assert top3.outcome.reranked == everything.outcome.reranked
@@ -475,9 +487,7 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
     assert top3.outcome.run != everything.outcome.run
     for result in (top3, everything):
         sel = result.profile.selection
-        assert result.outcome.run == {
-            q: sel.select(r) for q, r in result.outcome.reranked.items()
-        }
+        assert result.outcome.run == {q: sel.select(r) for q, r in result.outcome.reranked.items()}
     assert all(len(r) == 3 for r in top3.outcome.run.values())
     assert all(len(r) == 6 for r in everything.outcome.run.values())
     # the recorded profile is the one passed in, not a rebuilt one
@@ -503,8 +513,12 @@ def test_profile_without_reranker_selects_first_stage_scores(searcher: Searcher)
 
 def test_trace_records_rerank_latency_per_query(searcher: Searcher) -> None:
     rr = FixedReranker({})
-    out = searcher.trace(QUERIES, Profile("p", ranker="dense", candidates=4, reranker="fixed"),
-                         k=10, rerankers={"fixed": rr})
+    out = searcher.trace(
+        QUERIES,
+        Profile("p", ranker="dense", candidates=4, reranker="fixed"),
+        k=10,
+        rerankers={"fixed": rr},
+    )
     assert set(out.rerank_seconds) == {"q1", "q2", "q3"}
     assert rr.calls == 3
     assert all(s >= 0 for s in out.rerank_seconds.values())
@@ -547,8 +561,12 @@ def test_scores_by_relevance_splits_judged_queries_only() -> None:
 
 
 def test_set_scores_precision_recall_and_size() -> None:
-    run = {"q1": [("a", 3.0), ("x", 2.0), ("b", 1.0), ("y", 0.5)], "q2": [], "q3": [("c", 1.0)],
-           "q4": [("z", 1.0)]}
+    run = {
+        "q1": [("a", 3.0), ("x", 2.0), ("b", 1.0), ("y", 0.5)],
+        "q2": [],
+        "q3": [("c", 1.0)],
+        "q4": [("z", 1.0)],
+    }
     qrels = {"q1": {"a": 1, "b": 1, "c": 1, "y": 0}, "q2": {"a": 1}, "q4": {"z": 0}}
     scores = set_scores(run, qrels)
     assert scores["precision"] == {"q1": 0.5, "q2": 0.0, "q4": 0.0}
@@ -600,8 +618,9 @@ def test_prepare_moves_candidate_work_before_the_queries(tmp_path: Path) -> None
     assert cached.stats.misses == 2
     before = dense.score("beta", ["gamma", "alpha beta"])
     assert cached.stats.hits == 2  # passages from the cache; the query is new
-    np.testing.assert_allclose(before, EncoderReranker(cached.encoder).score(
-        "beta", ["gamma", "alpha beta"]), rtol=1e-6)
+    np.testing.assert_allclose(
+        before, EncoderReranker(cached.encoder).score("beta", ["gamma", "alpha beta"]), rtol=1e-6
+    )
     EncoderReranker(load_encoder("hash", dimension=16)).prepare(["x"])  # nowhere to keep: no-op
     FixedReranker({}).prepare(["x"])  # the default does nothing
 

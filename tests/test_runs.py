@@ -47,5 +47,9 @@ def test_evaluation_re_exports_the_run_types() -> None:
     import hierret.runs
 
     assert (ev.rank, ev.Run, ev.Ranking, ev.Qrels) == (
-        hierret.runs.rank, hierret.runs.Run, hierret.runs.Ranking, hierret.runs.Qrels)
+        hierret.runs.rank,
+        hierret.runs.Run,
+        hierret.runs.Ranking,
+        hierret.runs.Qrels,
+    )
     assert (ev.lift, ev.ancestors_at) == (hierret.lifting.lift, hierret.lifting.ancestors_at)

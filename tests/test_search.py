@@ -17,23 +17,38 @@ from hierret.search import Searcher
 from hierret.units import Corpus, Document, Level, Query
 
 DOCS = [
-    Document("try", "The try statement", (
-        "The try statement\n*****************\n\nThe try statement specifies exception "
-        "handlers and cleanup code for a group of statements.\n\n"
-        "Except clause\n=============\n\nThe except clause names the exception it handles. "
-        "When an exception is raised, the first matching except clause runs. "
-        "Handlers may be chained.\n\n"
-        "Finally clause\n==============\n\nThe finally clause always runs on the way out, "
-        "whether or not an exception occurred. A return in finally discards the exception.\n")),
-    Document("with", "The with statement", (
-        "The with statement\n******************\n\nThe with statement wraps a block with "
-        "methods of a context manager.\n\n"
-        "Context managers\n================\n\nEnter runs before the block; exit runs after "
-        "it, even when an exception is raised in the block.\n")),
-    Document("for", "The for statement", (
-        "The for statement\n*****************\n\nThe for statement iterates over the items "
-        "of a sequence. A break ends the loop; a continue skips to the next item; the else "
-        "clause runs when the loop ends without break.\n")),
+    Document(
+        "try",
+        "The try statement",
+        (
+            "The try statement\n*****************\n\nThe try statement specifies exception "
+            "handlers and cleanup code for a group of statements.\n\n"
+            "Except clause\n=============\n\nThe except clause names the exception it handles. "
+            "When an exception is raised, the first matching except clause runs. "
+            "Handlers may be chained.\n\n"
+            "Finally clause\n==============\n\nThe finally clause always runs on the way out, "
+            "whether or not an exception occurred. A return in finally discards the exception.\n"
+        ),
+    ),
+    Document(
+        "with",
+        "The with statement",
+        (
+            "The with statement\n******************\n\nThe with statement wraps a block with "
+            "methods of a context manager.\n\n"
+            "Context managers\n================\n\nEnter runs before the block; exit runs after "
+            "it, even when an exception is raised in the block.\n"
+        ),
+    ),
+    Document(
+        "for",
+        "The for statement",
+        (
+            "The for statement\n*****************\n\nThe for statement iterates over the items "
+            "of a sequence. A break ends the loop; a continue skips to the next item; the else "
+            "clause runs when the loop ends without break.\n"
+        ),
+    ),
 ]
 
 QUERIES = [
@@ -131,8 +146,10 @@ def test_weight_one_reproduces_the_section_order(index: Searcher) -> None:
 
 def test_passage_vectors_do_not_depend_on_the_vector_strategy(hierarchy: Hierarchy) -> None:
     s = Searcher(hierarchy, HashEncoder(dimension=64, window=24))
-    runs = [s.run(QUERIES, Profile(vectors=v), k=5)  # type: ignore[arg-type]
-            for v in ("rawspan", "centroid", "first-window")]
+    runs = [
+        s.run(QUERIES, Profile(vectors=v), k=5)  # type: ignore[arg-type]
+        for v in ("rawspan", "centroid", "first-window")
+    ]
     assert runs[0] == runs[1] == runs[2]
 
 

@@ -113,10 +113,15 @@ def test_levels_equal_the_old_hierarchical_index(level: str, vectors: str) -> No
 @pytest.mark.parametrize("vectors", ["rawspan", "centroid"])
 @pytest.mark.parametrize("weight", [0.0, 0.65, 1.0])
 def test_dense_fused_equals_the_old_hierarchical_index(vectors: str, weight: float) -> None:
-    expected = old_hierarchical(vectors).run(queries(), "fused", k=50, section_weight=weight,
-                                             depth=50)
-    profile = Profile(level="fused", vectors=vectors, pool=50,  # type: ignore[arg-type]
-                      section_weight=weight)
+    expected = old_hierarchical(vectors).run(
+        queries(), "fused", k=50, section_weight=weight, depth=50
+    )
+    profile = Profile(
+        level="fused",
+        vectors=vectors,
+        pool=50,  # type: ignore[arg-type]
+        section_weight=weight,
+    )
     assert new().run(queries(), profile, k=50) == expected
 
 
@@ -130,13 +135,19 @@ def rerankers() -> dict[str, EncoderReranker]:
 @pytest.mark.parametrize("ranker", ["dense", "hybrid"])
 @pytest.mark.parametrize("reranker", [None, "hash128"])
 @pytest.mark.parametrize("selection", [Selection(), Selection(0.2, 3, 10)])
-def test_profiles_equal_the_old_run_profile(ranker: str, reranker: str | None,
-                                            selection: Selection) -> None:
+def test_profiles_equal_the_old_run_profile(
+    ranker: str, reranker: str | None, selection: Selection
+) -> None:
     rr = rerankers()
-    final, first, reranked = old_run_profile(old(), queries(), "passages", ranker, 20,
-                                             rr.get(reranker or ""), selection)
-    profile = Profile(ranker=ranker, candidates=20, reranker=reranker,  # type: ignore[arg-type]
-                      selection=selection)
+    final, first, reranked = old_run_profile(
+        old(), queries(), "passages", ranker, 20, rr.get(reranker or ""), selection
+    )
+    profile = Profile(
+        ranker=ranker,
+        candidates=20,
+        reranker=reranker,  # type: ignore[arg-type]
+        selection=selection,
+    )
     trace = new().trace(queries(), profile, k=20, rerankers=rr)
     assert (trace.run, trace.first_stage, trace.reranked) == (final, first, reranked)
     assert new().run(queries(), profile, k=20, rerankers=rr) == final
@@ -163,13 +174,13 @@ def bm25_leg(h: Hierarchy, level: str, texts: list[str], n: int) -> list[Ranking
         scores = index.score(analyze(t))
         by_id = sorted(range(len(units)), key=lambda i: units[i].id, reverse=True)
         ranked = sorted(by_id, key=lambda i: -scores[i])  # trec_eval: ties by id descending
-        out.append([(units[i].id, float(scores[i])) for i in ranked
-                    if units[i].id in with_text][:n])
+        out.append(
+            [(units[i].id, float(scores[i])) for i in ranked if units[i].id in with_text][:n]
+        )
     return out
 
 
-def dense_leg(h: Hierarchy, enc: Encoder, level: str, texts: list[str],
-              n: int) -> list[Ranking]:
+def dense_leg(h: Hierarchy, enc: Encoder, level: str, texts: list[str], n: int) -> list[Ranking]:
     """Cosine with the level's vectors (passages first-window, sections rawspan), top n."""
     strategy = "first-window" if level == "passages" else "rawspan"
     ids, vecs, _ = unit_vectors(h, enc, level, strategy)  # type: ignore[arg-type]
@@ -181,6 +192,7 @@ def dense_leg(h: Hierarchy, enc: Encoder, level: str, texts: list[str],
 
 def blend(a: Ranking, b: Ranking, weight: float) -> dict[str, float]:
     """Min-max normalise each pool within itself; a missing leg scores 0."""
+
     def scaled(pool: Ranking) -> dict[str, float]:
         lo, hi = min(s for _, s in pool), max(s for _, s in pool)
         return {u: 1.0 if hi == lo else (s - lo) / (hi - lo) for u, s in pool}
@@ -191,8 +203,9 @@ def blend(a: Ranking, b: Ranking, weight: float) -> dict[str, float]:
 
 @pytest.mark.parametrize("ranker", ["bm25", "hybrid"])
 @pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])
-def test_fused_bm25_and_hybrid_are_the_minmax_blend_of_their_legs(ranker: str,
-                                                                  weight: float) -> None:
+def test_fused_bm25_and_hybrid_are_the_minmax_blend_of_their_legs(
+    ranker: str, weight: float
+) -> None:
     h, enc, pool = reference()[0], encoder(), 40
     texts = [q.text for q in queries()]
     legs = {}
@@ -203,10 +216,13 @@ def test_fused_bm25_and_hybrid_are_the_minmax_blend_of_their_legs(ranker: str,
             lexical = [rrf([d, b], 60, pool)[:pool] for d, b in zip(dense, lexical, strict=True)]
         legs[level] = lexical
     ids = [q.id for q in queries()]
-    lifted = lift(dict(zip(ids, legs["passages"], strict=True)),
-                  h.parents("passages", "sections"))
-    profile = Profile(level="fused", ranker=ranker, pool=pool,  # type: ignore[arg-type]
-                      section_weight=weight)
+    lifted = lift(dict(zip(ids, legs["passages"], strict=True)), h.parents("passages", "sections"))
+    profile = Profile(
+        level="fused",
+        ranker=ranker,
+        pool=pool,  # type: ignore[arg-type]
+        section_weight=weight,
+    )
     got = new().run(queries(), profile, k=30)
     for qid, sections in zip(ids, legs["sections"], strict=True):
         expected = blend(lifted[qid], sections, weight)
@@ -224,10 +240,16 @@ def test_fused_bm25_and_hybrid_are_the_minmax_blend_of_their_legs(ranker: str,
 @pytest.mark.parametrize("level", SEARCH_LEVELS)
 @pytest.mark.parametrize("ranker", RANKERS)
 @pytest.mark.parametrize("reranker", [None, "hash128"])
-def test_a_profile_evaluated_equals_the_same_profile_searched(level: str, ranker: str,
-                                                              reranker: str | None) -> None:
-    profile = Profile(level=level, ranker=ranker, reranker=reranker,  # type: ignore[arg-type]
-                      candidates=15, selection=Selection(top_k=8))
+def test_a_profile_evaluated_equals_the_same_profile_searched(
+    level: str, ranker: str, reranker: str | None
+) -> None:
+    profile = Profile(
+        level=level,
+        ranker=ranker,
+        reranker=reranker,  # type: ignore[arg-type]
+        candidates=15,
+        selection=Selection(top_k=8),
+    )
     rr = rerankers()
     evaluated = new().run(queries()[:6], profile, k=5, rerankers=rr)
     for q in queries()[:6]:
@@ -240,7 +262,11 @@ def test_a_profile_evaluated_equals_the_same_profile_searched(level: str, ranker
 
 def test_default_profile_is_dense_passages_without_reranker() -> None:
     assert (DEFAULT.level, DEFAULT.ranker, DEFAULT.vectors, DEFAULT.reranker) == (
-        "passages", "dense", "rawspan", None)
+        "passages",
+        "dense",
+        "rawspan",
+        None,
+    )
     assert new().run(queries(), k=7) == new().run(queries(), Profile(ranker="dense"), k=7)
 
 
@@ -253,8 +279,10 @@ def test_real_model_equals_the_old_classes(tmp_path_factory: pytest.TempPathFact
     from hierret.cache import CachedEncoder, VectorCache
     from hierret.encoders import load_encoder
 
-    enc = CachedEncoder(load_encoder("all-MiniLM-L6-v2", show_progress=False),
-                        VectorCache(tmp_path_factory.mktemp("vectors")))
+    enc = CachedEncoder(
+        load_encoder("all-MiniLM-L6-v2", show_progress=False),
+        VectorCache(tmp_path_factory.mktemp("vectors")),
+    )
     docs = load_python_reference()
     qs = load_gold(default_gold_path(docs.name), docs).queries[:2]
     keep = {d for q in qs for d in q.evidence_docs}

@@ -32,11 +32,24 @@ QRELS = {"q1": {"d1#p0": 1}, "q2": {"d0#p0": 1}}
 
 def test_without_selection_runs_the_profile_and_its_twin(searcher: Searcher) -> None:
     rr = {"e": EncoderReranker(HashEncoder(dimension=64))}
-    p = Profile("sel", ranker="bm25", candidates=3, reranker="e",
-                selection=Selection(min_score=0.0, min_keep=1, top_k=2))
-    result = sets.without_selection(p, searcher, QUERIES, target="passages", qrels=QRELS,
-                                    names=("a", "b"), rerankers=rr, metrics=["ndcg@10"],
-                                    n_resamples=20)
+    p = Profile(
+        "sel",
+        ranker="bm25",
+        candidates=3,
+        reranker="e",
+        selection=Selection(min_score=0.0, min_keep=1, top_k=2),
+    )
+    result = sets.without_selection(
+        p,
+        searcher,
+        QUERIES,
+        target="passages",
+        qrels=QRELS,
+        names=("a", "b"),
+        rerankers=rr,
+        metrics=["ndcg@10"],
+        n_resamples=20,
+    )
     assert result.traces["a"].profile is p
     assert result.traces["b"].profile.selection == Selection()
     assert result.family == [("a", "b")]
@@ -50,19 +63,23 @@ def test_without_selection_runs_the_profile_and_its_twin(searcher: Searcher) -> 
         ndcg = evaluate(final, QRELS, ["ndcg@10"])["ndcg@10"]
         assert record["metrics"]["ndcg@10"] == math.fsum(ndcg.values()) / len(ndcg)
         assert record["metrics"]["set precision"] == float(
-            np.mean(list(expect["precision"].values())))
+            np.mean(list(expect["precision"].values()))
+        )
         assert record["profile"] == profile.as_dict()
     assert sets.summary(result).loc["b", "set kept"] == 3.0
     tests = sets.paired_by_metric(result, ["ndcg@10", "set kept"])
     assert list(tests.index) == [("ndcg@10", "a"), ("set kept", "a")]
     assert set(tests.arm_b) == {"b"}
     values = sets.record_values(result, "pets_fidelity", ["set kept"])
-    assert values == {"pets_fidelity_a_set_kept": sets.profile_record(result, "a")[
-        "metrics"]["set kept"], "pets_fidelity_b_set_kept": 3.0}
+    assert values == {
+        "pets_fidelity_a_set_kept": sets.profile_record(result, "a")["metrics"]["set kept"],
+        "pets_fidelity_b_set_kept": 3.0,
+    }
 
 
 def test_set_measures_need_the_arms_own_level(searcher: Searcher) -> None:
-    result = run({"p": Profile()}, QUERIES, searcher=searcher, targets=["documents"],
-                 n_resamples=10)
+    result = run(
+        {"p": Profile()}, QUERIES, searcher=searcher, targets=["documents"], n_resamples=10
+    )
     with pytest.raises(ValueError, match="ranks passages, not the target 'documents'"):
         sets.with_set_measures(result, {"documents": {"q1": {"d1": 1}}})

@@ -29,18 +29,21 @@ def reference() -> Hierarchy:
 
 
 def _pets(**kw: object) -> Hierarchy:
-    return build_hierarchy(Corpus("pets", [Document("d", "Pets", PETS)]), max_chars=30,
-                           overlap_chars=10, **kw)  # type: ignore[arg-type]
+    return build_hierarchy(
+        Corpus("pets", [Document("d", "Pets", PETS)]), max_chars=30, overlap_chars=10, **kw
+    )  # type: ignore[arg-type]
 
 
 def _straddles_by_definition(h: Hierarchy) -> int:
     """The structure notebook's count before it moved into the package."""
     out = 0
     for p in h.passages:
-        touched = [s for s in h.sections[p.doc_id]
-                   if min(p.end, s.own_end) - max(p.start, s.start) > 0
-                   and h.corpus[p.doc_id].text[max(p.start, s.start):min(p.end, s.own_end)]
-                   .strip()]
+        touched = [
+            s
+            for s in h.sections[p.doc_id]
+            if min(p.end, s.own_end) - max(p.start, s.start) > 0
+            and h.corpus[p.doc_id].text[max(p.start, s.start) : min(p.end, s.own_end)].strip()
+        ]
         out += len(touched) > 1
     return out
 
@@ -50,8 +53,9 @@ def test_straddling_counts_what_the_notebook_counted(reference: Hierarchy) -> No
 
 
 def test_packing_within_sections_leaves_no_straddling_passage(reference: Hierarchy) -> None:
-    within = build_hierarchy(reference.corpus, max_chars=900, overlap_chars=180,
-                             pack_within_sections=True)
+    within = build_hierarchy(
+        reference.corpus, max_chars=900, overlap_chars=180, pack_within_sections=True
+    )
     assert straddling(within) == []
     assert straddling(_pets(pack_within_sections=True)) == []
 
@@ -70,8 +74,14 @@ def test_summary_counts_the_hierarchy(reference: Hierarchy) -> None:
 
 def test_summary_of_an_empty_hierarchy() -> None:
     h = build_hierarchy(Corpus("none", []))
-    assert summary(h) == {"n_documents": 0, "n_chars": 0, "n_sections": 0, "max_depth": 0,
-                          "n_passages": 0, "mean_passage_chars": 0.0}
+    assert summary(h) == {
+        "n_documents": 0,
+        "n_chars": 0,
+        "n_sections": 0,
+        "max_depth": 0,
+        "n_passages": 0,
+        "mean_passage_chars": 0.0,
+    }
 
 
 def test_document_sizes_add_up_and_run_longest_first(reference: Hierarchy) -> None:
@@ -122,15 +132,16 @@ def test_side_by_side_marks_the_shared_text_and_escapes_html() -> None:
     h = build_hierarchy(Corpus("t", [Document("d", "D", text)]), 28, 15)
     a, b = overlapping_pair(h, "d")
     page = side_by_side(h, a, b)
-    shared = text[b.start:a.end]
+    shared = text[b.start : a.end]
     assert page.count(f"<mark>{shared.replace('<', '&lt;').replace('>', '&gt;')}</mark>") == 2
     assert "<b> tags" not in page
     assert f"{a.end - b.start} characters" in page
 
 
 def test_length_histogram_labels_its_axes_and_limit() -> None:
-    ax = length_histogram([100, 200, 950], 900, unit="characters", limit_name="max_chars",
-                          title="three passages")
+    ax = length_histogram(
+        [100, 200, 950], 900, unit="characters", limit_name="max_chars", title="three passages"
+    )
     assert ax.get_xlabel() == "passage length (characters)"
     assert ax.get_ylabel() == "passages"
     assert ax.get_title() == "three passages"

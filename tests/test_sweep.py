@@ -21,6 +21,7 @@ from hierret.units import Query
 
 matplotlib.use("Agg")
 
+
 @cache
 def setup() -> tuple[Searcher, list[Query]]:
     bundle = load("python-reference", max_queries=12, max_docs=8)
@@ -32,20 +33,30 @@ def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
     s, queries = setup()
     fused = Profile(level="fused", pool=20)
     grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
-    table = sweep.run(fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20,
-                  n_resamples=200).table()
+    table = sweep.run(
+        fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20, n_resamples=200
+    ).table()
     assert len(table) == 2 * 2 * 3
-    assert list(table.columns) == ["vectors", "section_weight", "target", "n", "mean", "low",
-                                   "high"]
+    assert list(table.columns) == [
+        "vectors",
+        "section_weight",
+        "target",
+        "n",
+        "mean",
+        "low",
+        "high",
+    ]
     assert table["vectors"].tolist()[:6] == ["rawspan"] * 3 + ["centroid"] * 3
     h = s.hierarchy
     for row in table.itertuples():
-        run = s.run(queries, replace(fused, vectors=row.vectors,
-                                     section_weight=row.section_weight), k=20)
+        run = s.run(
+            queries, replace(fused, vectors=row.vectors, section_weight=row.section_weight), k=20
+        )
         if row.target == "documents":
             run = lift(run, h.parents("sections", "documents"))
-        per_q = evaluate(run, qrels_from_evidence(queries, h.units(row.target)),
-                         ["ndcg@10"])["ndcg@10"]
+        per_q = evaluate(run, qrels_from_evidence(queries, h.units(row.target)), ["ndcg@10"])[
+            "ndcg@10"
+        ]
         values = np.array([per_q[q] for q in sorted(per_q)])
         assert row.mean == pytest.approx(values.mean(), abs=1e-12)
         assert row.n == len(queries)
@@ -55,8 +66,14 @@ def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
 
 def test_hit_rates_and_bad_grids() -> None:
     s, queries = setup()
-    table = sweep.run(Profile(level="sections"), {"vectors": ["rawspan"]}, queries, searcher=s,
-                  targets=["sections"], metric="hit@1").table()
+    table = sweep.run(
+        Profile(level="sections"),
+        {"vectors": ["rawspan"]},
+        queries,
+        searcher=s,
+        targets=["sections"],
+        metric="hit@1",
+    ).table()
     assert 0.0 <= table.loc[0, "mean"] <= 1.0
     with pytest.raises(ValueError, match="unknown profile fields \\['weight'\\]"):
         sweep.run(Profile(), {"weight": [0.5]}, queries, searcher=s).table()
@@ -70,11 +87,17 @@ def test_hit_rates_and_bad_grids() -> None:
 
 def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
     s, queries = setup()
-    table = sweep.run(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
-                                           "section_weight": [0.0, 1.0]},
-                  queries, searcher=s, targets=["documents", "sections"], n_resamples=50).table()
-    fig = plot_sweep(table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65],
-                     title="animals")
+    table = sweep.run(
+        Profile(level="fused"),
+        {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 1.0]},
+        queries,
+        searcher=s,
+        targets=["documents", "sections"],
+        n_resamples=50,
+    ).table()
+    fig = plot_sweep(
+        table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65], title="animals"
+    )
     assert [ax.get_title() for ax in fig.axes] == ["documents target", "sections target"]
     assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3]  # two groups and the mark
     assert fig.axes[0].get_ylabel() == "nDCG@10"
@@ -84,14 +107,22 @@ def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
 def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None:
     s, queries = setup()
     grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
-    swept = sweep.run(Profile(level="fused", pool=20), grid, queries, searcher=s,
-                targets=["documents", "sections"], k=20, n_resamples=200)
+    swept = sweep.run(
+        Profile(level="fused", pool=20),
+        grid,
+        queries,
+        searcher=s,
+        targets=["documents", "sections"],
+        k=20,
+        n_resamples=200,
+    )
     table = swept.out_of_fold("section_weight", folds=4, seed=3)
     assert len(table) == 2 * 2  # vectors x targets
     for row in table.to_dict("records"):
         per_query = swept.result.per_query(row["target"], "ndcg@10")
-        columns = [f"vectors={row['vectors']!r}, section_weight={w!r}"
-                   for w in grid["section_weight"]]
+        columns = [
+            f"vectors={row['vectors']!r}, section_weight={w!r}" for w in grid["section_weight"]
+        ]
         qids = list(per_query.index)
         folds = np.array_split(np.random.default_rng(3).permutation(len(qids)), 4)
         held, chosen = {}, []

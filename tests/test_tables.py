@@ -9,12 +9,19 @@ from hierret.tables import cells, fields, p_limit, styled
 
 
 def test_counts_estimates_p_values_and_empty_cells() -> None:
-    t = pd.DataFrame({"hits": [90.0, 68.0], "n": [157.0, 157.0], "rate": [0.5732, 0.4331],
-                      "diff": [0.1401, np.nan], "p": [0.0000999, np.nan],
-                      "p_holm": [0.0213, None]}, index=["passages", "whole"])
+    t = pd.DataFrame(
+        {
+            "hits": [90.0, 68.0],
+            "n": [157.0, 157.0],
+            "rate": [0.5732, 0.4331],
+            "diff": [0.1401, np.nan],
+            "p": [0.0000999, np.nan],
+            "p_holm": [0.0213, None],
+        },
+        index=["passages", "whole"],
+    )
     shown = cells(t, n_resamples=10_000)
-    assert shown.loc["passages"].tolist() == ["90", "157", "0.573", "0.140", "< 0.0001",
-                                              "0.0213"]
+    assert shown.loc["passages"].tolist() == ["90", "157", "0.573", "0.140", "< 0.0001", "0.0213"]
     assert shown.loc["whole"].tolist() == ["68", "157", "0.433", "", "", ""]
 
 
@@ -26,20 +33,27 @@ def test_p_values_at_the_resolution_of_the_resampling() -> None:
 
 
 def test_one_precision_per_column_and_whole_estimates_stay_estimates() -> None:
-    t = pd.DataFrame({"latency ms": [102.31, 42.598], "mean": [1.0, 0.0],
-                      "passages": [156.0, 18.0]})
-    assert cells(t).to_dict("list") == {"latency ms": ["102.3", "42.6"],
-                                        "mean": ["1.000", "0.000"],
-                                        "passages": ["156", "18"]}
+    t = pd.DataFrame(
+        {"latency ms": [102.31, 42.598], "mean": [1.0, 0.0], "passages": [156.0, 18.0]}
+    )
+    assert cells(t).to_dict("list") == {
+        "latency ms": ["102.3", "42.6"],
+        "mean": ["1.000", "0.000"],
+        "passages": ["156", "18"],
+    }
 
 
 def test_mixed_columns_cell_by_cell_and_known_columns_by_name() -> None:
-    record = pd.Series({"n_documents": 79, "share_over_window": 0.17514, "corpus": "pyref",
-                        "sizes": [600, 900]}, dtype=object)
+    record = pd.Series(
+        {"n_documents": 79, "share_over_window": 0.17514, "corpus": "pyref", "sizes": [600, 900]},
+        dtype=object,
+    )
     assert cells(record)["value"].tolist() == ["79", "0.175", "pyref", "600, 900"]
     variation = pd.DataFrame({"max_abs_diff": [7.82e-08, 0.0], "min_cosine": [0.99999994, 1.0]})
-    assert cells(variation).to_dict("list") == {"max_abs_diff": ["7.82e-08", "0.00e+00"],
-                                                "min_cosine": ["1.000000", "1.000000"]}
+    assert cells(variation).to_dict("list") == {
+        "max_abs_diff": ["7.82e-08", "0.00e+00"],
+        "min_cosine": ["1.000000", "1.000000"],
+    }
 
 
 def test_styled_carries_its_caption_and_wraps_long_text() -> None:
@@ -57,8 +71,15 @@ def test_highlight_marks_the_best_of_each_column() -> None:
 
 
 def test_fields_flattens_a_nested_record() -> None:
-    table = fields({"profile": {"name": "shipped", "selection": {"top_k": 10, "min_keep": 3}},
-                    "metrics": {"ndcg@10": 0.6253}})
+    table = fields(
+        {
+            "profile": {"name": "shipped", "selection": {"top_k": 10, "min_keep": 3}},
+            "metrics": {"ndcg@10": 0.6253},
+        }
+    )
     assert cells(table)["value"].to_dict() == {
-        "profile.name": "shipped", "profile.selection.top_k": "10",
-        "profile.selection.min_keep": "3", "metrics.ndcg@10": "0.625"}
+        "profile.name": "shipped",
+        "profile.selection.top_k": "10",
+        "profile.selection.min_keep": "3",
+        "metrics.ndcg@10": "0.625",
+    }

@@ -29,8 +29,12 @@ def test_load_is_the_loader_and_the_hierarchy_with_the_corpus_heading_styles(bed
     assert bed.queries == bundle.queries
     assert bed.qrels() == bundle.qrels(h, "passages")
     assert bed.qrels("sections") == bundle.qrels(h, "sections")
-    assert bed.summary() == {"questions": 6, "units": len(h.units("passages")),
-                             "level": "passages", "sample": bundle.sampling}
+    assert bed.summary() == {
+        "questions": 6,
+        "units": len(h.units("passages")),
+        "level": "passages",
+        "sample": bundle.sampling,
+    }
 
 
 def test_level_is_the_finest_judged(tmp_path: Path) -> None:
@@ -57,11 +61,21 @@ def test_searcher_is_made_once_per_encoder_identity(bed: Testbed) -> None:
 def test_compare_is_experiment_run_at_the_testbed_level(bed: Testbed) -> None:
     a, b = bed.searcher(HashEncoder(dimension=16)), bed.searcher(HashEncoder(dimension=64))
     p = Profile(ranker="hybrid")
-    got = bed.compare({"a": a, "b": b}, ["ndcg@10", "recall@5"], profile=p, baseline="b",
-                      n_resamples=200, seed=3)
-    want = experiment.run({"a": (a, p), "b": (b, p)}, bed.queries, targets=["passages"],
-                          metrics=["ndcg@10", "recall@5"], baseline="b", family=[("a", "b")],
-                          qrels={"passages": bed.qrels()}, k=100, n_resamples=200, seed=3)
+    got = bed.compare(
+        {"a": a, "b": b}, ["ndcg@10", "recall@5"], profile=p, baseline="b", n_resamples=200, seed=3
+    )
+    want = experiment.run(
+        {"a": (a, p), "b": (b, p)},
+        bed.queries,
+        targets=["passages"],
+        metrics=["ndcg@10", "recall@5"],
+        baseline="b",
+        family=[("a", "b")],
+        qrels={"passages": bed.qrels()},
+        k=100,
+        n_resamples=200,
+        seed=3,
+    )
     assert got.family == [("a", "b")]
     assert got.scores == want.scores
     assert got.values("x") == want.values("x")
@@ -69,9 +83,15 @@ def test_compare_is_experiment_run_at_the_testbed_level(bed: Testbed) -> None:
 
 def test_compare_takes_every_kind_of_arm_and_needs_a_profile_for_searchers(bed: Testbed) -> None:
     s = bed.searcher(HashEncoder(dimension=16))
-    result = bed.compare({"bm25": Profile(ranker="bm25"), "dense": (s, Profile()),
-                          "arm": experiment.Arm(Profile(ranker="hybrid"), s)},
-                         searcher=s, n_resamples=100)
+    result = bed.compare(
+        {
+            "bm25": Profile(ranker="bm25"),
+            "dense": (s, Profile()),
+            "arm": experiment.Arm(Profile(ranker="hybrid"), s),
+        },
+        searcher=s,
+        n_resamples=100,
+    )
     assert result.baseline == "bm25"
     assert result.family == [("dense", "bm25"), ("arm", "bm25")]
     with pytest.raises(ValueError, match="arm 'x' is a Searcher: give the profile"):

@@ -19,17 +19,27 @@ CASES = {("toy", "rr"): (RUN, QRELS), ("toy", "other"): (RUN, QRELS)}
 
 
 def test_marks_are_the_selection_at_each_named_threshold() -> None:
-    table = thresholds.marks(CASES, {"ceiling only": -np.inf, "study": 0.5}, {"rr": 0.75},
-                             min_keep=1, top_k=2)
-    assert list(table.selection) == ["ceiling only", "study", thresholds.OWN,
-                                     "ceiling only", "study"]  # "other" has no threshold
+    table = thresholds.marks(
+        CASES, {"ceiling only": -np.inf, "study": 0.5}, {"rr": 0.75}, min_keep=1, top_k=2
+    )
+    assert list(table.selection) == [
+        "ceiling only",
+        "study",
+        thresholds.OWN,
+        "ceiling only",
+        "study",
+    ]  # "other" has no threshold
     row = table[(table.reranker == "rr") & (table.selection == thresholds.OWN)].iloc[0]
     final = {q: Selection(0.75, 1, 2).select(r) for q, r in RUN.items()}
     expect = {k: float(np.mean(list(v.values()))) for k, v in set_scores(final, QRELS).items()}
-    assert (row.precision, row.recall, row.kept) == (expect["precision"], expect["recall"],
-                                                     expect["kept"])
-    values = thresholds.mark_values(table, {"ceiling only": "top", "study": "s",
-                                            thresholds.OWN: "own"}, {"toy": "t"})
+    assert (row.precision, row.recall, row.kept) == (
+        expect["precision"],
+        expect["recall"],
+        expect["kept"],
+    )
+    values = thresholds.mark_values(
+        table, {"ceiling only": "top", "study": "s", thresholds.OWN: "own"}, {"toy": "t"}
+    )
     assert values["t_rr_sel_own_kept"] == row.kept
     assert len(values) == 15
 
@@ -51,8 +61,10 @@ def test_summary_and_figures() -> None:
 
 
 def test_own_threshold_by_name_then_by_kind() -> None:
-    rr = {"e": EncoderReranker(HashEncoder(dimension=8)), "f": EncoderReranker(
-        HashEncoder(dimension=8))}
+    rr = {
+        "e": EncoderReranker(HashEncoder(dimension=8)),
+        "f": EncoderReranker(HashEncoder(dimension=8)),
+    }
     assert thresholds.own({"e": 0.8, "encoder": 0.6}, rr) == {"e": 0.8, "f": 0.6}
 
 
@@ -70,8 +82,16 @@ def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> Non
     from hierret.sweep import cross_validate
 
     run, qrels = _case()
-    t = thresholds.out_of_fold({("c", "r"): (run, qrels)}, {"r": 0.5}, min_keep=1, top_k=8,
-                               folds=5, seed=2, n=21, n_resamples=200)
+    t = thresholds.out_of_fold(
+        {("c", "r"): (run, qrels)},
+        {"r": 0.5},
+        min_keep=1,
+        top_k=8,
+        folds=5,
+        seed=2,
+        n=21,
+        n_resamples=200,
+    )
     row = t.iloc[0]
     scores = [s for ranking in run.values() for _, s in ranking]
     grid = np.linspace(min(scores), max(scores), 21)

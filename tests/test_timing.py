@@ -42,8 +42,7 @@ def cached(tmp_path: Path) -> tuple[CachedEncoder, Spy]:
     return CachedEncoder(spy, VectorCache(tmp_path / "vectors")), spy
 
 
-def test_a_second_run_of_the_same_texts_embeds_nothing(
-        cached: tuple[CachedEncoder, Spy]) -> None:
+def test_a_second_run_of_the_same_texts_embeds_nothing(cached: tuple[CachedEncoder, Spy]) -> None:
     enc, spy = cached
     label = enc.identity.label()
     texts = [f"passage number {i}" for i in range(7)]
@@ -90,20 +89,23 @@ def test_a_stage_is_charged_when_its_block_raises() -> None:
 
 
 def test_a_search_is_cut_into_index_rank_and_embed_stages(
-        cached: tuple[CachedEncoder, Spy]) -> None:
+    cached: tuple[CachedEncoder, Spy],
+) -> None:
     enc, spy = cached
     text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark loudly.\n"
     hierarchy = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
     with timing.recording() as timings:
-        Searcher(hierarchy, enc).run([Query("q", "do dogs bark", ())],
-                                     Profile(ranker="hybrid"), k=2)
+        Searcher(hierarchy, enc).run(
+            [Query("q", "do dogs bark", ())], Profile(ranker="hybrid"), k=2
+        )
     label = enc.identity.label()
     assert {"index", "rank", f"embed {label}"} <= set(timings.seconds)
     assert timings.embedded[label] == len(spy.seen) == len(hierarchy.passages) + 1
 
 
 def test_the_timings_reach_the_file_named_by_the_environment(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "nb.json"
     monkeypatch.setenv(timing.TIMING_ENV, str(target))
     with timing.recording() as timings:
@@ -119,7 +121,8 @@ def test_the_timings_reach_the_file_named_by_the_environment(
 
 
 def test_an_unwritable_timing_file_warns_once_and_the_run_goes_on(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(timing.TIMING_ENV, str(tmp_path / "no-such-folder" / "nb.json"))
     with warnings.catch_warnings(record=True) as seen, timing.recording():
         warnings.simplefilter("always")
@@ -127,7 +130,8 @@ def test_an_unwritable_timing_file_warns_once_and_the_run_goes_on(
             with timing.stage("rank"):
                 pass
     assert [str(w.message).split(" (")[0] for w in seen] == [
-        f"timings not written to ${timing.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"]
+        f"timings not written to ${timing.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"
+    ]
 
 
 def test_read_names_a_file_that_holds_no_timings(tmp_path: Path) -> None:
@@ -139,8 +143,9 @@ def test_read_names_a_file_that_holds_no_timings(tmp_path: Path) -> None:
 
 
 def test_record_values_add_up_and_render() -> None:
-    a = timing.Timings({"load": 1.0, "embed m fp32": 2.0, "rank": 0.5}, {"m fp32": 10},
-                       {"m fp32": 5})
+    a = timing.Timings(
+        {"load": 1.0, "embed m fp32": 2.0, "rank": 0.5}, {"m fp32": 10}, {"m fp32": 5}
+    )
     b = timing.Timings({"statistics": 3.0}, {}, {})
     values, layout = timing.record_values({"02_x": (4.0, a), "03_y": (5.0, b)})
     assert values["02_x_other_s"] == pytest.approx(0.5)
@@ -162,14 +167,16 @@ def test_the_figure_has_one_bar_per_notebook() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    values, layout = timing.record_values({
-        "02_x": (4.0, timing.Timings({"embed a": 1.0, "embed b": 1.0, "rank": 1.0})),
-        "03_y": (2.0, timing.Timings({"load": 1.0}))})
+    values, layout = timing.record_values(
+        {
+            "02_x": (4.0, timing.Timings({"embed a": 1.0, "embed b": 1.0, "rank": 1.0})),
+            "03_y": (2.0, timing.Timings({"load": 1.0})),
+        }
+    )
     fig = timing.figure({"values": values, "identity": layout})
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["02_x", "03_y"]
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["load", "embed", "rank",
-                                                                   "other"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["load", "embed", "rank", "other"]
     ends = {round(p.get_x() + p.get_width(), 6) for p in ax.patches if p.get_width() > 0}
     assert {4.0, 2.0} <= ends
 
@@ -189,10 +196,21 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     values, layout = timing.record_values(
-        {"02_x": (4.0, timing.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))})
-    path = write_results(tmp_path / "timing.json", "timing", values,
-                         {**layout, "smoke": True, "executor": "nbval", "cpus": 2,
-                          "load_average_before": [1.5, 1, 1], "load_average_after": [2, 1, 1]})
+        {"02_x": (4.0, timing.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))}
+    )
+    path = write_results(
+        tmp_path / "timing.json",
+        "timing",
+        values,
+        {
+            **layout,
+            "smoke": True,
+            "executor": "nbval",
+            "cpus": 2,
+            "load_average_before": [1.5, 1, 1],
+            "load_average_after": [2, 1, 1],
+        },
+    )
     text = module.page(json.loads(path.read_text(encoding="utf-8")), tmp_path / "figures")
     assert "| 02_x | embed m fp32 | 2.5 | 62.5% | 1,234 | 0 |" in text
     assert "| 02_x | **total** | 4.0 | 100.0% |  |  |" in text

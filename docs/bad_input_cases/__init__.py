@@ -64,8 +64,9 @@ class Check:
 
 
 #: One entry of a module's ``CASES``: ``(input, call)`` or ``(input, call, checks)``.
-Case = (tuple[str, Callable[[], object]]
-        | tuple[str, Callable[[], object], "Check | tuple[Check, ...]"])
+Case = (
+    tuple[str, Callable[[], object]] | tuple[str, Callable[[], object], "Check | tuple[Check, ...]"]
+)
 
 
 def right(claim: str, holds: Callable[[Any], object]) -> Check:
@@ -119,6 +120,7 @@ def listen() -> Iterator[list[str]]:
     handler, propagate = _Keep(logging.WARNING), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False
+
     def _show(message: Warning | str, category: type[Warning], *args: object, **kw: object) -> None:
         heard.append(f"{category.__name__}: {message}")
 

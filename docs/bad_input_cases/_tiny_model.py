@@ -29,16 +29,30 @@ def build(folder: Path) -> Path:
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     transformers.BertTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]").save_pretrained(folder / "hf")
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    ).save_pretrained(folder / "hf")
     torch.manual_seed(0)
-    transformers.BertModel(transformers.BertConfig(
-        vocab_size=len(WORDS), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-        intermediate_size=16, max_position_embeddings=32)).save_pretrained(folder / "hf")
-    SentenceTransformer(modules=[Transformer(str(folder / "hf"), max_seq_length=16),
-                                 Pooling(8, "mean")]).save(str(folder / "st"))
+    transformers.BertModel(
+        transformers.BertConfig(
+            vocab_size=len(WORDS),
+            hidden_size=8,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            intermediate_size=16,
+            max_position_embeddings=32,
+        )
+    ).save_pretrained(folder / "hf")
+    SentenceTransformer(
+        modules=[Transformer(str(folder / "hf"), max_seq_length=16), Pooling(8, "mean")]
+    ).save(str(folder / "st"))
     return folder / "st"
 
 
@@ -54,9 +68,17 @@ def pooling_cls(folder: Path) -> None:
 
 
 def normalize_module(folder: Path) -> None:
-    edit_json(folder / "modules.json", lambda d: d.append({
-        "idx": 2, "name": "2", "path": "2_Normalize",
-        "type": "sentence_transformers.base.modules.normalize.Normalize"}))
+    edit_json(
+        folder / "modules.json",
+        lambda d: d.append(
+            {
+                "idx": 2,
+                "name": "2",
+                "path": "2_Normalize",
+                "type": "sentence_transformers.base.modules.normalize.Normalize",
+            }
+        ),
+    )
 
 
 def keeps_case(folder: Path) -> None:
@@ -86,6 +108,7 @@ def shifted_weights(folder: Path) -> None:
 
 
 def default_prompt(folder: Path) -> None:
-    edit_json(folder / "config_sentence_transformers.json",
-              lambda d: d.update(prompts={"query": "a ", "document": ""},
-                                 default_prompt_name="query"))
+    edit_json(
+        folder / "config_sentence_transformers.json",
+        lambda d: d.update(prompts={"query": "a ", "document": ""}, default_prompt_name="query"),
+    )

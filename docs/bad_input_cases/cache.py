@@ -58,8 +58,12 @@ def _reread(root: str | os.PathLike[str] | None) -> Facts:
         out = enc.encode_passages(_TEXTS)
     wrong = int((out != _TRUTH).any(axis=1).sum())
     notes = f"; said: {' / '.join(heard)}" if heard else ""
-    return Facts(f"{model.embedded} of {len(_TEXTS)} vectors recomputed, {wrong} wrong{notes}",
-                 recomputed=model.embedded, wrong=wrong, heard=heard)
+    return Facts(
+        f"{model.embedded} of {len(_TEXTS)} vectors recomputed, {wrong} wrong{notes}",
+        recomputed=model.embedded,
+        wrong=wrong,
+        heard=heard,
+    )
 
 
 def _damaged(damage: Callable[[bytearray], bytearray]) -> Facts:
@@ -71,13 +75,17 @@ def _damaged(damage: Callable[[bytearray], bytearray]) -> Facts:
 
 
 def _damage_checks(recomputed: int, what: str) -> tuple[Check, ...]:
-    claim = (f"only {what} recomputed ({recomputed} of 30), none on the next run" if recomputed
-             else "no stored vector recomputed, on either run")
+    claim = (
+        f"only {what} recomputed ({recomputed} of 30), none on the next run"
+        if recomputed
+        else "no stored vector recomputed, on either run"
+    )
     return (
         right("0 wrong vectors, on both runs", lambda f: f.first.wrong == f.second.wrong == 0),
         kept(claim, lambda f: (f.first.recomputed, f.second.recomputed) == (recomputed, 0)),
-        right("a warning names the damaged shard",
-              lambda f: any(f.shard in w for w in f.first.heard)),
+        right(
+            "a warning names the damaged shard", lambda f: any(f.shard in w for w in f.first.heard)
+        ),
         right("the repaired cache says nothing on the next run", lambda f: not f.second.heard),
     )
 
@@ -127,12 +135,13 @@ def _blocked_root() -> Path:
 
 def _warned_once(f: Facts) -> bool:
     runs = (f.first, f.second) if hasattr(f, "first") else (f,)
-    return all(sum("CacheNotWritableWarning" in w and "HIERRET_CACHE" in w for w in r.heard) == 1
-               for r in runs)
+    return all(
+        sum("CacheNotWritableWarning" in w and "HIERRET_CACHE" in w for w in r.heard) == 1
+        for r in runs
+    )
 
 
-_ONE_WARNING = right("one CacheNotWritableWarning per CachedEncoder, naming the fix",
-                     _warned_once)
+_ONE_WARNING = right("one CacheNotWritableWarning per CachedEncoder, naming the fix", _warned_once)
 
 
 def _unwritable_encoder() -> Facts:
@@ -176,9 +185,12 @@ def _repeated_damaged_key() -> Facts:
     key = text_keys(ident, "passage", [_TEXTS[-1]])[0]
     with listen() as heard:
         vecs, found = VectorCache(root).get(ident, [key, key])
-    return Facts(f"found {found.tolist()}, rows all zero: {not vecs.any()}; "
-                 f"{len(heard)} warning(s)", found=found.tolist(), zero=not vecs.any(),
-                 heard=heard)
+    return Facts(
+        f"found {found.tolist()}, rows all zero: {not vecs.any()}; {len(heard)} warning(s)",
+        found=found.tolist(),
+        zero=not vecs.any(),
+        heard=heard,
+    )
 
 
 def _env_names_a_file() -> Facts:
@@ -195,8 +207,13 @@ def _env_names_a_file() -> Facts:
         else:
             os.environ["HIERRET_CACHE"] = old
     untouched = target.is_file() and target.read_bytes() == blob
-    return Facts(f"{out}; file untouched: {untouched}", recomputed=out.recomputed,
-                 wrong=out.wrong, heard=out.heard, untouched=untouched)
+    return Facts(
+        f"{out}; file untouched: {untouched}",
+        recomputed=out.recomputed,
+        wrong=out.wrong,
+        heard=out.heard,
+        untouched=untouched,
+    )
 
 
 @contextmanager
@@ -227,8 +244,9 @@ def _clear_beside_work() -> Facts:
     VectorCache(root).clear()
     left = sorted(p.name for p in project.iterdir()) if project.is_dir() else []
     vectors = len(list(root.rglob("*.hvc")))
-    return Facts(f"after clear(): {vectors} shards; my-project holds {left}", left=left,
-                 vectors=vectors)
+    return Facts(
+        f"after clear(): {vectors} shards; my-project holds {left}", left=left, vectors=vectors
+    )
 
 
 @contextmanager
@@ -277,52 +295,110 @@ def _interrupted(where: str) -> Facts:
     return Facts(
         f"KeyboardInterrupt reached the caller: {stopped}; {len(shards)} shard(s), "
         f"{len(leftovers)} temporary file(s) left; next run: {nxt}",
-        stopped=stopped, leftovers=leftovers, shards=shards, intact=intact, next=nxt)
+        stopped=stopped,
+        leftovers=leftovers,
+        shards=shards,
+        intact=intact,
+        next=nxt,
+    )
 
 
 def _interrupt_checks() -> tuple[Check, ...]:
     return (
         right("KeyboardInterrupt reaches the caller", lambda f: f.stopped),
-        kept("the earlier shard is untouched and nothing half-written is left",
-             lambda f: f.intact and not f.leftovers and len(f.shards) == 1),
-        kept("the next run recomputes only the 15 vectors never stored, 0 wrong",
-             lambda f: (f.next.recomputed, f.next.wrong) == (15, 0)),
+        kept(
+            "the earlier shard is untouched and nothing half-written is left",
+            lambda f: f.intact and not f.leftovers and len(f.shards) == 1,
+        ),
+        kept(
+            "the next run recomputes only the 15 vectors never stored, 0 wrong",
+            lambda f: (f.next.recomputed, f.next.wrong) == (15, 0),
+        ),
     )
 
 
 CASES: list[Case] = [
-    ("a cache shard with random bytes appended", _appended,
-     _damage_checks(0, "nothing")),
-    ("a cache shard with one record's 50 bytes flipped", _overwritten,
-     _damage_checks(1, "the damaged record")),
-    ("a cache shard truncated in the middle of a record", _truncated,
-     _damage_checks(3, "the 3 records cut")),
-    ("a shard merged away by another process between listing and reading", _vanishing,
-     (right("0 wrong vectors", lambda f: f.wrong == 0),
-      kept("nothing recomputed: the merged shard serves every vector",
-           lambda f: f.recomputed == 0))),
-    ("CachedEncoder on a cache folder whose parent is a regular file", _unwritable_encoder,
-     (right("0 wrong vectors", lambda f: f.first.wrong == f.second.wrong == 0), _ONE_WARNING)),
+    ("a cache shard with random bytes appended", _appended, _damage_checks(0, "nothing")),
+    (
+        "a cache shard with one record's 50 bytes flipped",
+        _overwritten,
+        _damage_checks(1, "the damaged record"),
+    ),
+    (
+        "a cache shard truncated in the middle of a record",
+        _truncated,
+        _damage_checks(3, "the 3 records cut"),
+    ),
+    (
+        "a shard merged away by another process between listing and reading",
+        _vanishing,
+        (
+            right("0 wrong vectors", lambda f: f.wrong == 0),
+            kept(
+                "nothing recomputed: the merged shard serves every vector",
+                lambda f: f.recomputed == 0,
+            ),
+        ),
+    ),
+    (
+        "CachedEncoder on a cache folder whose parent is a regular file",
+        _unwritable_encoder,
+        (right("0 wrong vectors", lambda f: f.first.wrong == f.second.wrong == 0), _ONE_WARNING),
+    ),
     ("VectorCache.put into a folder whose parent is a regular file", _unwritable_put),
-    ("a cache folder that cannot be listed (a symbolic link to itself)", _unreadable,
-     right("refused before any text is embedded", lambda f: f.embedded == 0)),
+    (
+        "a cache folder that cannot be listed (a symbolic link to itself)",
+        _unreadable,
+        right("refused before any text is embedded", lambda f: f.embedded == 0),
+    ),
     ("VectorCache.lookup of a text that was never stored", _missing_lookup),
-    ("VectorCache.get asked twice for one key whose record is damaged", _repeated_damaged_key,
-     (right("neither copy is served: found [False, False], zero rows",
-            lambda f: f.found == [False, False] and f.zero),
-      right("one warning", lambda f: len(f.heard) == 1))),
-    ("HIERRET_CACHE pointing at a regular file", _env_names_a_file,
-     (kept("the file is untouched", lambda f: f.untouched),
-      right("0 wrong vectors", lambda f: f.wrong == 0), _ONE_WARNING)),
-    ("a cache filled under umask 002 (a folder shared by a group)", _group_shared,
-     right("files 664, folders 775: the group may read and write them all",
-           lambda f: f.files == {"0o664"} and f.modes == {"0o664", "0o775"})),
-    ("VectorCache.clear() on a root that also holds a project folder", _clear_beside_work,
-     (kept("the project's files are still there",
-           lambda f: f.left == ["config.json", "draft.part"]),
-      right("the cached vectors are gone", lambda f: f.vectors == 0))),
-    ("Ctrl-C (SIGINT) while CachedEncoder embeds 15 new texts",
-     lambda: _interrupted("embedding"), _interrupt_checks()),
-    ("Ctrl-C (SIGINT) while the new shard is being written, before it is renamed into place",
-     lambda: _interrupted("writing"), _interrupt_checks()),
+    (
+        "VectorCache.get asked twice for one key whose record is damaged",
+        _repeated_damaged_key,
+        (
+            right(
+                "neither copy is served: found [False, False], zero rows",
+                lambda f: f.found == [False, False] and f.zero,
+            ),
+            right("one warning", lambda f: len(f.heard) == 1),
+        ),
+    ),
+    (
+        "HIERRET_CACHE pointing at a regular file",
+        _env_names_a_file,
+        (
+            kept("the file is untouched", lambda f: f.untouched),
+            right("0 wrong vectors", lambda f: f.wrong == 0),
+            _ONE_WARNING,
+        ),
+    ),
+    (
+        "a cache filled under umask 002 (a folder shared by a group)",
+        _group_shared,
+        right(
+            "files 664, folders 775: the group may read and write them all",
+            lambda f: f.files == {"0o664"} and f.modes == {"0o664", "0o775"},
+        ),
+    ),
+    (
+        "VectorCache.clear() on a root that also holds a project folder",
+        _clear_beside_work,
+        (
+            kept(
+                "the project's files are still there",
+                lambda f: f.left == ["config.json", "draft.part"],
+            ),
+            right("the cached vectors are gone", lambda f: f.vectors == 0),
+        ),
+    ),
+    (
+        "Ctrl-C (SIGINT) while CachedEncoder embeds 15 new texts",
+        lambda: _interrupted("embedding"),
+        _interrupt_checks(),
+    ),
+    (
+        "Ctrl-C (SIGINT) while the new shard is being written, before it is renamed into place",
+        lambda: _interrupted("writing"),
+        _interrupt_checks(),
+    ),
 ]

@@ -27,8 +27,16 @@ def _status(*args: str, cache_dir: str | None = None) -> tuple[int, str]:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            status = main(["search", *args, "--encoder", "hash",
-                           "--cache-dir", cache_dir or tempfile.mkdtemp()])
+            status = main(
+                [
+                    "search",
+                    *args,
+                    "--encoder",
+                    "hash",
+                    "--cache-dir",
+                    cache_dir or tempfile.mkdtemp(),
+                ]
+            )
         except SystemExit as exit_:
             status = exit_.code if isinstance(exit_.code, int) else 1
     text = err.getvalue().strip().splitlines()
@@ -89,21 +97,36 @@ def _ctrl_c() -> Facts:
         f"exit status {status}: {last}; {len(leftovers)} temporary file(s) left; next run: "
         f"exit status {again}, {redone} of the {len(stored)} texts stored before (the query "
         "and the passages) embedded again",
-        status=status, last=last, leftovers=leftovers, again=again, redone=redone,
-        stored=len(stored))
+        status=status,
+        last=last,
+        leftovers=leftovers,
+        again=again,
+        redone=redone,
+        stored=len(stored),
+    )
 
 
 CASES: list[Case] = [
     ("a question of Latin-1 bytes from a non-UTF-8 terminal", _run("caf\udce9 au lait")),
     ("an empty question", _run("  ")),
-    ("--overlap-chars as large as --max-chars", _run("what is a list?", "--max-chars", "300",
-                                                     "--overlap-chars", "300")),
+    (
+        "--overlap-chars as large as --max-chars",
+        _run("what is a list?", "--max-chars", "300", "--overlap-chars", "300"),
+    ),
     ("--k -1", _run("what is a list?", "--k", "-1")),
     ("--section-weight abc", _run("what is a list?", "--section-weight", "abc")),
-    ("Ctrl-C (SIGINT) while the sections are embedded, after the passages were stored",
-     _ctrl_c,
-     (right("exit status 130 and a message saying what is kept",
-            lambda f: f.status == 130 and "interrupted" in f.last and "cache keeps" in f.last),
-      kept("no half-written file; the next run embeds none of the stored texts again",
-           lambda f: not f.leftovers and f.again == 0 and f.stored > 0 and f.redone == 0))),
+    (
+        "Ctrl-C (SIGINT) while the sections are embedded, after the passages were stored",
+        _ctrl_c,
+        (
+            right(
+                "exit status 130 and a message saying what is kept",
+                lambda f: f.status == 130 and "interrupted" in f.last and "cache keeps" in f.last,
+            ),
+            kept(
+                "no half-written file; the next run embeds none of the stored texts again",
+                lambda f: not f.leftovers and f.again == 0 and f.stored > 0 and f.redone == 0,
+            ),
+        ),
+    ),
 ]

@@ -49,6 +49,7 @@ def _hushed() -> Iterator[None]:
         if bars:
             hf.enable_progress_bar()
 
+
 @cache
 def _tiny_model() -> Path:
     return tiny.build(Path(tempfile.mkdtemp()))
@@ -84,21 +85,29 @@ def _edited_hushed(edit: Callable[[Path], None]) -> Facts:
         f"{'unchanged' if same else 'changed'}; {cached.stats.hits} of 3 vectors served from "
         f"the cache, {wrong} wrong; the old index {'refuses' if guard else 'accepts'} the new "
         "queries" + "".join(f"; {w}" for w in heard),
-        moved=moved, same=same, wrong=wrong, guard=guard, heard=heard)
+        moved=moved,
+        same=same,
+        wrong=wrong,
+        guard=guard,
+        heard=heard,
+    )
 
 
 _NOT_STALE: tuple[Check, ...] = (
     right("0 wrong vectors served from the cache filled before the edit", lambda f: f.wrong == 0),
-    right("the old index refuses the new queries whenever the vectors changed",
-          lambda f: f.guard or not f.moved),
+    right(
+        "the old index refuses the new queries whenever the vectors changed",
+        lambda f: f.guard or not f.moved,
+    ),
 )
 
 
 def _other_engine() -> object:
     with _hushed():
         enc = SentenceTransformerEncoder(str(_tiny_model()), show_progress=False)
-    then = dataclasses.replace(enc.identity,
-                               engine=re.sub(r"torch [^,]+", "torch 2.12.0", enc.identity.engine))
+    then = dataclasses.replace(
+        enc.identity, engine=re.sub(r"torch [^,]+", "torch 2.12.0", enc.identity.engine)
+    )
     folder = Path(tempfile.mkdtemp())
     VectorIndex(["t1", "t2", "t3"], enc.encode_passages(tiny.TEXTS), then).save(folder)
     return VectorIndex.load(folder, enc.identity)
@@ -119,8 +128,16 @@ def _identity_swap() -> object:
 
 
 def _identity_with_wrong_types() -> object:
-    return EncoderIdentity.from_dict({"name": "m", "backend": "b", "weights": "w",
-                                      "precision": "fp32", "dimension": "384", "window": 256})
+    return EncoderIdentity.from_dict(
+        {
+            "name": "m",
+            "backend": "b",
+            "weights": "w",
+            "precision": "fp32",
+            "dimension": "384",
+            "window": 256,
+        }
+    )
 
 
 def _e5_without_prefix() -> object:
@@ -136,15 +153,21 @@ def _e5_unknown_engine() -> object:
 
 
 def _edit_case(what: str, edit: Callable[[Path], None]) -> Case:
-    return (f"a model folder edited in place after its vectors were cached and indexed: {what}",
-            lambda: _edited(edit), _NOT_STALE)
+    return (
+        f"a model folder edited in place after its vectors were cached and indexed: {what}",
+        lambda: _edited(edit),
+        _NOT_STALE,
+    )
 
 
 CASES: list[Case] = [
     ("an encoder name that is not registered, not a folder, not a hub id", _unknown_encoder),
     ("a vector with NaN given to the normaliser", _nan_rows),
-    ("an index written by one 8-dimensional encoder, queried with another of the same width "
-     "(another query prefix)", _identity_swap),
+    (
+        "an index written by one 8-dimensional encoder, queried with another of the same width "
+        "(another query prefix)",
+        _identity_swap,
+    ),
     ("a stored identity whose dimension is the string '384'", _identity_with_wrong_types),
     ("e5-small asked to embed without its engine's prefix", _e5_without_prefix),
     ("e5-small asked for an engine build that does not exist ('fast')", _e5_unknown_engine),
@@ -153,11 +176,20 @@ CASES: list[Case] = [
     _edit_case("the tokenizer keeps case (do_lower_case false)", tiny.keeps_case),
     _edit_case("token window (max_seq_length) 16 -> 8", tiny.window_8),
     _edit_case("weights saved in half precision", tiny.half),
-    ("a model folder edited in place after its vectors were cached and indexed: a default "
-     "prompt ('a ') set in config_sentence_transformers.json", lambda: _edited(tiny.default_prompt),
-     (*_NOT_STALE, right("a warning says the default prompt is not applied",
-                         lambda f: any("default prompt" in w and "not applied" in w
-                                       for w in f.heard)))),
-    ("an index saved by the same model under another torch version (the identity's engine)",
-     _other_engine),
+    (
+        "a model folder edited in place after its vectors were cached and indexed: a default "
+        "prompt ('a ') set in config_sentence_transformers.json",
+        lambda: _edited(tiny.default_prompt),
+        (
+            *_NOT_STALE,
+            right(
+                "a warning says the default prompt is not applied",
+                lambda f: any("default prompt" in w and "not applied" in w for w in f.heard),
+            ),
+        ),
+    ),
+    (
+        "an index saved by the same model under another torch version (the identity's engine)",
+        _other_engine,
+    ),
 ]

@@ -55,9 +55,13 @@ def _beir(corpus: bytes | None = None, qrels: str | None = None) -> Facts:
         ds = load_beir(root)
     heard = [str(w.message) for w in caught]
     said = "; ".join(f"warning: {w}" for w in heard)
-    return Facts(f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)"
-                 + (f" ({said})" if said else ""),
-                 docs=[d.id for d in ds.corpus], qrels=ds.qrels, heard=heard)
+    return Facts(
+        f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)"
+        + (f" ({said})" if said else ""),
+        docs=[d.id for d in ds.corpus],
+        qrels=ds.qrels,
+        heard=heard,
+    )
 
 
 def _drip() -> str:
@@ -139,11 +143,16 @@ CASES: list[Case] = [
             qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\n",
         ),
         (
-            right("d1 and its judgment are kept", lambda f: f.docs == ["d1"]
-                  and f.qrels == {"q1": {"d1": 1}}),
-            right("one warning names the dropped document and the dropped judgment",
-                  lambda f: len(f.heard) == 1 and "'d2'" in f.heard[0]
-                  and "1 judgment(s)" in f.heard[0]),
+            right(
+                "d1 and its judgment are kept",
+                lambda f: f.docs == ["d1"] and f.qrels == {"q1": {"d1": 1}},
+            ),
+            right(
+                "one warning names the dropped document and the dropped judgment",
+                lambda f: (
+                    len(f.heard) == 1 and "'d2'" in f.heard[0] and "1 judgment(s)" in f.heard[0]
+                ),
+            ),
         ),
     ),
     (
@@ -155,9 +164,12 @@ CASES: list[Case] = [
         lambda: _beir(qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n"),
         (
             right("one judgment, the last score (2)", lambda f: f.qrels == {"q1": {"d1": 2}}),
-            right("a warning says a pair repeats and which score is kept",
-                  lambda f: len(f.heard) == 1 and "repeat" in f.heard[0]
-                  and "last score kept" in f.heard[0]),
+            right(
+                "a warning says a pair repeats and which score is kept",
+                lambda f: (
+                    len(f.heard) == 1 and "repeat" in f.heard[0] and "last score kept" in f.heard[0]
+                ),
+            ),
         ),
     ),
     (

@@ -28,8 +28,12 @@ from hierret.search import Searcher
 from hierret.units import Corpus, Document
 
 DOCS = [
-    Document("try", "Try", "Try\n===\n\nThe try statement handles exceptions.\n\n"
-             "Finally\n=======\n\nThe finally clause always runs.\n"),
+    Document(
+        "try",
+        "Try",
+        "Try\n===\n\nThe try statement handles exceptions.\n\n"
+        "Finally\n=======\n\nThe finally clause always runs.\n",
+    ),
     Document("for", "For", "For\n===\n\nThe for statement loops over items.\n"),
     Document("with", "With", "The with statement enters a context manager.\n"),
 ]
@@ -58,8 +62,13 @@ def _hits(hits: list[Hit] | list[tuple[str, float]]) -> Facts:
     scores = [h.score if isinstance(h, Hit) else h[1] for h in hits]  # hits or a ranking
     finite = all(math.isfinite(s) for s in scores)
     ids = [h.unit_id if isinstance(h, Hit) else h[0] for h in hits]
-    return Facts(f"{len(hits)} hits, {'finite' if finite else 'NON-FINITE'} scores",
-                 n=len(hits), finite=finite, ids=ids, heard=[])
+    return Facts(
+        f"{len(hits)} hits, {'finite' if finite else 'NON-FINITE'} scores",
+        n=len(hits),
+        finite=finite,
+        ids=ids,
+        heard=[],
+    )
 
 
 def _with_warnings(run: Callable[[], Facts]) -> Facts:
@@ -105,10 +114,12 @@ def huge_k() -> Facts:
 def empty_document() -> Facts:
     def run() -> Facts:
         hits = Searcher(_hierarchy(with_empty=True), ENCODER).search(
-            "a", Profile(level="documents"), k=10)
+            "a", Profile(level="documents"), k=10
+        )
         facts = _hits(hits)
-        facts.said += (", the empty document ranked" if "blank" in facts.ids
-                       else ", none of them blank")
+        facts.said += (
+            ", the empty document ranked" if "blank" in facts.ids else ", none of them blank"
+        )
         return facts
 
     return _with_warnings(run)
@@ -148,11 +159,17 @@ def _round_trip(index: VectorIndex, folder: Path, query: object) -> Facts:
         loaded = VectorIndex.load(folder, index.identity)
     except IndexFileError as err:
         return Facts(f"saved, but does not load: {err}", loads=False, same=False)
-    same = (loaded.ids == index.ids and np.array_equal(loaded.vectors, index.vectors)
-            and loaded.search(query, 5, index.identity) == index.search(query, 5, index.identity))
-    return Facts(f"saved and loaded {len(loaded)} vectors; "
-                 f"{'same' if same else 'DIFFERENT'} ids, vectors and ranking",
-                 loads=True, same=same)
+    same = (
+        loaded.ids == index.ids
+        and np.array_equal(loaded.vectors, index.vectors)
+        and loaded.search(query, 5, index.identity) == index.search(query, 5, index.identity)
+    )
+    return Facts(
+        f"saved and loaded {len(loaded)} vectors; "
+        f"{'same' if same else 'DIFFERENT'} ids, vectors and ranking",
+        loads=True,
+        same=same,
+    )
 
 
 _LOADS = kept("the saved index loads again", lambda f: f.loads)
@@ -166,8 +183,15 @@ def valid_index_round_trip() -> Facts:
 
 
 def extreme_round_trip() -> Facts:
-    rows = np.array([[1e-19, 1e-19, 0.0], [1e19, -1e19, 0.0], [1.0, 1e-30, 0.0],
-                     [0.0, 0.0, 0.0], [-5e-20, 0.0, 7e-20]])  # finite, each one normalisable
+    rows = np.array(
+        [
+            [1e-19, 1e-19, 0.0],
+            [1e19, -1e19, 0.0],
+            [1.0, 1e-30, 0.0],
+            [0.0, 0.0, 0.0],
+            [-5e-20, 0.0, 7e-20],
+        ]
+    )  # finite, each one normalisable
     ids = ["", "ünïcödé", "a\nnew line", "tab\there", "../../etc/passwd"]
     ident = HashEncoder(dimension=3, query_prefix="«q»\n", passage_prefix="\u2028").identity
     return _round_trip(VectorIndex(ids, rows, ident), Path(tempfile.mkdtemp()), rows[:2])
@@ -214,30 +238,62 @@ CASES: list[Case] = [
     ("k = -1 to the hybrid ranker", negative_k_hybrid),
     ('k = "3" (a string) at the sections level', string_k),
     ("k = 2.5 at the fused level", float_k),
-    ("k = 10**9 at the documents level", huge_k,
-     right("each of the 3 documents once, finite scores",
-           lambda f: sorted(f.ids) == ["for", "try", "with"] and f.finite)),
-    ("a corpus holding a document with no text", empty_document,
-     (right("the blank document is never ranked", lambda f: "blank" not in f.ids), _FINITE,
-      right("a warning names the units left out",
-            lambda f: any("'blank'" in w and "left out" in w for w in f.heard)))),
-    ("a query longer than the encoder's token window", long_query,
-     (_FINITE, right("a warning says how many queries exceed the window, and by how much",
-                     lambda f: any("1 of 1 queries exceed the 12-token window" in w
-                                   and "by 18 tokens" in w for w in f.heard)))),
+    (
+        "k = 10**9 at the documents level",
+        huge_k,
+        right(
+            "each of the 3 documents once, finite scores",
+            lambda f: sorted(f.ids) == ["for", "try", "with"] and f.finite,
+        ),
+    ),
+    (
+        "a corpus holding a document with no text",
+        empty_document,
+        (
+            right("the blank document is never ranked", lambda f: "blank" not in f.ids),
+            _FINITE,
+            right(
+                "a warning names the units left out",
+                lambda f: any("'blank'" in w and "left out" in w for w in f.heard),
+            ),
+        ),
+    ),
+    (
+        "a query longer than the encoder's token window",
+        long_query,
+        (
+            _FINITE,
+            right(
+                "a warning says how many queries exceed the window, and by how much",
+                lambda f: any(
+                    "1 of 1 queries exceed the 12-token window" in w and "by 18 tokens" in w
+                    for w in f.heard
+                ),
+            ),
+        ),
+    ),
     ("a NaN row added to a vector index", nan_vector_added),
     ("a NaN query vector", nan_query_vector),
-    ("a vector of values too small for float32 ([1e-300, 2e-300]) indexed",
-     underflowing_vector),
+    ("a vector of values too small for float32 ([1e-300, 2e-300]) indexed", underflowing_vector),
     ("an infinite vector indexed, saved and loaded", infinite_vector_saved),
-    ("a saved index whose vectors file was rewritten with a +inf row (checksum dropped)",
-     infinity_written_into_saved_file),
+    (
+        "a saved index whose vectors file was rewritten with a +inf row (checksum dropped)",
+        infinity_written_into_saved_file,
+    ),
     ("a valid level index saved and loaded back", valid_index_round_trip, (_LOADS, _SAME)),
-    ("an index of extreme but finite values and odd ids and prefixes, saved and loaded",
-     extreme_round_trip, (_LOADS, _SAME)),
-    ("an index saved again over a folder whose vectors file was damaged since",
-     resaved_over_damage, (_LOADS, _SAME)),
-    ("VectorIndex.save to a path that is a regular file", save_onto_a_file,
-     kept("the file is untouched", lambda f: f.untouched)),
+    (
+        "an index of extreme but finite values and odd ids and prefixes, saved and loaded",
+        extreme_round_trip,
+        (_LOADS, _SAME),
+    ),
+    (
+        "an index saved again over a folder whose vectors file was damaged since",
+        resaved_over_damage,
+        (_LOADS, _SAME),
+    ),
+    (
+        "VectorIndex.save to a path that is a regular file",
+        save_onto_a_file,
+        kept("the file is untouched", lambda f: f.untouched),
+    ),
 ]
-

@@ -148,8 +148,9 @@ def check_weight(value: object, name: str) -> float:
     TypeError: section_weight must be a number in [0, 1], got '0.5' (str)
     """
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r} "
-                        f"({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be a number in [0, 1], got {value!r} ({type(value).__name__})"
+        )
     if not 0.0 <= float(value) <= 1.0:
         raise ValueError(f"{name} ({value}) must lie in [0, 1]")
     return float(value)

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -56,10 +56,25 @@ from hierret.units import Level, Query, Unit
 if TYPE_CHECKING:
     from hierret.experiment import Result
 
-__all__ = ["Reading", "add_relevant", "fingerprint", "judgements_path", "missed", "pair_list",
-           "pairs", "read_judgements", "read_pairs", "read_sample", "review_table", "sample",
-           "sensitivity", "sensitivity_table", "unlabeled_top", "write_judgements",
-           "write_pairs"]
+__all__ = [
+    "Reading",
+    "add_relevant",
+    "fingerprint",
+    "judgements_path",
+    "missed",
+    "pair_list",
+    "pairs",
+    "read_judgements",
+    "read_pairs",
+    "read_sample",
+    "review_table",
+    "sample",
+    "sensitivity",
+    "sensitivity_table",
+    "unlabeled_top",
+    "write_judgements",
+    "write_pairs",
+]
 
 _LEVELS: tuple[Level, ...] = ("passages", "sections", "documents")
 COLUMNS = ["question", "arm", "rank", "unit", "level", "section", "text", "asked"]
@@ -113,7 +128,8 @@ def unlabeled_top(
         ``qrels`` does not judge.
     """
     units: dict[str, tuple[Level, Unit]] = {
-        u.id: (level, u) for level in _LEVELS for u in hierarchy.units(level)}
+        u.id: (level, u) for level in _LEVELS for u in hierarchy.units(level)
+    }
     to_section = hierarchy.parents("passages", "sections")
     asked = {q.id: q.text for q in queries}
     rows = []
@@ -121,19 +137,30 @@ def unlabeled_top(
         for qid, ranking in run.items():
             for rank, (uid, _) in enumerate(ranking[:depth], 1):
                 if uid not in units:
-                    raise KeyError(f"arm {arm!r} ranks {uid!r}, which is not a unit of the "
-                                   "hierarchy given")
+                    raise KeyError(
+                        f"arm {arm!r} ranks {uid!r}, which is not a unit of the hierarchy given"
+                    )
                 level, unit = units[uid]
                 if level not in qrels:
-                    raise KeyError(f"arm {arm!r} ranks {level}, which qrels does not judge "
-                                   f"(it judges {', '.join(qrels)})")
+                    raise KeyError(
+                        f"arm {arm!r} ranks {level}, which qrels does not judge "
+                        f"(it judges {', '.join(qrels)})"
+                    )
                 if qrels[level].get(qid, {}).get(uid, 0) > 0:
                     continue
                 text = " ".join(hierarchy.text(unit).split())
-                rows.append({"question": qid, "arm": arm, "rank": rank, "unit": uid,
-                             "level": level, "section": to_section.get(uid, uid),
-                             "text": text[:snippet] + ("…" if len(text) > snippet else ""),
-                             "asked": asked.get(qid, "")})
+                rows.append(
+                    {
+                        "question": qid,
+                        "arm": arm,
+                        "rank": rank,
+                        "unit": uid,
+                        "level": level,
+                        "section": to_section.get(uid, uid),
+                        "text": text[:snippet] + ("…" if len(text) > snippet else ""),
+                        "asked": asked.get(qid, ""),
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -157,11 +184,16 @@ def review_table(unlabeled: pd.DataFrame, first: int = 15) -> Styler:
     'The first 1 of 1 unlabeled (question, unit) pairs; unlabeled units per arm: dense 1, bm25 1'
     """
     distinct = pairs(unlabeled)
-    per_arm = ", ".join(f"{arm} {n}" for arm, n in unlabeled["arm"].value_counts(
-        sort=False).items())
+    per_arm = ", ".join(
+        f"{arm} {n}" for arm, n in unlabeled["arm"].value_counts(sort=False).items()
+    )
     shown = distinct[["question", "asked", "arm", "rank", "unit", "text"]].head(first)
-    return styled(shown, f"The first {len(shown)} of {len(distinct)} unlabeled (question, "
-                  f"unit) pairs; unlabeled units per arm: {per_arm}", index=False)
+    return styled(
+        shown,
+        f"The first {len(shown)} of {len(distinct)} unlabeled (question, "
+        f"unit) pairs; unlabeled units per arm: {per_arm}",
+        index=False,
+    )
 
 
 def pair_list(unlabeled: pd.DataFrame) -> pd.DataFrame:
@@ -207,8 +239,7 @@ def fingerprint(pairs: pd.DataFrame) -> str:
     >>> fingerprint(a) == fingerprint(a.iloc[::-1]), fingerprint(a) == fingerprint(a[:1])
     (True, False)
     """
-    lines = sorted(f"{q}\t{u}\n" for q, u in zip(pairs["question"], pairs["unit"],
-                                                 strict=True))
+    lines = sorted(f"{q}\t{u}\n" for q, u in zip(pairs["question"], pairs["unit"], strict=True))
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()[:16]
 
 
@@ -249,46 +280,54 @@ def sample(pairs: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     ValueError: cannot draw 11 pairs from a list of 10: pass n <= 10
     """
     if not 0 <= n <= len(pairs):
-        raise ValueError(f"cannot draw {n} pairs from a list of {len(pairs)}: pass "
-                         f"n <= {len(pairs)}" if n > 0 else f"n must be >= 0, got {n}")
+        raise ValueError(
+            f"cannot draw {n} pairs from a list of {len(pairs)}: pass n <= {len(pairs)}"
+            if n > 0
+            else f"n must be >= 0, got {n}"
+        )
     ordered = pairs.sort_values(["question", "unit"], kind="stable").reset_index(drop=True)
     picked = np.sort(np.random.default_rng(seed).choice(len(ordered), n, replace=False))
     return ordered.iloc[picked].reset_index(drop=True)
 
 
-def _write(path: str | os.PathLike[str], frame: pd.DataFrame,
-           header: Mapping[str, object]) -> Path:
+def _write(path: str | os.PathLike[str], frame: pd.DataFrame, header: Mapping[str, object]) -> Path:
     lines = [f"# {k}: {' '.join(str(v).split())}" for k, v in header.items()]
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n" + frame.to_csv(index=False, lineterminator="\n"),
-                   encoding="utf-8")
+    out.write_text(
+        "\n".join(lines) + "\n" + frame.to_csv(index=False, lineterminator="\n"), encoding="utf-8"
+    )
     return out
 
 
-def _read(path: str | os.PathLike[str], columns: Sequence[str]) -> tuple[pd.DataFrame,
-                                                                        dict[str, str]]:
+def _read(
+    path: str | os.PathLike[str], columns: Sequence[str]
+) -> tuple[pd.DataFrame, dict[str, str]]:
     file = Path(path)
     text = file.read_text(encoding="utf-8").splitlines(keepends=True)
-    header = dict(line[2:].rstrip("\n").split(": ", 1) for line in text
-                  if line.startswith("# "))
+    header = dict(line[2:].rstrip("\n").split(": ", 1) for line in text if line.startswith("# "))
     body = "".join(line for line in text if not line.startswith("# "))
     frame = pd.read_csv(StringIO(body), dtype=str, keep_default_na=False)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{file.name} lacks the columns {missing}: it should have "
-                         f"{', '.join(columns)}")
+        raise ValueError(
+            f"{file.name} lacks the columns {missing}: it should have {', '.join(columns)}"
+        )
     return frame, header
 
 
-def write_pairs(path: str | os.PathLike[str], pairs: pd.DataFrame,
-                header: Mapping[str, object] | None = None) -> Path:
+def write_pairs(
+    path: str | os.PathLike[str], pairs: pd.DataFrame, header: Mapping[str, object] | None = None
+) -> Path:
     """Write a :func:`pair_list` as CSV, headed by its size and :func:`fingerprint`.
 
     ``header`` adds ``# key: value`` lines (where the list comes from).
     """
-    return _write(path, pairs[PAIRS], {**dict(header or {}), "pairs": len(pairs),
-                                       "fingerprint": fingerprint(pairs)})
+    return _write(
+        path,
+        pairs[PAIRS],
+        {**dict(header or {}), "pairs": len(pairs), "fingerprint": fingerprint(pairs)},
+    )
 
 
 def read_pairs(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -302,13 +341,16 @@ def read_pairs(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, st
     """
     pairs, header = _read(path, PAIRS)
     if header.get("fingerprint") != fingerprint(pairs):
-        raise ValueError(f"{Path(path).name}: its pairs do not have the fingerprint its "
-                         "header states; write the list again with audit.write_pairs")
+        raise ValueError(
+            f"{Path(path).name}: its pairs do not have the fingerprint its "
+            "header states; write the list again with audit.write_pairs"
+        )
     return pairs, header
 
 
-def write_judgements(path: str | os.PathLike[str], judged: pd.DataFrame,
-                     header: Mapping[str, object]) -> Path:
+def write_judgements(
+    path: str | os.PathLike[str], judged: pd.DataFrame, header: Mapping[str, object]
+) -> Path:
     """Write judged pairs as CSV under ``# key: value`` header lines.
 
     Parameters
@@ -329,8 +371,9 @@ def write_judgements(path: str | os.PathLike[str], judged: pd.DataFrame,
     return _write(path, judged[JUDGED], header)
 
 
-def read_judgements(path: str | os.PathLike[str], pairs: pd.DataFrame | None = None,
-                    strict: bool = True) -> tuple[pd.DataFrame, dict[str, str]]:
+def read_judgements(
+    path: str | os.PathLike[str], pairs: pd.DataFrame | None = None, strict: bool = True
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """Read a judgements file, checked against the pair list it claims to be drawn from.
 
     Parameters
@@ -382,8 +425,10 @@ given have ...): the audit list changed; draw a new sample and read it again
     bad = judged[~judged["relevant"].isin(["0", "1"]) | (judged["reason"].str.strip() == "")]
     if len(bad):
         first = bad.iloc[0]
-        raise ValueError(f"{file.name}: pair ({first['question']}, {first['unit']}) needs a "
-                         "judgement of 0 or 1 and a reason; fill both for every row")
+        raise ValueError(
+            f"{file.name}: pair ({first['question']}, {first['unit']}) needs a "
+            "judgement of 0 or 1 and a reason; fill both for every row"
+        )
     judged = judged.astype({"relevant": int})
     if pairs is not None and not strict:
         keep = set(zip(pairs["question"], pairs["unit"], strict=True))
@@ -392,19 +437,23 @@ given have ...): the audit list changed; draw a new sample and read it again
     if pairs is not None:
         have = fingerprint(pairs)
         if header.get("fingerprint") != have:
-            raise ValueError(f"{file.name} was drawn from a pair list with fingerprint "
-                             f"{header.get('fingerprint')} (the pairs given have {have}): the "
-                             "audit list changed; draw a new sample and read it again")
+            raise ValueError(
+                f"{file.name} was drawn from a pair list with fingerprint "
+                f"{header.get('fingerprint')} (the pairs given have {have}): the "
+                "audit list changed; draw a new sample and read it again"
+            )
         drawn = sample(pairs, int(header["n"]), int(header["seed"]))
         if list(zip(drawn["question"], drawn["unit"], strict=True)) != list(
-                zip(judged["question"], judged["unit"], strict=True)):
-            raise ValueError(f"{file.name}'s pairs are not sample(pairs, n={header['n']}, "
-                             f"seed={header['seed']}): draw the sample with audit.sample")
+            zip(judged["question"], judged["unit"], strict=True)
+        ):
+            raise ValueError(
+                f"{file.name}'s pairs are not sample(pairs, n={header['n']}, "
+                f"seed={header['seed']}): draw the sample with audit.sample"
+            )
     return judged, header
 
 
-def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame,
-           confidence: float = 0.95) -> pd.DataFrame:
+def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """How many relevant units the labels miss in each arm's top ranks, estimated from a sample.
 
     Each arm's unlabeled pairs that fell in the sample are a simple random
@@ -448,34 +497,47 @@ def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame,
     b                1        1         1     1.0
     any arm          2        1         1     2.0
     """
-    verdict = {(q, u): int(r) for q, u, r in zip(judged["question"], judged["unit"],
-                                                 judged["relevant"], strict=True)}
+    verdict = {
+        (q, u): int(r)
+        for q, u, r in zip(judged["question"], judged["unit"], judged["relevant"], strict=True)
+    }
     known = set(zip(unlabeled["question"], unlabeled["unit"], strict=True))
     foreign = sorted(set(verdict) - known)
     if foreign:
-        raise ValueError(f"judged pairs {foreign[:3]} are not among the unlabeled pairs: "
-                         "judge a sample drawn from this list (audit.sample)")
-    groups = {arm: set(zip(g["question"], g["unit"], strict=True))
-              for arm, g in unlabeled.groupby("arm", sort=False)}
+        raise ValueError(
+            f"judged pairs {foreign[:3]} are not among the unlabeled pairs: "
+            "judge a sample drawn from this list (audit.sample)"
+        )
+    groups = {
+        arm: set(zip(g["question"], g["unit"], strict=True))
+        for arm, g in unlabeled.groupby("arm", sort=False)
+    }
     rows = {}
     for arm, pairs_ in {**groups, "any arm": known}.items():
         seen = [verdict[p] for p in pairs_ if p in verdict]
-        row: dict[str, float] = {"unlabeled": len(pairs_), "sampled": len(seen),
-                                 "relevant": sum(seen)}
+        row: dict[str, float] = {
+            "unlabeled": len(pairs_),
+            "sampled": len(seen),
+            "relevant": sum(seen),
+        }
         if seen:
             ci = wilson_interval(sum(seen), len(seen), confidence)
             row |= {"share": ci.estimate, "share_low": ci.low, "share_high": ci.high}
-            row |= {f"missed{s}": v * len(pairs_) for s, v in
-                    (("", ci.estimate), ("_low", ci.low), ("_high", ci.high))}
+            row |= {
+                f"missed{s}": v * len(pairs_)
+                for s, v in (("", ci.estimate), ("_low", ci.low), ("_high", ci.high))
+            }
         rows[arm] = row
     table = pd.DataFrame.from_dict(rows, orient="index").astype(
-        {"unlabeled": int, "sampled": int, "relevant": int})
+        {"unlabeled": int, "sampled": int, "relevant": int}
+    )
     table.attrs.update(confidence=confidence)
     return table
 
 
-def add_relevant(qrels: Mapping[Level, Qrels], judged: pd.DataFrame,
-                 hierarchy: Hierarchy) -> dict[Level, Qrels]:
+def add_relevant(
+    qrels: Mapping[Level, Qrels], judged: pd.DataFrame, hierarchy: Hierarchy
+) -> dict[Level, Qrels]:
     """The qrels with the pairs judged relevant added, at their level and every coarser one.
 
     A unit that answers makes the section and the document holding it
@@ -508,17 +570,19 @@ def add_relevant(qrels: Mapping[Level, Qrels], judged: pd.DataFrame,
     {'passages': {'q': {'d#p0': 1}}, 'documents': {'q': {'e': 1, 'd': 1}}}
     """
     out: dict[Level, Qrels] = {t: {q: dict(g) for q, g in qr.items()} for t, qr in qrels.items()}
-    for q, uid, level in judged.loc[judged["relevant"].astype(int) == 1,
-                                    ["question", "unit", "level"]].itertuples(index=False):
-        for target in _LEVELS[_LEVELS.index(level):]:
+    for q, uid, level in judged.loc[
+        judged["relevant"].astype(int) == 1, ["question", "unit", "level"]
+    ].itertuples(index=False):
+        for target in _LEVELS[_LEVELS.index(level) :]:
             if target in out:
                 holder = uid if target == level else hierarchy.parents(level, target)[uid]
                 out[target].setdefault(q, {}).setdefault(holder, 1)
     return out
 
 
-def sensitivity(decided: Mapping[str, Result | tuple[Result, str]],
-                qrels: Mapping[Level, Qrels]) -> pd.DataFrame:
+def sensitivity(
+    decided: Mapping[str, Result | tuple[Result, str]], qrels: Mapping[Level, Qrels]
+) -> pd.DataFrame:
     """Each arm's score and each declared comparison, before and after a change of judgements.
 
     Every result is :meth:`~hierret.experiment.Result.rejudge`-d with
@@ -570,18 +634,25 @@ def sensitivity(decided: Mapping[str, Result | tuple[Result, str]],
     rows = []
     for name, given in decided.items():
         result, metric = given if isinstance(given, tuple) else (given, given.metrics[0])
-        after = result.rejudge({t: qrels[t] for t in result.targets  # type: ignore[index]
-                                if t in qrels})
+        targets = cast("list[Level]", result.targets)
+        after = result.rejudge({t: qrels[t] for t in targets if t in qrels})
         value = "rate" if metric.startswith("hit@") else "mean"
         for target in result.targets:
             old, new = result.table(target, metric), after.table(target, metric)
             for arm in old.index:
-                row = {"comparison": name, "target": target, "arm": arm,
-                       "before": old.loc[arm, value], "after": new.loc[arm, value]}
+                row = {
+                    "comparison": name,
+                    "target": target,
+                    "arm": arm,
+                    "before": old.loc[arm, value],
+                    "after": new.loc[arm, value],
+                }
                 for col, label in (("diff", "diff"), ("p_holm", "p")):
                     if col in old.columns:
-                        row |= {f"{label}_before": old.loc[arm, col],
-                                f"{label}_after": new.loc[arm, col]}
+                        row |= {
+                            f"{label}_before": old.loc[arm, col],
+                            f"{label}_after": new.loc[arm, col],
+                        }
                 rows.append(row)
     table = pd.DataFrame(rows).set_index(["comparison", "target", "arm"])
     return table
@@ -593,10 +664,13 @@ def sensitivity_table(moved: pd.DataFrame, added: int | None = None) -> Styler:
     ``added`` (how many judged-relevant pairs were added) goes in the caption.
     """
     what = f"the {added} judged-relevant pairs" if added is not None else "further judgements"
-    return styled(moved, f"Sensitivity: each arm's score and each declared comparison with "
-                  f"{what} added to the labels, before and after (diff against the "
-                  "baseline; p Holm-adjusted within each comparison's family)",
-                  formats=dict.fromkeys(("p_before", "p_after"), "{:.4f}"))
+    return styled(
+        moved,
+        f"Sensitivity: each arm's score and each declared comparison with "
+        f"{what} added to the labels, before and after (diff against the "
+        "baseline; p Holm-adjusted within each comparison's family)",
+        formats=dict.fromkeys(("p_before", "p_after"), "{:.4f}"),
+    )
 
 
 def judgements_path(study: str) -> Path:
@@ -612,8 +686,10 @@ def judgements_path(study: str) -> Path:
     for parent in Path(__file__).resolve().parents:
         if (parent / "data" / "audit" / name).is_file():
             return parent / "data" / "audit" / name
-    raise FileNotFoundError(f"no data/audit/{name} above {Path(__file__).parent}: run from a "
-                            "checkout of the hierret repository, or pass the file's path")
+    raise FileNotFoundError(
+        f"no data/audit/{name} above {Path(__file__).parent}: run from a "
+        "checkout of the hierret repository, or pass the file's path"
+    )
 
 
 @dataclass(frozen=True)
@@ -648,20 +724,29 @@ class Reading:
 
     def table(self, confidence: float = 0.95) -> Styler:
         """:meth:`missed` for the page, captioned with the sample, its seed and its rule."""
-        return styled(self.missed(confidence), f"Relevant units the labels miss in each arm's "
-                      f"top ranks: {len(self.judged)} of the {len(pairs(self.unlabeled))} "
-                      f"unlabeled pairs read (seed {self.header.get('seed')}); share judged "
-                      f"relevant with its Wilson {confidence:.0%} interval, and that share of "
-                      "the arm's unlabeled pairs. Rule: " + self.header.get("rule", ""))
+        return styled(
+            self.missed(confidence),
+            f"Relevant units the labels miss in each arm's "
+            f"top ranks: {len(self.judged)} of the {len(pairs(self.unlabeled))} "
+            f"unlabeled pairs read (seed {self.header.get('seed')}); share judged "
+            f"relevant with its Wilson {confidence:.0%} interval, and that share of "
+            "the arm's unlabeled pairs. Rule: " + self.header.get("rule", ""),
+        )
 
     def values(self, prefix: str = "audit") -> dict[str, int | float]:
         """Record values: every cell of :meth:`missed` and ``{prefix}_pairs`` (the list's size)."""
         return {key(prefix, "pairs"): len(pairs(self.unlabeled))} | table_values(
-            self.missed(), prefix)
+            self.missed(), prefix
+        )
 
 
-def read_sample(study: str, unlabeled: pd.DataFrame, hierarchy: Hierarchy,
-                qrels: Mapping[Level, Qrels], strict: bool = True) -> Reading:
+def read_sample(
+    study: str,
+    unlabeled: pd.DataFrame,
+    hierarchy: Hierarchy,
+    qrels: Mapping[Level, Qrels],
+    strict: bool = True,
+) -> Reading:
     """Read a study's judged sample against the audit list the code produces now.
 
     Parameters

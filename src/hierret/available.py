@@ -73,8 +73,9 @@ def encoders(
     return found, missing
 
 
-def cross_encoders(models: Iterable[str], *, log: Log = print,
-                   **options: Any) -> dict[str, Reranker]:
+def cross_encoders(
+    models: Iterable[str], *, log: Log = print, **options: Any
+) -> dict[str, Reranker]:
     """A :class:`~hierret.rerank.CrossEncoderReranker` per hub id or folder that loads here.
 
     Each is named by its id; ``options`` go to every constructor. One that
@@ -89,8 +90,13 @@ def cross_encoders(models: Iterable[str], *, log: Log = print,
     return found
 
 
-def corpora(names: Iterable[str], *, max_docs: Mapping[str, int] | None = None,
-            log: Log = print, **options: Any) -> dict[str, Bundle]:
+def corpora(
+    names: Iterable[str],
+    *,
+    max_docs: Mapping[str, int] | None = None,
+    log: Log = print,
+    **options: Any,
+) -> dict[str, Bundle]:
     """:func:`hierret.datasets.load` each corpus whose data is here (or downloads).
 
     Parameters

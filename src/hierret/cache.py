@@ -742,8 +742,10 @@ class VectorCache:
             folders = [p for p in self.root.glob("*") if _IDENTITY_FOLDER.fullmatch(p.name)]
         for folder in (f for f in folders if f.is_dir()):
             for path in folder.iterdir():
-                ours = path.suffix == _SUFFIX or path.name == "identity.json" or (
-                    path.name.startswith(TEMP_PREFIX) and path.suffix == ".part"
+                ours = (
+                    path.suffix == _SUFFIX
+                    or path.name == "identity.json"
+                    or (path.name.startswith(TEMP_PREFIX) and path.suffix == ".part")
                 )
                 if ours and path.is_file():
                     path.unlink(missing_ok=True)

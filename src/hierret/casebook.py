@@ -171,8 +171,10 @@ class Casebook:
     def markdown(self) -> str:
         """The casebook page: a Markdown title, then one section per comparison."""
         name = self.record.upper().replace("DR", "DR-", 1)
-        parts = [f"# Casebook {name}: the questions that decide it\n",
-                 _INTRO.format(record=self.record)]
+        parts = [
+            f"# Casebook {name}: the questions that decide it\n",
+            _INTRO.format(record=self.record),
+        ]
         for title in dict.fromkeys(c.title for c in self.comparisons):
             parts.append(f"## {title}\n")
             parts += [_comparison_html(c) for c in self.comparisons if c.title == title]
@@ -242,10 +244,14 @@ def _marked(text: str, start: int, marks: Iterable[tuple[int, int]], width: int)
     for s, e in spans:
         s, e = max(s, at), min(e, hi)
         if s < e:
-            out += [html.escape(text[at - start:s - start]), "<mark>",
-                    html.escape(text[s - start:e - start]), "</mark>"]
+            out += [
+                html.escape(text[at - start : s - start]),
+                "<mark>",
+                html.escape(text[s - start : e - start]),
+                "</mark>",
+            ]
             at = e
-    out.append(html.escape(text[at - start:hi - start]))
+    out.append(html.escape(text[at - start : hi - start]))
     body = " ".join("".join(out).split())  # one line: no blank line ends the HTML block
     return ("… " if lo > start else "") + body + (" …" if hi < start + len(text) else "")
 
@@ -275,9 +281,16 @@ class _Source:
     def hits(self, arm: str, query: Query, depth: int, width: int) -> list[Hit]:
         h, gold = self.result.hierarchies[arm], self.gold(arm, query.id)
         by_id = self.units.get(h, self.target)
-        return [Hit(u, self.units.path(h, u, self.target), float(s), gold.get(u, 0) > 0,
-                    _snippet(h, by_id.get(u), query.evidence, width))
-                for u, s in self.ranking(arm, query.id)[:depth]]
+        return [
+            Hit(
+                u,
+                self.units.path(h, u, self.target),
+                float(s),
+                gold.get(u, 0) > 0,
+                _snippet(h, by_id.get(u), query.evidence, width),
+            )
+            for u, s in self.ranking(arm, query.id)[:depth]
+        ]
 
     def evidence(self, arm: str, query: Query, width: int) -> list[tuple[str, str]]:
         h = self.result.hierarchies[arm]
@@ -287,17 +300,24 @@ class _Source:
         out = []
         for doc_id, s, e in query.evidence:
             span = Unit(f"{doc_id}:{s}", doc_id, "passages", s, e)
-            inner = [u for u in self.units.get(h, "sections").values()
-                     if u.doc_id == doc_id and u.start <= s < max(u.end, u.start + 1)]
+            inner = [
+                u
+                for u in self.units.get(h, "sections").values()
+                if u.doc_id == doc_id and u.start <= s < max(u.end, u.start + 1)
+            ]
             path = self.units.path(h, inner[-1].id, "sections") if inner else doc_id
             out.append((path, _snippet(h, span, query.evidence, width)))
         return out
 
     def case(self, qid: str, arms: tuple[str, str], depth: int, width: int) -> Case:
         query = self.result.queries[qid]
-        return Case(qid, query.text, self.evidence(arms[0], query, width),
-                    {a: self.hits(a, query, depth, width) for a in arms},
-                    {a: _first(self.ranking(a, qid), self.gold(a, qid)) for a in arms})
+        return Case(
+            qid,
+            query.text,
+            self.evidence(arms[0], query, width),
+            {a: self.hits(a, query, depth, width) for a in arms},
+            {a: _first(self.ranking(a, qid), self.gold(a, qid)) for a in arms},
+        )
 
 
 def _sample(ids: list[str], n: int, seed: int) -> list[str]:
@@ -307,17 +327,32 @@ def _sample(ids: list[str], n: int, seed: int) -> list[str]:
     return [ids[i] for i in sorted(picked)]
 
 
-def _comparison(src: _Source, a: str, b: str, max_cases: int, depth: int, width: int,
-                seed: int) -> Comparison:
+def _comparison(
+    src: _Source, a: str, b: str, max_cases: int, depth: int, width: int, seed: int
+) -> Comparison:
     qids = sorted(src.result.rankings[src.target][a])
-    won = {arm: {q for q in qids if _first(src.ranking(arm, q), src.gold(arm, q)) == 1}
-           for arm in (a, b)}
+    won = {
+        arm: {q for q in qids if _first(src.ranking(arm, q), src.gold(arm, q)) == 1}
+        for arm in (a, b)
+    }
     only_a, only_b = sorted(won[a] - won[b]), sorted(won[b] - won[a])
     both = len(won[a] & won[b])
-    cases = [[src.case(q, (a, b), depth, width) for q in _sample(ids, max_cases, seed)]
-             for ids in (only_a, only_b)]
-    return Comparison(src.title, src.target, a, b, both, len(only_a), len(only_b),
-                      len(qids) - both - len(only_a) - len(only_b), cases[0], cases[1])
+    cases = [
+        [src.case(q, (a, b), depth, width) for q in _sample(ids, max_cases, seed)]
+        for ids in (only_a, only_b)
+    ]
+    return Comparison(
+        src.title,
+        src.target,
+        a,
+        b,
+        both,
+        len(only_a),
+        len(only_b),
+        len(qids) - both - len(only_a) - len(only_b),
+        cases[0],
+        cases[1],
+    )
 
 
 def _explorer_set(src: _Source, depth: int) -> dict[str, object]:
@@ -332,15 +367,28 @@ def _explorer_set(src: _Source, depth: int) -> dict[str, object]:
             top = src.ranking(arm, q)[:depth]
             gold, h = src.gold(arm, q), r.hierarchies[arm]
             units |= {u: src.units.path(h, u, t) for u, _ in top if u not in units}
-            rows[q][arm] = {"first": _first(src.ranking(arm, q), gold),
-                            "metrics": {m: r.scores[t][m][arm][q] for m in r.metrics},
-                            "hits": [[u, round(float(s), 4), gold.get(u, 0) > 0]
-                                     for u, s in top]}
-    questions = [{"id": q, "text": r.queries[q].text,
-                  "evidence": [p for p, _ in src.evidence(arms[0], r.queries[q], 0)]}
-                 for q in qids]
-    return {"title": src.title, "target": t, "arms": arms, "metrics": r.metrics,
-            "units": units, "questions": questions, "rows": rows}
+            rows[q][arm] = {
+                "first": _first(src.ranking(arm, q), gold),
+                "metrics": {m: r.scores[t][m][arm][q] for m in r.metrics},
+                "hits": [[u, round(float(s), 4), gold.get(u, 0) > 0] for u, s in top],
+            }
+    questions = [
+        {
+            "id": q,
+            "text": r.queries[q].text,
+            "evidence": [p for p, _ in src.evidence(arms[0], r.queries[q], 0)],
+        }
+        for q in qids
+    ]
+    return {
+        "title": src.title,
+        "target": t,
+        "arms": arms,
+        "metrics": r.metrics,
+        "units": units,
+        "questions": questions,
+        "rows": rows,
+    }
 
 
 #: What :func:`build` takes: results by title, with their pairs, in tuples or nested.
@@ -351,14 +399,17 @@ def _title(label: object) -> str:
     return " · ".join(map(str, label)) if isinstance(label, tuple) else str(label)
 
 
-def _flat(item: object, title: tuple[str, ...] = ()) -> list[tuple[str, Result,
-                                                                  Pairs | None]]:
+def _flat(item: object, title: tuple[str, ...] = ()) -> list[tuple[str, Result, Pairs | None]]:
     """``(title, result, pairs or None)`` for every result in ``item``, in the order given."""
     name = " · ".join(title)
     if isinstance(item, Result):
         return [(name, item, None)]
-    if (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Result)
-            and not isinstance(item[1], Result)):
+    if (
+        isinstance(item, tuple)
+        and len(item) == 2
+        and isinstance(item[0], Result)
+        and not isinstance(item[1], Result)
+    ):
         return [(name, item[0], list(item[1]))]
     if isinstance(item, Mapping):
         return [e for label, x in item.items() for e in _flat(x, (*title, _title(label)))]
@@ -366,13 +417,23 @@ def _flat(item: object, title: tuple[str, ...] = ()) -> list[tuple[str, Result,
         return [e for x in item for e in _flat(x, title)]
     if item is None:
         return []
-    raise TypeError(f"{name!r} is a {type(item).__name__}: give a Result, a (Result, "
-                    "pairs) pair, or a mapping or tuple of them")
+    raise TypeError(
+        f"{name!r} is a {type(item).__name__}: give a Result, a (Result, "
+        "pairs) pair, or a mapping or tuple of them"
+    )
 
 
-def build(record: str, results: Results, *, pairs: Pairs | None = None,
-          max_cases: int = 3, depth: int = 3, width: int = 320, explore: int = 5,
-          seed: int = 0) -> Casebook:
+def build(
+    record: str,
+    results: Results,
+    *,
+    pairs: Pairs | None = None,
+    max_cases: int = 3,
+    depth: int = 3,
+    width: int = 320,
+    explore: int = 5,
+    seed: int = 0,
+) -> Casebook:
     """The casebook of a record: every declared comparison's discordant questions.
 
     Parameters
@@ -421,19 +482,29 @@ def build(record: str, results: Results, *, pairs: Pairs | None = None,
     used: set[tuple[str, str]] = set()
     for title, result, own in flat:
         if not result.rankings:
-            raise ValueError(f"result {title!r} keeps no rankings: build a casebook from "
-                             "what hierret.experiment.run returns")
-        chosen = own if own is not None else result.family if pairs is None else [
-            p for p in pairs if set(p) <= set(result.arms)]
+            raise ValueError(
+                f"result {title!r} keeps no rankings: build a casebook from "
+                "what hierret.experiment.run returns"
+            )
+        chosen = (
+            own
+            if own is not None
+            else result.family
+            if pairs is None
+            else [p for p in pairs if set(p) <= set(result.arms)]
+        )
         used |= {tuple(p) for p in chosen}  # type: ignore[misc]
         unknown = sorted({a for pair in chosen for a in pair} - set(result.arms))
         if unknown:
-            raise ValueError(f"result {title!r}: pairs name unknown arms {unknown}; "
-                             f"arms: {result.arms}")
+            raise ValueError(
+                f"result {title!r}: pairs name unknown arms {unknown}; arms: {result.arms}"
+            )
         for target in result.targets:
             src = _Source(title, target, result, units)
-            comparisons += [_comparison(src, a, b, max_cases, depth, width, seed)
-                            for a, b in dict.fromkeys(tuple(p) for p in chosen)]
+            comparisons += [
+                _comparison(src, a, b, max_cases, depth, width, seed)
+                for a, b in dict.fromkeys(tuple(p) for p in chosen)
+            ]
             sets.append(_explorer_set(src, explore))
     unused = [p for p in pairs or () if tuple(p) not in used]
     if unused:
@@ -441,8 +512,9 @@ def build(record: str, results: Results, *, pairs: Pairs | None = None,
     return Casebook(record, comparisons, sets)
 
 
-def write(record: str, folder: str | os.PathLike[str] | None, results: Results,
-          **options: object) -> dict[str, int]:
+def write(
+    record: str, folder: str | os.PathLike[str] | None, results: Results, **options: object
+) -> dict[str, int]:
     """Build a record's casebook, write its page and explorer data, return its counts.
 
     Writes ``casebook-{record}.md`` and ``explorer-{record}.json`` into
@@ -477,8 +549,10 @@ def explorer_script(folder: str | os.PathLike[str]) -> str:
     >>> explorer_script("no-such-folder")
     'window.HIERRET_EXPLORER = {"records":[]};\\n'
     """
-    records = [json.loads(p.read_text(encoding="utf-8"))
-               for p in sorted(Path(folder).glob("explorer-*.json"))]
+    records = [
+        json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(Path(folder).glob("explorer-*.json"))
+    ]
     data = json.dumps({"records": records}, ensure_ascii=False, separators=(",", ":"))
     safe = data.replace("</", "<\\/")  # no "</script>" inside a script
     return f"window.{EXPLORER_GLOBAL} = {safe};\n"
@@ -486,34 +560,46 @@ def explorer_script(folder: str | os.PathLike[str]) -> str:
 
 def _hit_html(hit: Hit) -> str:
     tick = "✓ " if hit.relevant else ""
-    return (f'<li><span class="hr-path">{tick}{html.escape(hit.path)}</span> '
-            f'<span class="hr-score">{hit.score:.3f}</span>'
-            f'<div class="hr-snippet">{hit.snippet}</div></li>')
+    return (
+        f'<li><span class="hr-path">{tick}{html.escape(hit.path)}</span> '
+        f'<span class="hr-score">{hit.score:.3f}</span>'
+        f'<div class="hr-snippet">{hit.snippet}</div></li>'
+    )
 
 
 def _case_html(case: Case, arms: tuple[str, str]) -> str:
     ranks = ", ".join(f"{html.escape(a)}: {case.first[a] or '—'}" for a in arms)
-    ev = "".join(f'<li><span class="hr-path">{html.escape(p)}</span>'
-                 f'<div class="hr-snippet">{s}</div></li>' for p, s in case.evidence)
-    cols = "".join(f'<div class="hr-arm"><strong>{html.escape(a)}</strong>'
-                   f'<ol>{"".join(map(_hit_html, case.hits[a]))}</ol></div>' for a in arms)
-    return (f'<details class="hr-case"><summary><code>{html.escape(case.query_id)}</code> '
-            f'{html.escape(case.question)} <small>(first answer at rank {ranks})</small>'
-            f'</summary><p class="hr-label">Gold evidence</p><ul>{ev}</ul>'
-            f'<div class="hr-arms">{cols}</div></details>')
+    ev = "".join(
+        f'<li><span class="hr-path">{html.escape(p)}</span><div class="hr-snippet">{s}</div></li>'
+        for p, s in case.evidence
+    )
+    cols = "".join(
+        f'<div class="hr-arm"><strong>{html.escape(a)}</strong>'
+        f"<ol>{''.join(map(_hit_html, case.hits[a]))}</ol></div>"
+        for a in arms
+    )
+    return (
+        f'<details class="hr-case"><summary><code>{html.escape(case.query_id)}</code> '
+        f"{html.escape(case.question)} <small>(first answer at rank {ranks})</small>"
+        f'</summary><p class="hr-label">Gold evidence</p><ul>{ev}</ul>'
+        f'<div class="hr-arms">{cols}</div></details>'
+    )
 
 
 def _comparison_html(c: Comparison) -> str:
     a, b = html.escape(c.a), html.escape(c.b)
-    counts = (f"<table class='hr-counts'><tr><th></th><th>{b} first</th><th>{b} not</th>"
-              f"</tr><tr><th>{a} first</th><td>{c.both}</td><td>{c.only_a}</td></tr>"
-              f"<tr><th>{a} not</th><td>{c.only_b}</td><td>{c.neither}</td></tr></table>")
-    parts = [f'<div class="hr-comparison"><p class="hr-title"><strong>{a}</strong> vs '
-             f"<strong>{b}</strong>, {html.escape(c.target)} target: {c.only_a} only "
-             f"{a}, {c.only_b} only {b} (hit@1)</p>{counts}"]
+    counts = (
+        f"<table class='hr-counts'><tr><th></th><th>{b} first</th><th>{b} not</th>"
+        f"</tr><tr><th>{a} first</th><td>{c.both}</td><td>{c.only_a}</td></tr>"
+        f"<tr><th>{a} not</th><td>{c.only_b}</td><td>{c.neither}</td></tr></table>"
+    )
+    parts = [
+        f'<div class="hr-comparison"><p class="hr-title"><strong>{a}</strong> vs '
+        f"<strong>{b}</strong>, {html.escape(c.target)} target: {c.only_a} only "
+        f"{a}, {c.only_b} only {b} (hit@1)</p>{counts}"
+    ]
     for arm, cases, n in ((c.a, c.cases_a, c.only_a), (c.b, c.cases_b, c.only_b)):
         shown = f"{len(cases)} of {n} shown" if n > len(cases) else f"all {n}" if n else "none"
-        parts.append(f"<p class='hr-label'>Only {html.escape(arm)} answers first "
-                     f"({shown})</p>")
+        parts.append(f"<p class='hr-label'>Only {html.escape(arm)} answers first ({shown})</p>")
         parts += [_case_html(case, (c.a, c.b)) for case in cases]
     return "".join(parts) + "</div>\n"

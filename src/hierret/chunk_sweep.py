@@ -81,8 +81,11 @@ class ChunkingSweep:
         dict[str, Arm]
             Profile by profile, size by size; each arm carries its size's searcher.
         """
-        return {f"{name}-{size}": Arm(profile, searcher, k)
-                for name, profile in profiles.items() for size, searcher in self.searchers.items()}
+        return {
+            f"{name}-{size}": Arm(profile, searcher, k)
+            for name, profile in profiles.items()
+            for size, searcher in self.searchers.items()
+        }
 
     def family(self, name: str, baseline: int) -> list[tuple[str, str]]:
         """Every other size of profile ``name`` against its ``baseline`` size, as declared pairs.
@@ -98,8 +101,7 @@ class ChunkingSweep:
         """
         if baseline not in self.searchers:
             raise ValueError(f"baseline size {baseline} is not swept: sizes {self.sizes}")
-        return [(f"{name}-{size}", f"{name}-{baseline}") for size in self.sizes
-                if size != baseline]
+        return [(f"{name}-{size}", f"{name}-{baseline}") for size in self.sizes if size != baseline]
 
     def table(self) -> pd.DataFrame:
         """What each size makes: passages, and how many exceed the encoder's window.
@@ -114,15 +116,19 @@ class ChunkingSweep:
         rows = {}
         for size, s in self.searchers.items():
             report = truncation_report(s.encoder, s.texts("passages"))
-            rows[size] = {"overlap_chars": self.overlaps[size], "passages": report.n_texts,
-                          "over_window": report.n_over_window,
-                          "over_window_share": report.share}
+            rows[size] = {
+                "overlap_chars": self.overlaps[size],
+                "passages": report.n_texts,
+                "over_window": report.n_over_window,
+                "over_window_share": report.share,
+            }
         table = pd.DataFrame.from_dict(rows, orient="index")
         table.index.name = "max_chars"
         return table
 
-    def plot(self, table: pd.DataFrame, names: Sequence[str], *, ax: Axes | None = None,
-             ylabel: str = "") -> Axes:
+    def plot(
+        self, table: pd.DataFrame, names: Sequence[str], *, ax: Axes | None = None, ylabel: str = ""
+    ) -> Axes:
         """Each profile's estimate against the passage size, with its interval.
 
         The y axis spans at least 0.1 (:func:`hierret.plots.readable_span`),
@@ -152,8 +158,10 @@ class ChunkingSweep:
         for i, name in enumerate(names):  # side by side, so that intervals do not overlap
             rows = table.loc[[f"{name}-{size}" for size in self.sizes]]
             est = rows[value].to_numpy(dtype=float)
-            err = [est - rows["low"].to_numpy(dtype=float),
-                   rows["high"].to_numpy(dtype=float) - est]
+            err = [
+                est - rows["low"].to_numpy(dtype=float),
+                rows["high"].to_numpy(dtype=float) - est,
+            ]
             x = sizes + (i - (len(names) - 1) / 2) * 0.04 * gap
             ax.errorbar(x, est, yerr=err, marker="o", capsize=4, label=name)
         level = table.attrs.get("confidence")
@@ -202,7 +210,13 @@ def chunking_sweep(
         raise ValueError("no settings: give at least one (max_chars, overlap_chars)")
     if len(set(sizes)) != len(sizes):
         raise ValueError(f"each max_chars once: got {sizes}")
-    searchers = {size: Searcher(build_hierarchy(corpus, max_chars=size, overlap_chars=overlap,
-                                                heading_styles=heading_styles), encoder)
-                 for size, overlap in settings}
+    searchers = {
+        size: Searcher(
+            build_hierarchy(
+                corpus, max_chars=size, overlap_chars=overlap, heading_styles=heading_styles
+            ),
+            encoder,
+        )
+        for size, overlap in settings
+    }
     return ChunkingSweep(searchers, dict(settings))

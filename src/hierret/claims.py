@@ -74,7 +74,8 @@ COMPARATIVE = re.compile(
     r"\b(beats?|beaten|beating|outperforms?|leads?|leading|above|below|hurts?|"
     r"strongest|weakest|best|worst|better|worse|at least as good|trails?|trailing|"
     r"improves?|exceeds?|higher than|lower than|more often|less often|wins?|loses)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _HEADING = "### Claims and tests"
 _RECORD = re.compile(r"^## (DR-\d+)\b.*$", re.MULTILINE)
 _TEST = re.compile(r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥])\s*0$")
@@ -157,9 +158,9 @@ def _records(text: str) -> list[tuple[str, int, str]]:
     out = []
     for i, m in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-        nxt = re.search(r"^## ", text[m.end():end], re.MULTILINE)
+        nxt = re.search(r"^## ", text[m.end() : end], re.MULTILINE)
         stop = m.end() + nxt.start() if nxt else end
-        out.append((m[1], text.count("\n", 0, m.start()) + 1, text[m.start():stop]))
+        out.append((m[1], text.count("\n", 0, m.start()) + 1, text[m.start() : stop]))
     return out
 
 
@@ -195,14 +196,17 @@ def claims(text: str) -> list[Claim]:
         offset, rows = table
         for row in rows:
             cells = _cells(row)
-            line = first + offset + section[section.find(_HEADING):].splitlines().index(row)
+            line = first + offset + section[section.find(_HEADING) :].splitlines().index(row)
             test = _TEST.match(cells[2]) if len(cells) >= 6 else None
             if test is None:
-                raise ValueError(f"line {line}: a claims row needs six cells with a test "
-                                 f"cell like '`dr001.key` > 0' (directions "
-                                 f"{list(_DIRECTIONS)}), got {row.strip()[:100]!r}")
-            found.append(Claim(record, cells[0], cells[1], test["key"], test["dir"],
-                               tuple(cells), line))
+                raise ValueError(
+                    f"line {line}: a claims row needs six cells with a test "
+                    f"cell like '`dr001.key` > 0' (directions "
+                    f"{list(_DIRECTIONS)}), got {row.strip()[:100]!r}"
+                )
+            found.append(
+                Claim(record, cells[0], cells[1], test["key"], test["dir"], tuple(cells), line)
+            )
     return found
 
 
@@ -220,8 +224,10 @@ def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[st
     need = [f"{c.key}_diff", f"{c.key}_diff_low", f"{c.key}_diff_high", _p_key(results, c.key)]
     missing = [k for k in need if _value(results, k) is None]
     if missing:
-        return [f"{where}: the result records hold no {', '.join(missing)} (the test "
-                f"`{c.key}` of this claim); rerun the notebook, or fix the key"]
+        return [
+            f"{where}: the result records hold no {', '.join(missing)} (the test "
+            f"`{c.key}` of this claim); rerun the notebook, or fix the key"
+        ]
     problems = []
     diff_cell, p_cell = c.cells[-3], c.cells[-2]
     for k in need[:3]:
@@ -232,9 +238,11 @@ def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[st
     diff, p = float(_value(results, need[0])), float(_value(results, need[3]))
     want = verdict(c.direction, diff, p)
     if c.written != want:
-        problems.append(f"{where}: the verdict says {c.written!r}, the record's numbers say "
-                        f"{want!r} (`{c.key}` {c.direction} 0: difference {diff:.3g}, "
-                        f"p {p:.3g})")
+        problems.append(
+            f"{where}: the verdict says {c.written!r}, the record's numbers say "
+            f"{want!r} (`{c.key}` {c.direction} 0: difference {diff:.3g}, "
+            f"p {p:.3g})"
+        )
     return problems
 
 
@@ -242,9 +250,9 @@ def _prose(section: str) -> list[str]:
     """The sentences of a record outside its claims table, headings and code."""
     at = section.find(_HEADING)
     if at >= 0:
-        rest = section[at + len(_HEADING):]
+        rest = section[at + len(_HEADING) :]
         nxt = re.search(r"^### ", rest, re.MULTILINE)
-        section = section[:at] + (rest[nxt.start():] if nxt else "")
+        section = section[:at] + (rest[nxt.start() :] if nxt else "")
     section = re.sub(r"```.*?```", "", section, flags=re.DOTALL)
     paragraphs = re.split(r"\n\s*\n|\n(?=\s*[*|#-] )", _MARKER.sub("", section))
     out = []
@@ -271,19 +279,28 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for record, _, section in _records(text):
         mine = [c for c in rows if c.record == record]
         if not mine:
-            problems.append(f"{record}: no '{_HEADING}' table with rows like "
-                            "'| C1 | claim | `drNNN.key` > 0 | ... |'")
+            problems.append(
+                f"{record}: no '{_HEADING}' table with rows like "
+                "'| C1 | claim | `drNNN.key` > 0 | ... |'"
+            )
         ids = [c.id for c in mine]
-        problems += [f"{record}: the claim id {i} is used twice" for i in sorted(
-            {i for i in ids if ids.count(i) > 1})]
+        problems += [
+            f"{record}: the claim id {i} is used twice"
+            for i in sorted({i for i in ids if ids.count(i) > 1})
+        ]
         for sentence in _prose(section):
             cited = [i.strip() for m in _CITE.finditer(sentence) for i in m[1].split(",")]
-            problems += [f"{record}: {sentence[:70]!r} cites {i}, which its claims table "
-                         "does not have" for i in cited if i not in ids]
+            problems += [
+                f"{record}: {sentence[:70]!r} cites {i}, which its claims table does not have"
+                for i in cited
+                if i not in ids
+            ]
             word = COMPARATIVE.search(sentence)
             if word and not cited:
-                problems.append(f"{record}: a comparative sentence ({word[0]!r}) cites no "
-                                f"claim: {sentence[:160]!r}")
+                problems.append(
+                    f"{record}: a comparative sentence ({word[0]!r}) cites no "
+                    f"claim: {sentence[:160]!r}"
+                )
     for c in rows:
         problems += _row_problems(c, results)
     return problems
@@ -303,6 +320,7 @@ def update(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
             continue
         row = lines[c.line - 1]
         head, _, _tail = row.rstrip("\n").rstrip().rstrip("|").rpartition("|")
-        lines[c.line - 1] = (f"{head}| {verdict(c.direction, float(diff), float(p))} |"
-                             + ("\n" if row.endswith("\n") else ""))
+        lines[c.line - 1] = f"{head}| {verdict(c.direction, float(diff), float(p))} |" + (
+            "\n" if row.endswith("\n") else ""
+        )
     return "".join(lines)

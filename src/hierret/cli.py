@@ -90,35 +90,75 @@ def build_parser() -> argparse.ArgumentParser:
         "it uses the package's default profile: dense ranking of passages.",
     )
     s.add_argument("question", help="the question to search for")
-    s.add_argument("--corpus", default="python-reference",
-                   help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
-                   "BEIR folder or Qasper JSON file (default: python-reference)")
-    s.add_argument("--level", choices=SEARCH_LEVELS, default=None,
-                   help=f"units to rank; fused ranks sections (default: {DEFAULT.level})")
-    s.add_argument("--ranker", choices=RANKERS, default=None,
-                   help=f"first-stage ranker (default: {DEFAULT.ranker})")
-    s.add_argument("--vectors", choices=STRATEGIES, default=None,
-                   help="section and document vectors: embedding of the raw span "
-                   "(window-pooled when long), centroid of passages, or the first window "
-                   f"of the text (default: {DEFAULT.vectors})")
-    s.add_argument("--section-weight", type=_weight, default=None,
-                   help="fused: weight of the section leg in [0, 1] "
-                   f"(default: {DEFAULT.section_weight})")
-    s.add_argument("--pool", type=_positive, default=None,
-                   help="candidates each leg retrieves before fusion (hybrid, fused) "
-                   f"(default: {DEFAULT.pool})")
+    s.add_argument(
+        "--corpus",
+        default="python-reference",
+        help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
+        "BEIR folder or Qasper JSON file (default: python-reference)",
+    )
+    s.add_argument(
+        "--level",
+        choices=SEARCH_LEVELS,
+        default=None,
+        help=f"units to rank; fused ranks sections (default: {DEFAULT.level})",
+    )
+    s.add_argument(
+        "--ranker",
+        choices=RANKERS,
+        default=None,
+        help=f"first-stage ranker (default: {DEFAULT.ranker})",
+    )
+    s.add_argument(
+        "--vectors",
+        choices=STRATEGIES,
+        default=None,
+        help="section and document vectors: embedding of the raw span "
+        "(window-pooled when long), centroid of passages, or the first window "
+        f"of the text (default: {DEFAULT.vectors})",
+    )
+    s.add_argument(
+        "--section-weight",
+        type=_weight,
+        default=None,
+        help=f"fused: weight of the section leg in [0, 1] (default: {DEFAULT.section_weight})",
+    )
+    s.add_argument(
+        "--pool",
+        type=_positive,
+        default=None,
+        help="candidates each leg retrieves before fusion (hybrid, fused) "
+        f"(default: {DEFAULT.pool})",
+    )
     s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
-    s.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS,
-                   help=f"passage size in characters (default: {DEFAULT_MAX_CHARS})")
-    s.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS,
-                   help=f"passage overlap in characters (default: {DEFAULT_OVERLAP_CHARS})")
-    s.add_argument("--encoder", default="all-MiniLM-L6-v2",
-                   help="encoder name for load_encoder (default: all-MiniLM-L6-v2, offline; "
-                   "'hash' needs no model)")
-    s.add_argument("--cache-dir", default=None,
-                   help="vector cache folder (default: $HIERRET_CACHE or ~/.cache/hierret/vectors)")
-    s.add_argument("--snippet-chars", type=_not_negative, default=100,
-                   help="snippet length per hit, 0 for none (default: 100)")
+    s.add_argument(
+        "--max-chars",
+        type=_positive,
+        default=DEFAULT_MAX_CHARS,
+        help=f"passage size in characters (default: {DEFAULT_MAX_CHARS})",
+    )
+    s.add_argument(
+        "--overlap-chars",
+        type=_not_negative,
+        default=DEFAULT_OVERLAP_CHARS,
+        help=f"passage overlap in characters (default: {DEFAULT_OVERLAP_CHARS})",
+    )
+    s.add_argument(
+        "--encoder",
+        default="all-MiniLM-L6-v2",
+        help="encoder name for load_encoder (default: all-MiniLM-L6-v2, offline; "
+        "'hash' needs no model)",
+    )
+    s.add_argument(
+        "--cache-dir",
+        default=None,
+        help="vector cache folder (default: $HIERRET_CACHE or ~/.cache/hierret/vectors)",
+    )
+    s.add_argument(
+        "--snippet-chars",
+        type=_not_negative,
+        default=100,
+        help="snippet length per hit, 0 for none (default: 100)",
+    )
     return parser
 
 
@@ -152,8 +192,13 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
     >>> (p.level, p.ranker, p.pool, p.section_weight)
     ('fused', 'dense', 20, 0.65)
     """
-    options = {"level": args.level, "ranker": args.ranker, "vectors": args.vectors,
-               "section_weight": args.section_weight, "pool": args.pool}
+    options = {
+        "level": args.level,
+        "ranker": args.ranker,
+        "vectors": args.vectors,
+        "section_weight": args.section_weight,
+        "pool": args.pool,
+    }
     return replace(DEFAULT, name="cli", **{k: v for k, v in options.items() if v is not None})
 
 
@@ -176,24 +221,32 @@ def _search(args: argparse.Namespace) -> int:
     try:
         args.question.encode("utf-8")
     except UnicodeEncodeError:
-        return _usage_error("the question is not valid UTF-8 text (the terminal passed bytes "
-                            "that are not UTF-8): set a UTF-8 locale, e.g. LANG=C.UTF-8")
+        return _usage_error(
+            "the question is not valid UTF-8 text (the terminal passed bytes "
+            "that are not UTF-8): set a UTF-8 locale, e.g. LANG=C.UTF-8"
+        )
     if not args.question.strip():
         return _usage_error("the question is empty: give at least one word")
     if args.overlap_chars >= args.max_chars:
-        print(f"hierret search: error: --overlap-chars ({args.overlap_chars}) must be smaller "
-              f"than --max-chars ({args.max_chars})", file=sys.stderr)
+        print(
+            f"hierret search: error: --overlap-chars ({args.overlap_chars}) must be smaller "
+            f"than --max-chars ({args.max_chars})",
+            file=sys.stderr,
+        )
         return 2
     bundle = load(args.corpus)
     corpus = bundle.corpus
-    hierarchy = build_hierarchy(corpus, args.max_chars, args.overlap_chars,
-                                heading_styles=bundle.heading_styles)
+    hierarchy = build_hierarchy(
+        corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
+    )
     encoder = CachedEncoder(load_encoder(args.encoder), VectorCache(args.cache_dir))
     profile = profile_from_args(args)
     searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
-    print(f"{corpus.name}: {len(corpus)} documents, {n_sections} sections, "
-          f"{len(hierarchy.passages)} passages; {encoder.identity.name}; {_describe(profile)}")
+    print(
+        f"{corpus.name}: {len(corpus)} documents, {n_sections} sections, "
+        f"{len(hierarchy.passages)} passages; {encoder.identity.name}; {_describe(profile)}"
+    )
     hits = searcher.search(args.question, profile, args.k)
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
@@ -223,8 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _search(args)
     except KeyboardInterrupt:
-        print("hierret search: interrupted; the vector cache keeps every vector already "
-              "stored, so the next run continues from there", file=sys.stderr)
+        print(
+            "hierret search: interrupted; the vector cache keeps every vector already "
+            "stored, so the next run continues from there",
+            file=sys.stderr,
+        )
         return 130
     except (ValueError, TypeError, OSError) as err:
         return _usage_error(str(err))

@@ -77,12 +77,21 @@ class EncoderCost:
         n_units : int
             Units an index of the whole level would embed.
         """
-        return {"passages/s": self.per_second, "build s (est.)": n_units / self.per_second,
-                "latency ms": self.latency_mean_ms, "latency p90 ms": self.latency_p90_ms}
+        return {
+            "passages/s": self.per_second,
+            "build s (est.)": n_units / self.per_second,
+            "latency ms": self.latency_mean_ms,
+            "latency p90 ms": self.latency_p90_ms,
+        }
 
 
-def measure_cost(encoder: Encoder, index: VectorIndex, texts: Sequence[str],
-                 queries: Sequence[str | Query], k: int = 10) -> EncoderCost:
+def measure_cost(
+    encoder: Encoder,
+    index: VectorIndex,
+    texts: Sequence[str],
+    queries: Sequence[str | Query],
+    k: int = 10,
+) -> EncoderCost:
     """Time ``encoder`` embedding ``texts`` in one batch, then each query alone plus a search.
 
     Parameters
@@ -169,8 +178,15 @@ def tradeoff_plot(
     arms = [arm for arm in table.index if str(arm) in speed]
     for i, arm in enumerate(arms):
         y, low, high = table.loc[arm, ["mean", "low", "high"]].to_numpy(dtype=float)
-        ax.errorbar(speed[str(arm)], y, yerr=[[y - low], [high - y]], fmt="o", capsize=3,
-                    color=f"C{i}", label=str(arm))
+        ax.errorbar(
+            speed[str(arm)],
+            y,
+            yerr=[[y - low], [high - y]],
+            fmt="o",
+            capsize=3,
+            color=f"C{i}",
+            label=str(arm),
+        )
     ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
@@ -213,12 +229,17 @@ def tradeoff_figure(
 
     corpora = list(dict.fromkeys(c for c, _ in tables))
     rankers = list(dict.fromkeys(r for _, r in tables))
-    fig, axes = plt.subplots(len(corpora), len(rankers), squeeze=False, sharex=True,
-                             figsize=(7.5, 2.6 * len(corpora) + 0.8), layout="constrained")
+    fig, axes = plt.subplots(
+        len(corpora),
+        len(rankers),
+        squeeze=False,
+        sharex=True,
+        figsize=(7.5, 2.6 * len(corpora) + 0.8),
+        layout="constrained",
+    )
     for (corpus, ranker), table in tables.items():
         ax = axes[corpora.index(corpus)][rankers.index(ranker)]
-        tradeoff_plot(per_second.loc[corpus], table, ax=ax, xlabel="",
-                      title=f"{corpus}, {ranker}")
+        tradeoff_plot(per_second.loc[corpus], table, ax=ax, xlabel="", title=f"{corpus}, {ranker}")
         if legend := ax.get_legend():
             legend.remove()
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -62,8 +62,17 @@ if TYPE_CHECKING:
 
     from hierret.hierarchy import Hierarchy
 
-__all__ = ["Arm", "Result", "align", "between", "compare", "compare_hits", "judge",
-           "paired_tests", "run"]
+__all__ = [
+    "Arm",
+    "Result",
+    "align",
+    "between",
+    "compare",
+    "compare_hits",
+    "judge",
+    "paired_tests",
+    "run",
+]
 
 PerQuery = Mapping[str, Mapping[str, float]]
 
@@ -73,8 +82,10 @@ def align(per_query: PerQuery) -> pd.DataFrame:
     frame = pd.DataFrame({arm: pd.Series(dict(v), dtype=float) for arm, v in per_query.items()})
     missing = frame.columns[frame.isna().any()].tolist()
     if missing:
-        raise ValueError(f"arms {missing} do not score every query: paired comparisons need "
-                         "the same queries under each arm")
+        raise ValueError(
+            f"arms {missing} do not score every query: paired comparisons need "
+            "the same queries under each arm"
+        )
     return frame.sort_index()
 
 
@@ -140,12 +151,19 @@ def compare(
     base = frame[baseline].to_numpy()
     for arm in frame.columns:
         x = frame[arm].to_numpy()
-        ci = mean_interval(x, n_resamples=n_resamples, confidence=confidence, seed=seed,
-                           method="percentile")
+        ci = mean_interval(
+            x, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile"
+        )
         row = {"n": float(len(x)), "mean": float(np.mean(x)), "low": ci.low, "high": ci.high}
         if arm in declared:
-            d = paired_bootstrap(x, base, n_resamples=n_resamples, confidence=confidence,
-                                 seed=seed, method="percentile")
+            d = paired_bootstrap(
+                x,
+                base,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+                method="percentile",
+            )
             pvalues[arm] = paired_randomization(x, base, n_resamples=n_resamples, seed=seed)
             row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": pvalues[arm]}
         rows[arm] = row
@@ -181,15 +199,26 @@ def compare_hits(
     for arm in frame.columns:
         x = frame[arm].to_numpy() > 0
         w = wilson_interval(int(x.sum()), len(x), confidence)
-        row = {"hits": float(x.sum()), "n": float(len(x)), "rate": w.estimate,
-               "low": w.low, "high": w.high}
+        row = {
+            "hits": float(x.sum()),
+            "n": float(len(x)),
+            "rate": w.estimate,
+            "low": w.low,
+            "high": w.high,
+        }
         if arm in declared:
             pp = paired_proportions(x, base, confidence)
             pvalues[arm] = pp.mcnemar_p
-            row |= {"both": pp.both, "only_arm": pp.only_a, "only_base": pp.only_b,
-                    "neither": pp.neither, "diff": pp.difference.estimate,
-                    "diff_low": pp.difference.low, "diff_high": pp.difference.high,
-                    "p": pp.mcnemar_p}
+            row |= {
+                "both": pp.both,
+                "only_arm": pp.only_a,
+                "only_base": pp.only_b,
+                "neither": pp.neither,
+                "diff": pp.difference.estimate,
+                "diff_low": pp.difference.low,
+                "diff_high": pp.difference.high,
+                "p": pp.mcnemar_p,
+            }
         rows[arm] = row
     return _table(rows, pvalues, baseline, declared, confidence)
 
@@ -231,13 +260,21 @@ def paired_tests(
     pvalues: dict[str, float] = {}
     for a, b in pairs:
         x, y = frame[a].to_numpy(), frame[b].to_numpy()
-        d = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed,
-                             method="percentile")
+        d = paired_bootstrap(
+            x, y, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile"
+        )
         name = f"{a} vs {b}"
         pvalues[name] = paired_randomization(x, y, n_resamples=n_resamples, seed=seed)
-        rows[name] = {"a": a, "b": b, "mean_a": float(np.mean(x)), "mean_b": float(np.mean(y)),
-                      "diff": d.estimate, "diff_low": d.low, "diff_high": d.high,
-                      "p": pvalues[name]}
+        rows[name] = {
+            "a": a,
+            "b": b,
+            "mean_a": float(np.mean(x)),
+            "mean_b": float(np.mean(y)),
+            "diff": d.estimate,
+            "diff_low": d.low,
+            "diff_high": d.high,
+            "p": pvalues[name],
+        }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
     table.attrs.update(confidence=confidence, n=len(frame))
@@ -269,19 +306,24 @@ class Arm:
     k: int | None = None
 
 
-def _arm(name: str, value: object, searcher: Searcher | None) -> tuple[Searcher, Profile,
-                                                                      int | None]:
+def _arm(
+    name: str, value: object, searcher: Searcher | None
+) -> tuple[Searcher, Profile, int | None]:
     if isinstance(value, Profile):
         value = Arm(value)
     elif isinstance(value, tuple) and len(value) == 2:
         value = Arm(value[1], value[0])
     if not isinstance(value, Arm) or not isinstance(value.profile, Profile):
-        raise TypeError(f"arm {name!r} must be a Profile, an Arm or a (Searcher, Profile) pair, "
-                        f"got {type(value).__name__}")
+        raise TypeError(
+            f"arm {name!r} must be a Profile, an Arm or a (Searcher, Profile) pair, "
+            f"got {type(value).__name__}"
+        )
     own = value.searcher or searcher
     if own is None:
-        raise ValueError(f"arm {name!r} has no searcher: pass searcher= to run(), or give "
-                         "the arm as Arm(profile, searcher)")
+        raise ValueError(
+            f"arm {name!r} has no searcher: pass searcher= to run(), or give "
+            "the arm as Arm(profile, searcher)"
+        )
     return own, value.profile, value.k
 
 
@@ -337,8 +379,9 @@ class Result:
     added: list[str] = field(default_factory=list)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
-    _judging: tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query],
-                    dict[str, Qrels]] | None = field(default=None, repr=False)
+    _judging: (
+        tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query], dict[str, Qrels]] | None
+    ) = field(default=None, repr=False)
 
     @property
     def arms(self) -> list[str]:
@@ -347,8 +390,9 @@ class Result:
             return list(next(iter(next(iter(self.scores.values())).values())))
         return list(self.traces) + [a for a in self.added if a not in self.traces]
 
-    def add(self, arm: str, scores: Mapping[str, Mapping[str, float]],
-            metric: str | None = None) -> None:
+    def add(
+        self, arm: str, scores: Mapping[str, Mapping[str, float]], metric: str | None = None
+    ) -> None:
         """Add an arm scored outside the searcher: a merged, routed or tuned run.
 
         Its per-query scores then enter every table and test like a traced
@@ -386,8 +430,10 @@ class Result:
             given = scores.get(target, {})
             lost = sorted(wanted - set(given))
             if target not in scores or lost:
-                raise ValueError(f"arm {arm!r} does not score every query judged at {target!r} "
-                                 f"(missing {lost[:3]}); score it at every target")
+                raise ValueError(
+                    f"arm {arm!r} does not score every query judged at {target!r} "
+                    f"(missing {lost[:3]}); score it at every target"
+                )
             self.scores[target][metric][arm] = {q: float(given[q]) for q in sorted(wanted)}
         self.added.append(arm)
         self._tables.clear()
@@ -410,9 +456,13 @@ class Result:
 
     def frame(self) -> pd.DataFrame:
         """Every per-query value in one long table: arm, target, metric, query, value."""
-        rows = [(arm, t, m, q, v) for t, by_metric in self.scores.items()
-                for m, by_arm in by_metric.items() for arm, per_q in by_arm.items()
-                for q, v in per_q.items()]
+        rows = [
+            (arm, t, m, q, v)
+            for t, by_metric in self.scores.items()
+            for m, by_arm in by_metric.items()
+            for arm, per_q in by_arm.items()
+            for q, v in per_q.items()
+        ]
         return pd.DataFrame(rows, columns=["arm", "target", "metric", "query", "value"])
 
     def _members(self) -> list[str]:
@@ -435,13 +485,23 @@ class Result:
                 hits = {a: {q: v > 0 for q, v in s.items()} for a, s in per_q.items()}
                 table = compare_hits(hits, self.baseline, self._members(), self.confidence)
             else:
-                table = compare(per_q, self.baseline, self._members(), self.confidence,
-                                self.n_resamples, self.seed)
+                table = compare(
+                    per_q,
+                    self.baseline,
+                    self._members(),
+                    self.confidence,
+                    self.n_resamples,
+                    self.seed,
+                )
             self._tables[key] = table
         return self._tables[key]
 
-    def tests(self, metric: str, targets: Sequence[str] | None = None,
-              family: Sequence[tuple[str, str]] | None = None) -> pd.DataFrame:
+    def tests(
+        self,
+        metric: str,
+        targets: Sequence[str] | None = None,
+        family: Sequence[tuple[str, str]] | None = None,
+    ) -> pd.DataFrame:
         """Every declared pair at every target, Holm-adjusted over all of them together.
 
         :func:`paired_tests` on per-query scores keyed ``"arm@target"``; rows
@@ -459,16 +519,29 @@ class Result:
         if key not in self._tables:
             for t in chosen:
                 self._check(t, metric)
-            scores = {f"{arm}@{t}": self.scores[t][metric][arm] for t in chosen
-                      for arm in self.arms}
+            scores = {
+                f"{arm}@{t}": self.scores[t][metric][arm] for t in chosen for arm in self.arms
+            }
             pairs = [(f"{a}@{t}", f"{b}@{t}") for t in chosen for a, b in pairs_]
             if not pairs:  # nothing declared, nothing tested
-                table = pd.DataFrame(columns=["a", "b", "mean_a", "mean_b", "diff", "diff_low",
-                                              "diff_high", "p", "p_holm", "target", "arm_a",
-                                              "arm_b"])
+                table = pd.DataFrame(
+                    columns=[
+                        "a",
+                        "b",
+                        "mean_a",
+                        "mean_b",
+                        "diff",
+                        "diff_low",
+                        "diff_high",
+                        "p",
+                        "p_holm",
+                        "target",
+                        "arm_a",
+                        "arm_b",
+                    ]
+                )
             else:
-                table = paired_tests(scores, pairs, self.confidence, self.n_resamples,
-                                     self.seed)
+                table = paired_tests(scores, pairs, self.confidence, self.n_resamples, self.seed)
                 table["target"] = [t for t in chosen for _ in pairs_]
                 table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
                 table["arm_b"] = [b for _ in chosen for _, b in pairs_]
@@ -502,21 +575,38 @@ class Result:
             ``qrels`` names a target the result was not judged at.
         """
         if self._judging is None:
-            raise ValueError("this Result keeps no searchers to lift its runs with: rejudge "
-                             "works on results made by experiment.run")
+            raise ValueError(
+                "this Result keeps no searchers to lift its runs with: rejudge "
+                "works on results made by experiment.run"
+            )
         unknown = sorted(set(qrels) - set(self.targets))
         if unknown:
-            raise ValueError(f"qrels name targets {unknown} this result was not judged at: "
-                             f"{self.targets}")
+            raise ValueError(
+                f"qrels name targets {unknown} this result was not judged at: {self.targets}"
+            )
         resolved, queries, given = self._judging
         given = {**given, **qrels}
         targets = cast(list[Level], self.targets)
-        scores, rankings, judged = _score(resolved, self.traces, queries, targets,
-                                          self.metrics, given)
-        return Result(self.traces, scores, self.baseline, self.family, self.targets,
-                      self.metrics, self.confidence, self.n_resamples, self.seed,
-                      self.queries, rankings, judged, self.hierarchies,
-                      _judging=(resolved, queries, given))
+        scores, rankings, judged = _score(
+            resolved, self.traces, queries, targets, self.metrics, given
+        )
+        return Result(
+            self.traces,
+            scores,
+            self.baseline,
+            self.family,
+            self.targets,
+            self.metrics,
+            self.confidence,
+            self.n_resamples,
+            self.seed,
+            self.queries,
+            rankings,
+            judged,
+            self.hierarchies,
+            _judging=(resolved, queries, given),
+        )
+
     def wins(self, metric: str, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
         """How many questions each ``a`` wins, ties and loses against ``b``, at every target.
 
@@ -535,8 +625,16 @@ class Result:
             frame = self.per_query(target, metric)
             for a, b in pairs:
                 d = np.sign(frame[a] - frame[b])
-                rows.append({"target": target, "a": a, "b": b, "wins": int((d > 0).sum()),
-                             "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
+                rows.append(
+                    {
+                        "target": target,
+                        "a": a,
+                        "b": b,
+                        "wins": int((d > 0).sum()),
+                        "ties": int((d == 0).sum()),
+                        "losses": int((d < 0).sum()),
+                    }
+                )
         return pd.DataFrame(rows).set_index(["target", "a", "b"])
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
@@ -546,12 +644,17 @@ class Result:
         from hierret.plots import WIDTH, interval_plot
 
         chosen = list(targets) if targets is not None else self.targets
-        fig, axes = plt.subplots(len(chosen), 1, figsize=(
-            WIDTH, (0.38 * len(self.arms) + 1.3) * len(chosen)), squeeze=False)
+        fig, axes = plt.subplots(
+            len(chosen),
+            1,
+            figsize=(WIDTH, (0.38 * len(self.arms) + 1.3) * len(chosen)),
+            squeeze=False,
+        )
         for ax, target in zip(axes[:, 0], chosen, strict=True):
             table = self.table(target, metric).rename(columns={"rate": "mean"})
-            interval_plot(table, ax=ax, xlabel=metric, title=f"{target} target",
-                          baseline=self.baseline)
+            interval_plot(
+                table, ax=ax, xlabel=metric, title=f"{target} target", baseline=self.baseline
+            )
         fig.tight_layout()
         return fig
 
@@ -584,15 +687,13 @@ class Result:
                     out[key(prefix, target, arm, metric)] = float(table.loc[arm, value])
                     for col in columns:
                         if col in table.columns and pd.notna(table.loc[arm, col]):
-                            out[key(prefix, target, arm, metric, col)] = float(
-                                table.loc[arm, col])
+                            out[key(prefix, target, arm, metric, col)] = float(table.loc[arm, col])
                 out[key(prefix, target, "n")] = float(len(self.per_query(target, metric)))
         for metric in self.metrics:
             tests = self.tests(metric)
             for _, row in tests.iterrows():
                 for col in ("diff", "diff_low", "diff_high", "p", "p_holm"):
-                    name = key(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric,
-                               col)
+                    name = key(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric, col)
                     out[name] = float(row[col])
         return out
 
@@ -638,8 +739,9 @@ def judge(
     return evaluate({q: ranked.get(q, []) for q in qrels}, qrels, metrics)
 
 
-def _check_names(arms: Sequence[str], baseline: str,
-                 family: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def _check_names(
+    arms: Sequence[str], baseline: str, family: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
     if baseline not in arms:
         raise ValueError(f"baseline {baseline!r} is not an arm; arms: {list(arms)}")
     pairs = [tuple(pair) for pair in family]
@@ -652,8 +754,9 @@ def _check_names(arms: Sequence[str], baseline: str,
     return [(a, b) for a, b in pairs]
 
 
-def between(results: Mapping[Any, Result], arm: str, metric: str,
-            targets: Sequence[str] | None = None) -> pd.DataFrame:
+def between(
+    results: Mapping[Any, Result], arm: str, metric: str, targets: Sequence[str] | None = None
+) -> pd.DataFrame:
     """One arm of several runs on the same questions, each run against the first.
 
     Some settings change the whole run rather than one arm (the passage size
@@ -702,8 +805,22 @@ def between(results: Mapping[Any, Result], arm: str, metric: str,
     labels = list(results)
     first = results[labels[0]]
     chosen = list(targets) if targets is not None else first.targets
-    columns = ["a", "b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm",
-               "target", "arm_a", "arm_b", "run_a", "run_b"]
+    columns = [
+        "a",
+        "b",
+        "mean_a",
+        "mean_b",
+        "diff",
+        "diff_low",
+        "diff_high",
+        "p",
+        "p_holm",
+        "target",
+        "arm_a",
+        "arm_b",
+        "run_a",
+        "run_b",
+    ]
     scores: dict[str, Mapping[str, float]] = {}
     for label, r in results.items():
         for t in chosen:
@@ -713,8 +830,10 @@ def between(results: Mapping[Any, Result], arm: str, metric: str,
             scores[f"{label}@{t}"] = r.scores[t][metric][arm]
             base = first.scores[t][metric][arm]
             if set(scores[f"{label}@{t}"]) != set(base):
-                raise ValueError(f"runs {label!r} and {labels[0]!r} judge different questions "
-                                 f"at {t!r}: not a paired comparison")
+                raise ValueError(
+                    f"runs {label!r} and {labels[0]!r} judge different questions "
+                    f"at {t!r}: not a paired comparison"
+                )
     pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
     if not pairs:
         return pd.DataFrame(columns=columns)
@@ -820,26 +939,48 @@ def run(
     for name, (_, profile, _) in resolved.items():
         coarse = [t for t in targets if _ORDER[_unit_level(profile)] > _ORDER[t]]
         if coarse:
-            raise ValueError(f"arm {name!r} ranks {_unit_level(profile)}, coarser than the "
-                             f"target {coarse[0]!r}: it cannot be judged there (rank a finer "
-                             "level, or drop the target)")
-    traces = {name: s.trace(queries, p, own_k or k, rerankers)
-              for name, (s, p, own_k) in resolved.items()}
+            raise ValueError(
+                f"arm {name!r} ranks {_unit_level(profile)}, coarser than the "
+                f"target {coarse[0]!r}: it cannot be judged there (rank a finer "
+                "level, or drop the target)"
+            )
+    traces = {
+        name: s.trace(queries, p, own_k or k, rerankers) for name, (s, p, own_k) in resolved.items()
+    }
     with timing.stage("evaluate"):
-        scores, rankings, judged = _score(resolved, traces, queries, targets, metrics,
-                                          dict(qrels or {}))
-    return Result(traces, scores, base, pairs, list(targets), list(metrics), confidence,
-                  n_resamples, seed, {q.id: q for q in queries}, rankings, judged,
-                  {name: s.hierarchy for name, (s, _, _) in resolved.items()},
-                  _judging=(resolved, list(queries), dict(qrels or {})))
+        scores, rankings, judged = _score(
+            resolved, traces, queries, targets, metrics, dict(qrels or {})
+        )
+    return Result(
+        traces,
+        scores,
+        base,
+        pairs,
+        list(targets),
+        list(metrics),
+        confidence,
+        n_resamples,
+        seed,
+        {q.id: q for q in queries},
+        rankings,
+        judged,
+        {name: s.hierarchy for name, (s, _, _) in resolved.items()},
+        _judging=(resolved, list(queries), dict(qrels or {})),
+    )
 
 
-def _score(resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
-           traces: Mapping[str, ProfileRun], queries: Sequence[Query],
-           targets: Sequence[Level], metrics: Sequence[str],
-           given: Mapping[str, Qrels]) -> tuple[
-               dict[str, dict[str, dict[str, dict[str, float]]]], dict[str, dict[str, Run]],
-               dict[str, dict[str, Qrels]]]:
+def _score(
+    resolved: Mapping[str, tuple[Searcher, Profile, int | None]],
+    traces: Mapping[str, ProfileRun],
+    queries: Sequence[Query],
+    targets: Sequence[Level],
+    metrics: Sequence[str],
+    given: Mapping[str, Qrels],
+) -> tuple[
+    dict[str, dict[str, dict[str, dict[str, float]]]],
+    dict[str, dict[str, Run]],
+    dict[str, dict[str, Qrels]],
+]:
     """Every arm's run judged at every target: ``scores[target][metric][arm][query]``,
     with the rankings and judgements they were computed from (:attr:`Result.rankings`)."""
     wanted = {q.id for q in queries}

@@ -46,8 +46,15 @@ if TYPE_CHECKING:
 
     from hierret.experiment import Result
 
-__all__ = ["DPI", "DPI_KEY", "FONT_KEY", "difference_figure", "interval_panels", "save",
-           "smallest_font"]
+__all__ = [
+    "DPI",
+    "DPI_KEY",
+    "FONT_KEY",
+    "difference_figure",
+    "interval_panels",
+    "save",
+    "smallest_font",
+]
 
 #: Resolution of saved figures. A figure :data:`hierret.plots.WIDTH` inches wide
 #: is then wider than the site's article column and is shown scaled to it.
@@ -56,9 +63,14 @@ DPI = 150
 FONT_KEY, DPI_KEY = "hierret:min_font_pt", "hierret:dpi"
 
 
-def interval_panels(tables: Mapping[str, pd.DataFrame], *, xlabel: str = "",
-                    baseline: str | None = None, ncols: int = 1,
-                    sharex: bool = True) -> Figure:
+def interval_panels(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    xlabel: str = "",
+    baseline: str | None = None,
+    ncols: int = 1,
+    sharex: bool = True,
+) -> Figure:
     """One panel per table, titled by its key: each row's estimate with its interval.
 
     Parameters
@@ -88,21 +100,27 @@ def interval_panels(tables: Mapping[str, pd.DataFrame], *, xlabel: str = "",
     nrows = -(-n // ncols)
     rows = max((len(t) for t in tables.values()), default=1)
     width = WIDTH if ncols == 1 else WIDTH + 1.5
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.34 * rows + 1.0)),
-                             sharex=sharex, squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(width, nrows * (0.34 * rows + 1.0)), sharex=sharex, squeeze=False
+    )
     for i, (ax, (title, table)) in enumerate(zip(axes.flat, tables.items(), strict=False)):
         value = "rate" if "rate" in table.columns else "mean"
         last = i + ncols >= n  # the bottom panel of its column
-        interval_plot(table, value, ax=ax, xlabel=xlabel if last or not sharex else "",
-                      title=title, baseline=baseline if baseline in table.index else None)
+        interval_plot(
+            table,
+            value,
+            ax=ax,
+            xlabel=xlabel if last or not sharex else "",
+            title=title,
+            baseline=baseline if baseline in table.index else None,
+        )
     for ax in axes.flat[n:]:
         ax.set_axis_off()
     fig.tight_layout()
     return fig
 
 
-def difference_figure(result: Result, target: str, metric: str,
-                      pair: tuple[str, str]) -> Figure:
+def difference_figure(result: Result, target: str, metric: str, pair: tuple[str, str]) -> Figure:
     """A result's arms with their intervals, above the per-question differences of one pair.
 
     Parameters
@@ -124,16 +142,25 @@ def difference_figure(result: Result, target: str, metric: str,
     table = result.table(target, metric)
     a, b = pair
     scores = result.scores[target][metric]
-    level = f"{result.confidence:.0%} " + ("Wilson" if metric.startswith("hit@") else
-                                          "bootstrap")
+    level = f"{result.confidence:.0%} " + ("Wilson" if metric.startswith("hit@") else "bootstrap")
     top = 0.38 * len(table) + 1.2
-    fig, axes = plt.subplots(2, 1, figsize=(WIDTH, top + 2.8),
-                             gridspec_kw={"height_ratios": [top, 2.8]})
-    interval_plot(table, "rate" if "rate" in table.columns else "mean", ax=axes[0],
-                  xlabel=f"{metric}, {target} target ({level} interval)",
-                  baseline=result.baseline)
-    paired_difference_plot(scores[a], scores[b], ax=axes[1],
-                           label=f"{a} − {b}", title=f"per-question {metric} difference")
+    fig, axes = plt.subplots(
+        2, 1, figsize=(WIDTH, top + 2.8), gridspec_kw={"height_ratios": [top, 2.8]}
+    )
+    interval_plot(
+        table,
+        "rate" if "rate" in table.columns else "mean",
+        ax=axes[0],
+        xlabel=f"{metric}, {target} target ({level} interval)",
+        baseline=result.baseline,
+    )
+    paired_difference_plot(
+        scores[a],
+        scores[b],
+        ax=axes[1],
+        label=f"{a} − {b}",
+        title=f"per-question {metric} difference",
+    )
     fig.tight_layout()
     return fig
 
@@ -156,13 +183,22 @@ def smallest_font(fig: Figure) -> float:
     from matplotlib.text import Text
 
     fig.canvas.draw()  # tick labels exist once drawn
-    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip()]
+    sizes = [
+        float(t.get_fontsize())
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
     return min(sizes, default=float("nan"))
 
 
-def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
-         dpi: int = DPI, *, show: bool = True) -> None:
+def save(
+    fig: Figure,
+    folder: str | os.PathLike[str] | None,
+    name: str,
+    dpi: int = DPI,
+    *,
+    show: bool = True,
+) -> None:
     """Render ``fig`` once: saved as ``folder/name`` when asked, shown in the notebook, closed.
 
     Parameters
@@ -199,8 +235,9 @@ def save(fig: Figure, folder: str | os.PathLike[str] | None, name: str,
         _save(fig, folder, name, dpi, show)
 
 
-def _save(fig: Figure, folder: str | os.PathLike[str] | None, name: str, dpi: int,
-          show: bool) -> None:
+def _save(
+    fig: Figure, folder: str | os.PathLike[str] | None, name: str, dpi: int, show: bool
+) -> None:
     import io
 
     import matplotlib.pyplot as plt
@@ -211,8 +248,13 @@ def _save(fig: Figure, folder: str | os.PathLike[str] | None, name: str, dpi: in
     data = b""
     if png or show:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight",
-                    metadata={FONT_KEY: f"{smallest_font(fig):g}", DPI_KEY: str(dpi)})
+        fig.savefig(
+            buffer,
+            format="png",
+            dpi=dpi,
+            bbox_inches="tight",
+            metadata={FONT_KEY: f"{smallest_font(fig):g}", DPI_KEY: str(dpi)},
+        )
         data = buffer.getvalue()
     if folder:
         path = Path(folder) / name

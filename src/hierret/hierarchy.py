@@ -96,8 +96,15 @@ class Section:
 
     def unit(self) -> Unit:
         """The section's own span as a retrievable unit (parent: its document)."""
-        return Unit(self.id, self.doc_id, "sections", self.start, self.own_end,
-                    self.doc_id, " > ".join(self.path))
+        return Unit(
+            self.id,
+            self.doc_id,
+            "sections",
+            self.start,
+            self.own_end,
+            self.doc_id,
+            " > ".join(self.path),
+        )
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:
@@ -145,13 +152,20 @@ def detect_headings(text: str, styles: Sequence[str] = HEADING_STYLES) -> list[H
         blank_before = i == 0 or not get[i - 1].strip()
         nxt = get[i + 1] if i + 1 < len(lines) else ""
         under = _RST_UNDERLINE.match(nxt)
-        if ("rst" in styles and line.strip() and not line[0].isspace() and under and blank_before
-                and len(nxt.rstrip()) >= len(line.rstrip())):
+        if (
+            "rst" in styles
+            and line.strip()
+            and not line[0].isspace()
+            and under
+            and blank_before
+            and len(nxt.rstrip()) >= len(line.rstrip())
+        ):
             char = under.group(1)
             if char not in rst_order:
                 rst_order.append(char)
-            found.append(Heading(rst_order.index(char) + 1, line.strip(), lines[i][0],
-                                 lines[i + 1][1]))
+            found.append(
+                Heading(rst_order.index(char) + 1, line.strip(), lines[i][0], lines[i + 1][1])
+            )
             i += 2
             continue
         md = _MARKDOWN.match(line)
@@ -160,8 +174,13 @@ def detect_headings(text: str, styles: Sequence[str] = HEADING_STYLES) -> list[H
         else:
             num = _NUMBERED.match(line)
             blank_after = i + 1 >= len(lines) or not nxt.strip()
-            if (num and blank_before and blank_after and "numbered" in styles
-                    and not line.rstrip().endswith((".", ":", ";", ",", "?", "!"))):
+            if (
+                num
+                and blank_before
+                and blank_after
+                and "numbered" in styles
+                and not line.rstrip().endswith((".", ":", ";", ",", "?", "!"))
+            ):
                 found.append(Heading(num.group(1).count(".") + 1, line.strip(), *lines[i]))
         i += 1
     return found
@@ -175,8 +194,18 @@ def _sections_of(doc: Document, styles: Sequence[str]) -> list[Section]:
     if text[:first].strip() or not headings:
         end = first if headings else len(text)
         title = doc.title if not headings else "(preamble)"
-        sections.append(Section(f"{doc.id}#s{0 if headings else 1}", doc.id, 0, end, end, 1,
-                                None, (title or doc.id,)))
+        sections.append(
+            Section(
+                f"{doc.id}#s{0 if headings else 1}",
+                doc.id,
+                0,
+                end,
+                end,
+                1,
+                None,
+                (title or doc.id,),
+            )
+        )
     stack: list[tuple[int, str, tuple[str, ...], list[int]]] = []  # level, id, path, counters
     top_counter = [0]
     for n, h in enumerate(headings):
@@ -188,7 +217,7 @@ def _sections_of(doc: Document, styles: Sequence[str]) -> list[Section]:
         sid = f"{parent}.{counters[0]}" if parent else f"{doc.id}#s{counters[0]}"
         path = (stack[-1][2] if stack else ()) + (h.title,)
         own_end = headings[n + 1].start if n + 1 < len(headings) else len(text)
-        end = next((g.start for g in headings[n + 1:] if g.level <= h.level), len(text))
+        end = next((g.start for g in headings[n + 1 :] if g.level <= h.level), len(text))
         sections.append(Section(sid, doc.id, h.start, own_end, end, len(path), parent, path))
         stack.append((h.level, sid, path, [0]))
     return sections
@@ -217,8 +246,9 @@ class Hierarchy:
     def units(self, level: Level) -> list[Unit]:
         """Units of ``level`` (``documents``, ``sections`` or ``passages``), in corpus order."""
         if level == "documents":
-            return [Unit(d.id, d.id, "documents", 0, len(d.text), None, d.title)
-                    for d in self.corpus]
+            return [
+                Unit(d.id, d.id, "documents", 0, len(d.text), None, d.title) for d in self.corpus
+            ]
         if level == "sections":
             return [s.unit() for d in self.corpus for s in self.sections[d.id]]
         if level == "passages":
@@ -289,23 +319,33 @@ def build_hierarchy(
         return _build(corpus, max_chars, overlap_chars, pack_within_sections, heading_styles)
 
 
-def _build(corpus: Corpus, max_chars: int, overlap_chars: int, pack_within_sections: bool,
-           heading_styles: Sequence[str]) -> Hierarchy:
+def _build(
+    corpus: Corpus,
+    max_chars: int,
+    overlap_chars: int,
+    pack_within_sections: bool,
+    heading_styles: Sequence[str],
+) -> Hierarchy:
     sections: dict[str, list[Section]] = {}
     passages: list[Unit] = []
     for doc in corpus:
         secs = _sections_of(doc, heading_styles)
         sections[doc.id] = secs
         if pack_within_sections:
-            spans = [(sec.start + a, sec.start + b) for sec in secs
-                     for a, b in chunk_text(doc.text[sec.start:sec.own_end], max_chars,
-                                            overlap_chars)]
+            spans = [
+                (sec.start + a, sec.start + b)
+                for sec in secs
+                for a, b in chunk_text(doc.text[sec.start : sec.own_end], max_chars, overlap_chars)
+            ]
         else:
             spans = chunk_text(doc.text, max_chars, overlap_chars)
         for n, span in enumerate(spans):
             owner = _assign(span, secs)
             passages.append(Unit(f"{doc.id}#p{n}", doc.id, "passages", span[0], span[1], owner.id))
-    params = {"max_chars": max_chars, "overlap_chars": overlap_chars,
-              "pack_within_sections": pack_within_sections,
-              "heading_styles": ",".join(heading_styles)}
+    params = {
+        "max_chars": max_chars,
+        "overlap_chars": overlap_chars,
+        "pack_within_sections": pack_within_sections,
+        "heading_styles": ",".join(heading_styles),
+    }
     return Hierarchy(corpus, sections, passages, params)

@@ -119,5 +119,6 @@ class Hits:
         text = snippet(self.hierarchy.text(unit), 400)
         if unit.level == "sections":  # the heading is in the path already
             text = text.removeprefix(self._headings[unit_id]).lstrip()
-        return Hit(rank, unit_id, score, level, unit.doc_id, path, unit.start, unit.end,
-                   snippet(text))
+        return Hit(
+            rank, unit_id, score, level, unit.doc_id, path, unit.start, unit.end, snippet(text)
+        )

@@ -184,8 +184,9 @@ def _vectors_digest(mat: npt.NDArray[np.float32]) -> str:
     return hashlib.sha256(np.ascontiguousarray(mat, dtype="<f4").tobytes()).hexdigest()
 
 
-def exact_scores(query: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]) -> (
-        npt.NDArray[np.float32]):
+def exact_scores(
+    query: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     """Inner products of one query with some rows, independent of batch and backend.
 
     Products of float32 values are exact in float64; each row's sum is numpy's
@@ -321,8 +322,9 @@ class VectorIndex:
         self.check(identity)
         return self._queries(queries) @ self._vectors.T
 
-    def search(self, queries: npt.ArrayLike, k: int, identity: IdentityLike,
-               backend: Backend = "auto") -> list[Ranking]:
+    def search(
+        self, queries: npt.ArrayLike, k: int, identity: IdentityLike, backend: Backend = "auto"
+    ) -> list[Ranking]:
         """Top ``k`` units per query, ordered by :func:`~hierret.runs.rank`.
 
         Parameters
@@ -387,7 +389,7 @@ must be finite (check the encoder's output before indexing or searching)
         picks: list[npt.NDArray[np.intp]] = []
         step = max(1, _BLOCK_SCORES // n)
         for lo in range(0, q.shape[0], step):
-            block = q[lo:lo + step] @ self._vectors.T
+            block = q[lo : lo + step] @ self._vectors.T
             kth = np.partition(block, n - k, axis=1)[:, n - k]
             picks.extend(np.flatnonzero(r >= t - slack) for r, t in zip(block, kth, strict=True))
         return picks

@@ -79,8 +79,9 @@ __all__ = [
 ]
 
 
-def timed_reranker(kind: str, encoder: Encoder | TokenEncoder, name: str, *,
-                   reduce: Literal["sum", "mean"] = "sum") -> Reranker:
+def timed_reranker(
+    kind: str, encoder: Encoder | TokenEncoder, name: str, *, reduce: Literal["sum", "mean"] = "sum"
+) -> Reranker:
     """A reranker set up for timing: candidates kept without limit, queries never cached.
 
     ``kind`` ``"maxsim"`` gives a :class:`~hierret.rerank.MaxSimReranker`
@@ -97,12 +98,15 @@ def timed_reranker(kind: str, encoder: Encoder | TokenEncoder, name: str, *,
     'rescore'
     """
     if kind == "maxsim":
-        return MaxSimReranker(encoder, reduce=reduce, cache_size=None, cache_queries=False,
-                              name=name)
+        return MaxSimReranker(
+            encoder, reduce=reduce, cache_size=None, cache_queries=False, name=name
+        )
     if kind == "encoder" and not isinstance(encoder, TokenEncoder):
         return EncoderReranker(encoder, name=name, cache_queries=False)
-    raise ValueError(f"unknown reranker kind {kind!r} for {type(encoder).__name__}: use "
-                     "'maxsim' (any encoder) or 'encoder' (an Encoder)")
+    raise ValueError(
+        f"unknown reranker kind {kind!r} for {type(encoder).__name__}: use "
+        "'maxsim' (any encoder) or 'encoder' (an Encoder)"
+    )
 
 
 def unprepared(reranker: Reranker) -> Reranker:
@@ -133,8 +137,12 @@ def unprepared(reranker: Reranker) -> Reranker:
     return reranker
 
 
-def first_stages(hierarchy: Hierarchy, level: Level, specs: Mapping[str, tuple[Ranker, str]],
-                 encoders: Mapping[str, Encoder]) -> dict[str, Arm]:
+def first_stages(
+    hierarchy: Hierarchy,
+    level: Level,
+    specs: Mapping[str, tuple[Ranker, str]],
+    encoders: Mapping[str, Encoder],
+) -> dict[str, Arm]:
     """First stages by label from ``(ranker, encoder name)`` specs, one searcher per encoder.
 
     Each is ``Profile(level=level, ranker=ranker, vectors="first-window")``:
@@ -153,8 +161,10 @@ def first_stages(hierarchy: Hierarchy, level: Level, specs: Mapping[str, tuple[R
     (True, 'dense')
     """
     searchers = {e: Searcher(hierarchy, encoders[e]) for _, e in specs.values()}
-    return {label: Arm(Profile(level=level, ranker=ranker, vectors="first-window"),
-                       searchers[e]) for label, (ranker, e) in specs.items()}
+    return {
+        label: Arm(Profile(level=level, ranker=ranker, vectors="first-window"), searchers[e])
+        for label, (ranker, e) in specs.items()
+    }
 
 
 def _ranked_level(arm: Arm) -> Level:
@@ -192,9 +202,12 @@ class JointMatrix:
 
     def _redundant(self, stage: Arm, reranker: Reranker) -> bool:
         searcher = stage.searcher
-        return (isinstance(reranker, EncoderReranker) and stage.profile.ranker == "dense"
-                and searcher is not None
-                and reranker.encoder.identity.key() == searcher.encoder.identity.key())
+        return (
+            isinstance(reranker, EncoderReranker)
+            and stage.profile.ranker == "dense"
+            and searcher is not None
+            and reranker.encoder.identity.key() == searcher.encoder.identity.key()
+        )
 
     def arms(self) -> dict[str, Arm]:
         """``"<stage>+<reranker>"`` arms, stage by stage, the unreranked one first."""
@@ -204,9 +217,13 @@ class JointMatrix:
             for rr in [*names, *self.rerankers]:
                 if rr in self.rerankers and self._redundant(stage, self.rerankers[rr]):
                     continue
-                profile = replace(stage.profile, name=f"{label}+{rr}", selection=Selection(),
-                                  candidates=self.candidates,
-                                  reranker=None if rr == self.unreranked else rr)
+                profile = replace(
+                    stage.profile,
+                    name=f"{label}+{rr}",
+                    selection=Selection(),
+                    candidates=self.candidates,
+                    reranker=None if rr == self.unreranked else rr,
+                )
                 out[f"{label}+{rr}"] = Arm(profile, stage.searcher)
         return out
 
@@ -215,8 +232,11 @@ class JointMatrix:
         if self.unreranked is None:
             return []
         arms = self.arms()
-        return [(name, f"{name.rsplit('+', 1)[0]}+{self.unreranked}") for name, arm in
-                arms.items() if arm.profile.reranker is not None]
+        return [
+            (name, f"{name.rsplit('+', 1)[0]}+{self.unreranked}")
+            for name, arm in arms.items()
+            if arm.profile.reranker is not None
+        ]
 
     def prepare(self, queries: Sequence[Query]) -> int:
         """Run every first stage and have every reranker prepare the union of candidates.
@@ -238,8 +258,9 @@ class JointMatrix:
                 reranker.score(queries[0].text, [texts[pool[0]]])
         return len(pool)
 
-    def values(self, result: Result, prefix: str,
-               cold: pd.DataFrame | None = None) -> dict[str, float]:
+    def values(
+        self, result: Result, prefix: str, cold: pd.DataFrame | None = None
+    ) -> dict[str, float]:
         """:func:`matrix_values` and :func:`latency_values` of ``cold``, with the sizes.
 
         Adds ``{prefix}_questions`` (questions judged) and ``{prefix}_units``
@@ -255,8 +276,9 @@ class JointMatrix:
         out |= matrix_values(result, prefix)
         return out | (latency_values(cold, prefix) if cold is not None else {})
 
-    def run(self, queries: Sequence[Query], target: Level, *, prepare: bool = True,
-            **options: Any) -> Result:
+    def run(
+        self, queries: Sequence[Query], target: Level, *, prepare: bool = True, **options: Any
+    ) -> Result:
         """:func:`hierret.experiment.run` of :meth:`arms` with :meth:`family`.
 
         With ``prepare`` (the default), :meth:`prepare` runs first, so the
@@ -267,12 +289,24 @@ class JointMatrix:
         if prepare:
             self.prepare(queries)
         arms = self.arms()
-        return experiment.run(arms, queries, targets=[target], baseline=next(iter(arms)),
-                              family=self.family(), k=self.candidates,
-                              rerankers=self.rerankers, **options)
+        return experiment.run(
+            arms,
+            queries,
+            targets=[target],
+            baseline=next(iter(arms)),
+            family=self.family(),
+            k=self.candidates,
+            rerankers=self.rerankers,
+            **options,
+        )
 
-    def cold_latency(self, stage: str, queries: Sequence[Query], sample: int | None = None,
-                     rng: np.random.Generator | None = None) -> pd.DataFrame:
+    def cold_latency(
+        self,
+        stage: str,
+        queries: Sequence[Query],
+        sample: int | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> pd.DataFrame:
         """Reranking time per query on ``stage``'s candidates, with nothing prepared.
 
         ``sample`` questions drawn by ``rng`` (without replacement, kept in
@@ -282,20 +316,31 @@ class JointMatrix:
         """
         if sample is not None:
             draw = (rng or np.random.default_rng(0)).choice(
-                len(queries), size=min(sample, len(queries)), replace=False)
+                len(queries), size=min(sample, len(queries)), replace=False
+            )
             queries = [queries[i] for i in sorted(draw)]
         arm = self.stages[stage]
         assert arm.searcher is not None, "the stage needs its searcher"
         rows = []
         for rr, reranker in self.rerankers.items():
-            profile = replace(arm.profile, name=f"{stage}+{rr} (cold)", reranker=rr,
-                              candidates=self.candidates)
-            lat = arm.searcher.trace(queries, profile, k=self.candidates,
-                                     rerankers={rr: unprepared(reranker)}).latency()
-            rows.append({"reranker": rr, "first stage": stage, "mean ms": lat.mean_ms,
-                         "p90 ms": lat.p90_ms, "queries": lat.n})
-        return pd.DataFrame(rows, columns=["reranker", "first stage", "mean ms", "p90 ms",
-                                           "queries"])
+            profile = replace(
+                arm.profile, name=f"{stage}+{rr} (cold)", reranker=rr, candidates=self.candidates
+            )
+            lat = arm.searcher.trace(
+                queries, profile, k=self.candidates, rerankers={rr: unprepared(reranker)}
+            ).latency()
+            rows.append(
+                {
+                    "reranker": rr,
+                    "first stage": stage,
+                    "mean ms": lat.mean_ms,
+                    "p90 ms": lat.p90_ms,
+                    "queries": lat.n,
+                }
+            )
+        return pd.DataFrame(
+            rows, columns=["reranker", "first stage", "mean ms", "p90 ms", "queries"]
+        )
 
 
 def matrix_table(result: Result, interval: str = "ndcg@10") -> pd.DataFrame:
@@ -324,8 +369,7 @@ def matrix_values(result: Result, prefix: str) -> dict[str, float]:
         table = result.table(result.targets[0], m)
         for arm in table.index:
             for col in ("mean", "low", "high"):
-                out[key(prefix, arm, m, "" if col == "mean" else col)] = float(
-                    table.loc[arm, col])
+                out[key(prefix, arm, m, "" if col == "mean" else col)] = float(table.loc[arm, col])
         for _, row in result.tests(m).iterrows():
             for col in ("diff", "diff_low", "diff_high", "p_holm"):
                 out[key(prefix, row["arm_a"], "vs_first", m, col)] = float(row[col])
@@ -346,13 +390,19 @@ def latency_values(table: pd.DataFrame, prefix: str, name: str = "cold_ms") -> d
     >>> latency_values(t, "pyref")
     {'pyref_maxsim_cold_ms_mean': 9.0, 'pyref_maxsim_cold_ms_p90': 12.0}
     """
-    return {key(prefix, x["reranker"], name, stat): float(x[f"{stat} ms"])
-            for x in table.to_dict("records") for stat in ("mean", "p90")}
+    return {
+        key(prefix, x["reranker"], name, stat): float(x[f"{stat} ms"])
+        for x in table.to_dict("records")
+        for stat in ("mean", "p90")
+    }
 
 
-def record_identity(encoders: Mapping[str, Encoder], rerankers: Mapping[str, Reranker],
-                    corpora: Mapping[str, tuple[Any, ...]],
-                    *results: Mapping[str, Result]) -> dict[str, Any]:
+def record_identity(
+    encoders: Mapping[str, Encoder],
+    rerankers: Mapping[str, Reranker],
+    corpora: Mapping[str, tuple[Any, ...]],
+    *results: Mapping[str, Result],
+) -> dict[str, Any]:
     """What a reranking record states about how it ran.
 
     Parameters
@@ -369,10 +419,16 @@ def record_identity(encoders: Mapping[str, Encoder], rerankers: Mapping[str, Rer
     return {
         "encoders": {n: e.identity.describe() for n, e in encoders.items()},
         "rerankers": {n: asdict(r.identity) for n, r in rerankers.items()},
-        "profiles": {f"{c} · {t.profile.name}": t.profile.as_dict() for runs in results
-                     for c, r in runs.items() for t in r.traces.values()},
-        "corpora": {c: {**_bundle(b).identity(), **_hierarchy(h).identity(), "target": level}
-                    for c, (b, h, level, *_) in corpora.items()},
+        "profiles": {
+            f"{c} · {t.profile.name}": t.profile.as_dict()
+            for runs in results
+            for c, r in runs.items()
+            for t in r.traces.values()
+        },
+        "corpora": {
+            c: {**_bundle(b).identity(), **_hierarchy(h).identity(), "target": level}
+            for c, (b, h, level, *_) in corpora.items()
+        },
     }
 
 
@@ -399,18 +455,29 @@ def plot_matrix(results: Mapping[str, Result], metric: str = "ndcg@10") -> Figur
     from hierret.plots import interval_plot
 
     n = max((len(r.arms) for r in results.values()), default=1)
-    fig, axes = plt.subplots(len(results), 2, figsize=(8.5, (0.32 * n + 1.3) * len(results)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(results), 2, figsize=(8.5, (0.32 * n + 1.3) * len(results)), squeeze=False
+    )
     for (name, result), row in zip(results.items(), axes, strict=True):
         level = f"{result.confidence:.0%} interval"
         table = result.table(result.targets[0], metric)
-        interval_plot(table, ax=row[0], xlabel=f"{metric} (mean over questions, {level})",
-                      title=f"{name}: every arm")
+        interval_plot(
+            table,
+            ax=row[0],
+            xlabel=f"{metric} (mean over questions, {level})",
+            title=f"{name}: every arm",
+        )
         tests = result.tests(metric).set_index("arm_a")
         if len(tests):
-            interval_plot(tests, value="diff", low="diff_low", high="diff_high", ax=row[1],
-                          xlabel=f"{metric} difference (paired, {level})",
-                          title=f"{name}: reranked − own first stage")
+            interval_plot(
+                tests,
+                value="diff",
+                low="diff_low",
+                high="diff_high",
+                ax=row[1],
+                xlabel=f"{metric} difference (paired, {level})",
+                title=f"{name}: reranked − own first stage",
+            )
             row[1].axvline(0, color="black", linewidth=0.8)
         else:
             row[1].set_axis_off()

@@ -88,16 +88,19 @@ def plan_windows(n: int, budget: int, overlap: int) -> list[tuple[int, int]]:
     ([(0, 3)], [(0, 4), (3, 7)])
     """
     if not 0 <= overlap < budget:
-        raise ValueError(f"overlap must be in [0, budget={budget}), got {overlap}: "
-                         "lower the overlap or use a longer window")
+        raise ValueError(
+            f"overlap must be in [0, budget={budget}), got {overlap}: "
+            "lower the overlap or use a longer window"
+        )
     if n <= budget:
         return [(0, n)]
     starts = [*list(range(0, n - budget, budget - overlap)), n - budget]
     return [(s, s + budget) for s in dict.fromkeys(starts)]
 
 
-def best_windows(n: int, windows: Sequence[tuple[int, int]]
-                 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+def best_windows(
+    n: int, windows: Sequence[tuple[int, int]]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """For each of ``n`` tokens, the window where it has the most context.
 
     Returns
@@ -167,10 +170,14 @@ class LateVectors:
         section took more than one window.
         """
         c = self.context
-        return {"passages": len(c), "tokens": float(c["tokens"].mean()),
-                "before": float(c["before"].mean()), "after": float(c["after"].mean()),
-                "alone": float(((c["before"] == 0) & (c["after"] == 0)).mean()),
-                "long": float((c["windows"] > 1).mean())}
+        return {
+            "passages": len(c),
+            "tokens": float(c["tokens"].mean()),
+            "before": float(c["before"].mean()),
+            "after": float(c["after"].mean()),
+            "alone": float(((c["before"] == 0) & (c["after"] == 0)).mean()),
+            "long": float((c["windows"] > 1).mean()),
+        }
 
 
 class LateChunker:
@@ -209,9 +216,15 @@ class LateChunker:
         that leaves no stride.
     """
 
-    def __init__(self, encoder: Encoder, overlap: int = 64, window: int | None = None,
-                 cache: VectorCache | None = None, batch_size: int = 16,
-                 use_cache: bool = True) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        overlap: int = 64,
+        window: int | None = None,
+        cache: VectorCache | None = None,
+        batch_size: int = 16,
+        use_cache: bool = True,
+    ) -> None:
         self.encoder = encoder
         self._model = sentence_transformer(encoder)
         self._tok = self._model.tokenizer
@@ -238,8 +251,13 @@ class LateChunker:
         return replace(base, name=base.name + method, window=self.window)
 
     def _ids(self, text: str) -> tuple[list[int], NDArray[np.int64]]:
-        enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True,
-                        truncation=False, verbose=False)
+        enc = self._tok(
+            text,
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            truncation=False,
+            verbose=False,
+        )
         offsets = np.array(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
         real = offsets[:, 1] > offsets[:, 0]
         return [t for t, r in zip(enc["input_ids"], real, strict=True) if r], offsets[real]
@@ -261,8 +279,9 @@ class LateChunker:
                 emb = self._model[0]({"input_ids": ids, "attention_mask": mask})
             hidden = emb["token_embeddings"].float().cpu().numpy()
             skip = 1 + len(self._prefix)
-            out += [hidden[j, skip : skip + len(r)]
-                    for j, r in enumerate(rows[b : b + self.batch_size])]
+            out += [
+                hidden[j, skip : skip + len(r)] for j, r in enumerate(rows[b : b + self.batch_size])
+            ]
         self.seconds += time.perf_counter() - start
         self.windows_encoded += len(rows)
         return out
@@ -302,8 +321,10 @@ class LateChunker:
         sizes), each section's tokens encoded once for all of them."""
         corpus = hierarchies[0].corpus
         if any(h.corpus.fingerprint != corpus.fingerprint for h in hierarchies):
-            raise ValueError("the hierarchies must share one corpus (build them from the same "
-                             "documents with different passage sizes)")
+            raise ValueError(
+                "the hierarchies must share one corpus (build them from the same "
+                "documents with different passage sizes)"
+            )
         plans = [_Plan(h, self) for h in hierarchies]
         for doc in corpus:
             contexts = [(s.start, s.own_end) for s in hierarchies[0].sections[doc.id]]
@@ -336,19 +357,25 @@ class _Plan:
 
     def _key(self, unit: Any) -> str:
         doc = self.h.corpus[unit.doc_id]
-        spans = [(s.start, s.own_end) for s in self.h.sections[unit.doc_id]
-                 if s.start < unit.end and s.own_end > unit.start]
+        spans = [
+            (s.start, s.own_end)
+            for s in self.h.sections[unit.doc_id]
+            if s.start < unit.end and s.own_end > unit.start
+        ]
         lo, hi = (spans[0][0], spans[-1][1]) if spans else (unit.start, unit.end)
-        return json.dumps([unit.start - lo, unit.end - lo, [b - lo for _, b in spans],
-                           doc.text[lo:hi]])
+        return json.dumps(
+            [unit.start - lo, unit.end - lo, [b - lo for _, b in spans], doc.text[lo:hi]]
+        )
 
     def missing(self, doc_id: str) -> bool:
         return not all(self.found[i] for i in self.rows.get(doc_id, []))
 
-    def pool(self, doc_id: str, contexts: list[tuple[int, int]],
-             tokens: list[TokenVectors]) -> None:
-        starts = np.concatenate([t.offsets[:, 0] + s for (s, _), t in zip(contexts, tokens,
-                                                                           strict=True)])
+    def pool(
+        self, doc_id: str, contexts: list[tuple[int, int]], tokens: list[TokenVectors]
+    ) -> None:
+        starts = np.concatenate(
+            [t.offsets[:, 0] + s for (s, _), t in zip(contexts, tokens, strict=True)]
+        )
         before = np.concatenate([t.before for t in tokens])
         after = np.concatenate([t.after for t in tokens])
         windows = np.concatenate([np.full(len(t.offsets), t.n_windows) for t in tokens])
@@ -359,11 +386,14 @@ class _Plan:
             inside = np.flatnonzero((starts >= u.start) & (starts < u.end))
             if not len(inside):
                 raise ValueError(f"passage {u.id!r} holds no token of its document's sections")
-            self.context[i] = {"passage": u.id, "tokens": len(inside),
-                               "before": int(before[inside[0]]),
-                               "after": int(after[inside[-1]]),
-                               "windows": int(windows[inside].max()),
-                               "cached": bool(self.found[i])}
+            self.context[i] = {
+                "passage": u.id,
+                "tokens": len(inside),
+                "before": int(before[inside[0]]),
+                "after": int(after[inside[-1]]),
+                "windows": int(windows[inside].max()),
+                "cached": bool(self.found[i]),
+            }
             if not self.found[i]:
                 assert flat is not None  # computed whenever a passage of the document misses
                 self.vectors[i] = l2_normalize(flat[inside].astype(np.float64).mean(axis=0))[0]
@@ -376,8 +406,13 @@ class _Plan:
         return LateVectors([u.id for u in self.units], self.vectors, frame)
 
 
-def cost(encoder: Encoder, hierarchy: Hierarchy, max_passages: int = 64, overlap: int = 64,
-         windows: Sequence[int | None] = (None, 512)) -> pd.DataFrame:
+def cost(
+    encoder: Encoder,
+    hierarchy: Hierarchy,
+    max_passages: int = 64,
+    overlap: int = 64,
+    windows: Sequence[int | None] = (None, 512),
+) -> pd.DataFrame:
     """Measured time per passage: plain passage vectors, and late chunking per window.
 
     The first documents of ``hierarchy`` holding at least ``max_passages``
@@ -401,20 +436,35 @@ def cost(encoder: Encoder, hierarchy: Hierarchy, max_passages: int = 64, overlap
         if n >= max_passages:
             break
     keep = {d.id for d in docs}
-    sub = Hierarchy(Corpus(hierarchy.corpus.name, docs),
-                    {d: hierarchy.sections[d] for d in keep},
-                    [p for p in hierarchy.passages if p.doc_id in keep], dict(hierarchy.params))
+    sub = Hierarchy(
+        Corpus(hierarchy.corpus.name, docs),
+        {d: hierarchy.sections[d] for d in keep},
+        [p for p in hierarchy.passages if p.doc_id in keep],
+        dict(hierarchy.params),
+    )
     plain = getattr(encoder, "encoder", encoder)
     texts = [sub.text(p) for p in text_units(sub, "passages")]
     start = time.perf_counter()
     plain.encode_passages(texts)
-    rows = [{"method": "plain", "passages": len(texts), "windows": len(texts),
-             "seconds": time.perf_counter() - start}]
+    rows = [
+        {
+            "method": "plain",
+            "passages": len(texts),
+            "windows": len(texts),
+            "seconds": time.perf_counter() - start,
+        }
+    ]
     for w in windows:
         late = LateChunker(encoder, overlap, w, use_cache=False)
         start = time.perf_counter()
         late.passage_vectors(sub)
-        rows.append({"method": f"late-{late.window}", "passages": len(texts),
-                     "windows": late.windows_encoded, "seconds": time.perf_counter() - start})
+        rows.append(
+            {
+                "method": f"late-{late.window}",
+                "passages": len(texts),
+                "windows": late.windows_encoded,
+                "seconds": time.perf_counter() - start,
+            }
+        )
     frame = pd.DataFrame(rows).set_index("method")
     return frame.assign(ms_per_passage=1000 * frame["seconds"] / frame["passages"])

@@ -177,9 +177,7 @@ class PoolingReport:
         return text
 
 
-def embed_spans(
-    encoder: Encoder, texts: Sequence[str]
-) -> tuple[NDArray[np.float32], list[int]]:
+def embed_spans(encoder: Encoder, texts: Sequence[str]) -> tuple[NDArray[np.float32], list[int]]:
     """Embed texts of any length: window-pool those longer than the encoder's window.
 
     All windows of all texts go to ``encoder.encode_passages`` in one call (a
@@ -341,17 +339,20 @@ def unit_vectors(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: use one of {STRATEGIES}")
     if level == "passages" and strategy == "centroid":
-        raise ValueError("passages have no passages to average: use strategy='first-window' "
-                         "or 'rawspan'")
+        raise ValueError(
+            "passages have no passages to average: use strategy='first-window' or 'rawspan'"
+        )
     units = text_units(hierarchy, level)
     ids = [u.id for u in units]
     dim, window = encoder.identity.dimension, encoder.identity.window
     if strategy == "first-window":
         texts = [hierarchy.text(u) for u in units]
-        over = tuple(u.id for u, n in zip(units, encoder.count_tokens(texts), strict=True)
-                     if n > window)
-        report = PoolingReport(level, strategy, window, len(units), dict.fromkeys(ids, 1),
-                               truncated=over)
+        over = tuple(
+            u.id for u, n in zip(units, encoder.count_tokens(texts), strict=True) if n > window
+        )
+        report = PoolingReport(
+            level, strategy, window, len(units), dict.fromkeys(ids, 1), truncated=over
+        )
         return ids, encoder.encode_passages(texts), report
     out = np.empty((len(units), dim), dtype=np.float32)
     centroid: dict[str, NDArray[np.float32]] = {}

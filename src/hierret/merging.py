@@ -51,8 +51,13 @@ __all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_si
 MergeScore = Literal["best", "mean"]
 
 
-def auto_merge(ranking: Ranking, parent: Mapping[str, str], sizes: Mapping[str, int],
-               threshold: float, score: MergeScore = "mean") -> Ranking:
+def auto_merge(
+    ranking: Ranking,
+    parent: Mapping[str, str],
+    sizes: Mapping[str, int],
+    threshold: float,
+    score: MergeScore = "mean",
+) -> Ranking:
     """One ranking of passages with over-``threshold`` sections merged.
 
     Parameters
@@ -110,8 +115,13 @@ def section_sizes(hierarchy: Hierarchy) -> dict[str, int]:
     return dict(Counter(p.parent or "" for p in hierarchy.passages))
 
 
-def merge_run(run: Run, hierarchy: Hierarchy, threshold: float, candidates: int = 20,
-              score: MergeScore = "mean") -> Run:
+def merge_run(
+    run: Run,
+    hierarchy: Hierarchy,
+    threshold: float,
+    candidates: int = 20,
+    score: MergeScore = "mean",
+) -> Run:
     """:func:`auto_merge` of every query's first ``candidates`` passages.
 
     Examples
@@ -125,8 +135,7 @@ def merge_run(run: Run, hierarchy: Hierarchy, threshold: float, candidates: int 
     candidates = check_count(candidates, "candidates")
     parent = hierarchy.parents("passages", "sections")
     sizes = section_sizes(hierarchy)
-    return {q: auto_merge(r[:candidates], parent, sizes, threshold, score)
-            for q, r in run.items()}
+    return {q: auto_merge(r[:candidates], parent, sizes, threshold, score) for q, r in run.items()}
 
 
 def merge_parents(hierarchy: Hierarchy, target: Level) -> dict[str, str]:
@@ -145,10 +154,19 @@ def merge_parents(hierarchy: Hierarchy, target: Level) -> dict[str, str]:
     return {**hierarchy.parents("passages", target), **hierarchy.parents("sections", target)}
 
 
-def tune(result: Result, hierarchy: Hierarchy, queries: Sequence[Query],
-         thresholds: Sequence[float], candidates: int = 20, *, base: str = "chunk",
-         name: str = "automerge", score: MergeScore = "mean", folds: int = 5,
-         seed: int = 0) -> pd.DataFrame:
+def tune(
+    result: Result,
+    hierarchy: Hierarchy,
+    queries: Sequence[Query],
+    thresholds: Sequence[float],
+    candidates: int = 20,
+    *,
+    base: str = "chunk",
+    name: str = "automerge",
+    score: MergeScore = "mean",
+    folds: int = 5,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Auto-merge an arm's passage runs, the threshold chosen out of fold; add it as an arm.
 
     For every threshold, :func:`merge_run` of ``base``'s runs is judged at
@@ -182,24 +200,36 @@ def tune(result: Result, hierarchy: Hierarchy, queries: Sequence[Query],
     metric = result.metrics[0]
     runs = {t: merge_run(result.runs[base], hierarchy, t, candidates, score) for t in thresholds}
     sections = set(hierarchy.parents("sections", "sections"))
-    counts = pd.DataFrame({t: {q: sum(u in sections for u, _ in r) for q, r in run.items()}
-                           for t, run in runs.items()})
+    counts = pd.DataFrame(
+        {
+            t: {q: sum(u in sections for u, _ in r) for q, r in run.items()}
+            for t, run in runs.items()
+        }
+    )
     rows, added = [], {}
     for target in result.targets:
         wanted = result.per_query(target, metric).index
         level = cast(Level, target)
         units, parents = hierarchy.units(level), merge_parents(hierarchy, level)
-        frame = pd.DataFrame({t: judge(run, queries, units, parents, [metric])[metric]
-                              for t, run in runs.items()}).loc[wanted]
+        frame = pd.DataFrame(
+            {t: judge(run, queries, units, parents, [metric])[metric] for t, run in runs.items()}
+        ).loc[wanted]
         held, chosen = held_out(frame, folds, seed)
         added[target] = {str(q): float(v) for q, v in held.items()}
         pick = [chosen[f] for f in _fold_of(len(frame), folds, seed)]
         merged = [counts.loc[q, t] for q, t in zip(frame.index, pick, strict=True)]
         best = frame.mean().idxmax()
-        rows.append({"target": target, "mean": float(held.mean()), "chosen_min": min(chosen),
-                     "chosen_max": max(chosen), "in_sample": best,
-                     "in_sample_mean": float(frame[best].mean()),
-                     "merged": float(np.mean(merged))})
+        rows.append(
+            {
+                "target": target,
+                "mean": float(held.mean()),
+                "chosen_min": min(chosen),
+                "chosen_max": max(chosen),
+                "in_sample": best,
+                "in_sample_mean": float(frame[best].mean()),
+                "merged": float(np.mean(merged)),
+            }
+        )
     result.add(name, added, metric)
     return pd.DataFrame(rows).set_index("target")
 

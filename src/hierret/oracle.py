@@ -58,8 +58,9 @@ def oracle(per_query: pd.DataFrame) -> pd.Series:
         raise ValueError("no arms: the oracle picks the best of at least one arm")
     missing = per_query.columns[per_query.isna().any()].tolist()
     if missing:
-        raise ValueError(f"arms {missing} do not score every query: the oracle compares arms "
-                         "on the same queries")
+        raise ValueError(
+            f"arms {missing} do not score every query: the oracle compares arms on the same queries"
+        )
     return per_query.max(axis=1)
 
 
@@ -132,8 +133,13 @@ def oracle_table(
                 frame[arm] = part[arm] if frame.empty else part[arm].reindex(frame.index)
     if name in frame.columns:
         raise ValueError(f"{name!r} is already an arm: give the oracle another name")
-    everywhere = {a for r in results for by_metric in r.scores.values()
-                  for arms in by_metric.values() for a in arms}
+    everywhere = {
+        a
+        for r in results
+        for by_metric in r.scores.values()
+        for arms in by_metric.values()
+        for a in arms
+    }
     unknown = [a for a in over or () if a not in everywhere]
     if unknown:
         raise ValueError(f"oracle over {unknown}: not arms of the results ({sorted(everywhere)})")

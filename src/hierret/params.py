@@ -69,8 +69,10 @@ __all__ = [
 # The first line of the cell papermill injects after the parameters cell.
 _INJECTED_HEADER = "# Parameters"
 # What check_notebook adds to a type message about a list or dict parameter.
-_PAPERMILL_HINT = (" (papermill's -p passes only numbers, strings, True, False and None: "
-                  "give a list or dict with -y '{name}: [...]')")
+_PAPERMILL_HINT = (
+    " (papermill's -p passes only numbers, strings, True, False and None: "
+    "give a list or dict with -y '{name}: [...]')"
+)
 
 
 class ParameterError(ValueError):
@@ -185,14 +187,17 @@ def _is_folder_or_hub_id(value: str) -> bool:
 
 #: Corpora :func:`~hierret.datasets.load` loads: a name of
 #: :func:`~hierret.datasets.source_names`, or a BEIR folder or Qasper file.
-CORPUS = Choices(_corpus_names, other=_is_path,
-                 other_text="a BEIR folder or a Qasper JSON file")
+CORPUS = Choices(_corpus_names, other=_is_path, other_text="a BEIR folder or a Qasper JSON file")
 #: BEIR dataset names :func:`~hierret.datasets.load_beir` downloads, or a BEIR folder.
 BEIR = Choices(_beir_names, other=_is_folder, other_text="a BEIR folder")
 #: Encoder names :func:`~hierret.encoders.load_encoder` knows (case-blind), or a
 #: sentence-transformers folder or hub id.
-ENCODER = Choices(_encoder_names, other=_is_folder_or_hub_id, fold_case=True,
-                  other_text="a sentence-transformers folder or hub id 'org/model'")
+ENCODER = Choices(
+    _encoder_names,
+    other=_is_folder_or_hub_id,
+    fold_case=True,
+    other_text="a sentence-transformers folder or hub id 'org/model'",
+)
 
 
 def declared_parameters(source: str) -> dict[str, object]:
@@ -339,22 +344,29 @@ def _choice_problems(name: str, value: object, choices: Choices) -> list[str]:
     return [] if problem is None else [problem]
 
 
-def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None,
-              choices: Mapping[str, Choices | Iterable[object]], where: str,
-              list_hint: str) -> list[str]:
+def _problems(
+    given: Mapping[str, object],
+    declared: Mapping[str, object] | None,
+    choices: Mapping[str, Choices | Iterable[object]],
+    where: str,
+    list_hint: str,
+) -> list[str]:
     """Every problem with ``given``; ``declared=None`` checks the choices only."""
     known = list(declared) if declared is not None else list(given)
     stray = sorted(set(choices) - set(known))
     if stray:
-        raise ValueError(f"choices are given for {', '.join(map(repr, stray))}, which "
-                         f"{where} does not declare: fix the names passed to the check")
+        raise ValueError(
+            f"choices are given for {', '.join(map(repr, stray))}, which "
+            f"{where} does not declare: fix the names passed to the check"
+        )
     problems = []
     for name, value in given.items():
         if declared is not None and name not in declared:
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(f"unknown parameter {name!r}{hint}; "
-                            f"parameters of {where}: {', '.join(known)}")
+            problems.append(
+                f"unknown parameter {name!r}{hint}; parameters of {where}: {', '.join(known)}"
+            )
             continue
         accepted = _as_choices(choices[name]) if name in choices else None
         default = declared[name] if declared is not None else None
@@ -362,8 +374,10 @@ def _problems(given: Mapping[str, object], declared: Mapping[str, object] | None
             continue
         if not _fits(value, default):
             hint = list_hint.format(name=name) if isinstance(default, list | tuple | dict) else ""
-            problems.append(f"{name} must be {_type_name(default)}, got {value!r} "
-                            f"({type(value).__name__}); the default is {default!r}{hint}")
+            problems.append(
+                f"{name} must be {_type_name(default)}, got {value!r} "
+                f"({type(value).__name__}); the default is {default!r}{hint}"
+            )
         elif accepted is not None:
             problems.extend(_choice_problems(name, value, accepted))
     return problems
@@ -376,9 +390,14 @@ def _raise(problems: list[str]) -> None:
         raise ParameterError(f"{len(problems)} parameter problems:\n- " + "\n- ".join(problems))
 
 
-def check_parameters(given: Mapping[str, object], declared: Mapping[str, object], *,
-                     choices: Mapping[str, Choices | Iterable[object]] | None = None,
-                     where: str = "this notebook", list_hint: str = "") -> None:
+def check_parameters(
+    given: Mapping[str, object],
+    declared: Mapping[str, object],
+    *,
+    choices: Mapping[str, Choices | Iterable[object]] | None = None,
+    where: str = "this notebook",
+    list_hint: str = "",
+) -> None:
     """Fail if a given parameter is unknown, of the wrong type, or not one of its choices.
 
     Parameters
@@ -419,8 +438,9 @@ def check_parameters(given: Mapping[str, object], declared: Mapping[str, object]
     _raise(_problems(given, declared, choices or {}, where, list_hint))
 
 
-def check_notebook(namespace: Mapping[str, object], /,
-                   **choices: Choices | Iterable[object]) -> None:
+def check_notebook(
+    namespace: Mapping[str, object], /, **choices: Choices | Iterable[object]
+) -> None:
     """Check a notebook's parameters from the cell right after its parameters cell.
 
     Call it as ``check_notebook(globals(), corpora=CORPUS, encoder=ENCODER)``.
@@ -459,8 +479,10 @@ parameters of this notebook: k, encoder
     """
     history = namespace.get("In")
     if not isinstance(history, list) or not history:
-        raise ValueError("check_notebook reads the kernel's input history: call it in a "
-                         "notebook cell as check_notebook(globals(), ...)")
+        raise ValueError(
+            "check_notebook reads the kernel's input history: call it in a "
+            "notebook cell as check_notebook(globals(), ...)"
+        )
     before = [str(source) for source in history[:-1]]  # the last input is this cell
     if len(before) >= 2 and before[-1].lstrip().startswith(_INJECTED_HEADER):
         in_cell = declared_parameters(before[-2])
@@ -470,7 +492,9 @@ parameters of this notebook: k, encoder
         declared, names = None, list(choices)
     missing = [name for name in names if name not in namespace]
     if missing:
-        raise ValueError(f"the notebook has no variable {', '.join(map(repr, missing))}: "
-                         "fix the names passed to check_notebook")
+        raise ValueError(
+            f"the notebook has no variable {', '.join(map(repr, missing))}: "
+            "fix the names passed to check_notebook"
+        )
     given = {name: namespace[name] for name in dict.fromkeys(names)}
     _raise(_problems(given, declared, choices, "this notebook", _PAPERMILL_HINT))

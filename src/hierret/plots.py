@@ -55,8 +55,9 @@ def interval_plot(
         _, ax = plt.subplots(figsize=(WIDTH, 0.38 * len(table) + 1.2))
     y = np.arange(len(table))[::-1]
     est = table[value].to_numpy(dtype=float)
-    err = np.vstack([est - table[low].to_numpy(dtype=float),
-                     table[high].to_numpy(dtype=float) - est])
+    err = np.vstack(
+        [est - table[low].to_numpy(dtype=float), table[high].to_numpy(dtype=float) - est]
+    )
     colors = ["black" if arm == baseline else "#4C72B0" for arm in table.index]
     for yi, e, lo_hi, c in zip(y, est, err.T, colors, strict=True):
         ax.errorbar(e, yi, xerr=lo_hi.reshape(2, 1), fmt="o", color=c, capsize=3)
@@ -95,8 +96,9 @@ def paired_difference_plot(
     ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
     ax.axhline(0, color="black", linewidth=0.8)
     wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
-    ax.set_xlabel(f"queries, sorted ({wins} better, {losses} worse, "
-                  f"{len(diff) - wins - losses} tied)")
+    ax.set_xlabel(
+        f"queries, sorted ({wins} better, {losses} worse, {len(diff) - wins - losses} tied)"
+    )
     ax.set_ylabel(label)
     ax.set_xticks([])
     if title:
@@ -104,8 +106,9 @@ def paired_difference_plot(
     return ax
 
 
-def readable_span(ax: Axes, span: float, *, axis: str = "y",
-                  bounds: tuple[float, float] = (0.0, 1.0)) -> Axes:
+def readable_span(
+    ax: Axes, span: float, *, axis: str = "y", bounds: tuple[float, float] = (0.0, 1.0)
+) -> Axes:
     """Widen an axis to at least ``span`` around its centre, within ``bounds``.
 
     Matplotlib fits an axis to the data, so two means 0.005 apart fill the

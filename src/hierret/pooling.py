@@ -48,8 +48,17 @@ def pooling_table(reports: Mapping[tuple[str, str], PoolingReport]) -> pd.DataFr
         windows), ``max windows``, ``mean windows (pooled)`` and
         ``truncated`` (cut at the window, ``first-window`` only).
     """
-    rows = {key: [r.n_units, r.n_embedded, r.n_pooled, r.max_windows,
-                  r.mean_pooled_windows, len(r.truncated)] for key, r in reports.items()}
+    rows = {
+        key: [
+            r.n_units,
+            r.n_embedded,
+            r.n_pooled,
+            r.max_windows,
+            r.mean_pooled_windows,
+            len(r.truncated),
+        ]
+        for key, r in reports.items()
+    }
     index = pd.MultiIndex.from_tuples(list(rows), names=["level", "vectors"]) if rows else None
     table = pd.DataFrame(list(rows.values()), index=index, columns=COLUMNS)
     return table.astype({c: int for c in COLUMNS if c != "mean windows (pooled)"})

@@ -148,8 +148,9 @@ min_score=0.5, min_keep=3, top_k=10'
         check_count(self.candidates, "candidates")
         check_weight(self.section_weight, "section_weight")
         if self.reranker is not None and not isinstance(self.reranker, str):
-            raise TypeError(f"reranker must be a name (str) or None, "
-                            f"got {type(self.reranker).__name__}")
+            raise TypeError(
+                f"reranker must be a name (str) or None, got {type(self.reranker).__name__}"
+            )
         if not isinstance(self.selection, Selection):
             raise TypeError(f"selection must be a Selection, got {type(self.selection).__name__}")
 
@@ -214,5 +215,4 @@ SHIPPED = Profile(
 
 #: What the source study's eval harness measured instead of :data:`SHIPPED` before
 #: its erratum: the same reranker reordering all 20 candidates, with no selection.
-REORDER_ONLY = replace(SHIPPED, name="reorder-only (as the harness ran it)",
-                       selection=Selection())
+REORDER_ONLY = replace(SHIPPED, name="reorder-only (as the harness ran it)", selection=Selection())

@@ -145,18 +145,20 @@ def table_values(
     frame = table.to_frame("") if isinstance(table, pd.Series) else table
     named_columns = _named(list(frame.columns) if columns is None else columns)
     named_rows = _named(list(frame.index) if rows is None else rows)
-    for what, picked, have in (("columns", named_columns, frame.columns),
-                               ("rows", named_rows, frame.index)):
+    for what, picked, have in (
+        ("columns", named_columns, frame.columns),
+        ("rows", named_rows, frame.index),
+    ):
         missing = [label for label in picked if label not in have]
         if missing:
-            raise ValueError(f"{what} {missing} are not in the table: "
-                             f"{', '.join(map(str, have))}")
+            raise ValueError(f"{what} {missing} are not in the table: {', '.join(map(str, have))}")
     out: dict[str, int | float] = {}
     for label, name in named_rows.items():
         i = frame.index.get_loc(label)
         if not isinstance(i, int):
-            raise ValueError(f"row {label!r} appears more than once: pass rows=None, or make "
-                             "the index unique")
+            raise ValueError(
+                f"row {label!r} appears more than once: pass rows=None, or make the index unique"
+            )
         fields = _fields(frame, label, i) if template is not None else {}
         for column, part in named_columns.items():
             value = frame[column].iat[i]  # by column: a row would cast ints to floats
@@ -168,17 +170,24 @@ def table_values(
                 try:
                     name_ = key(template.format(**fields, column=part))
                 except KeyError as err:
-                    raise ValueError(f"the template names {err.args[0]!r}, not a field of the "
-                                     f"table: {', '.join(fields)}") from None
+                    raise ValueError(
+                        f"the template names {err.args[0]!r}, not a field of the "
+                        f"table: {', '.join(fields)}"
+                    ) from None
             if name_ in out:
-                raise ValueError(f"two cells get the key {name_!r}: name every label that "
-                                 "tells them apart")
+                raise ValueError(
+                    f"two cells get the key {name_!r}: name every label that tells them apart"
+                )
             out[name_] = _number(frame, column, value)
     return out
 
 
-def publish(name: str, values: Mapping[str, Any], identity: Mapping[str, Any],
-            results_dir: str | os.PathLike[str] | None) -> None:
+def publish(
+    name: str,
+    values: Mapping[str, Any],
+    identity: Mapping[str, Any],
+    results_dir: str | os.PathLike[str] | None,
+) -> None:
     """Glue every value for the site, and write the record ``results_dir/{name}.json``.
 
     Parameters

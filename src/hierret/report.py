@@ -40,8 +40,18 @@ __all__ = [
 ]
 
 #: CPU flags that decide which arithmetic compiled engines may use.
-_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni",
-              "avx_vnni", "amx_tile")
+_CPU_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx_vnni",
+    "amx_tile",
+)
 
 GLUE_PREFIX = "application/papermill.record/"
 _MARKER = re.compile(
@@ -216,8 +226,10 @@ def check_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[
         if start not in checked:
             line = text.count("\n", 0, start) + 1
             around = text.splitlines()[line - 1].strip()[:80]
-            problems.append(f"line {line}: a marker the check cannot read (not "
-                            f"'<number><!--@record.key-->'): {around!r}")
+            problems.append(
+                f"line {line}: a marker the check cannot read (not "
+                f"'<number><!--@record.key-->'): {around!r}"
+            )
     for m in _MARKER.finditer(text):
         want = format_value(_lookup(results, m["key"]), m["fmt"])
         got = m["num"].replace("−", "-")

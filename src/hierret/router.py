@@ -51,8 +51,17 @@ from hierret.units import Query
 __all__ = ["FEATURES", "Routed", "add_routed", "features", "route"]
 
 #: The query-time features, in column order.
-FEATURES = ("p_top", "p_margin", "p_spread", "s_top", "s_margin", "s_spread", "agree_top",
-            "overlap5", "words")
+FEATURES = (
+    "p_top",
+    "p_margin",
+    "p_spread",
+    "s_top",
+    "s_margin",
+    "s_spread",
+    "agree_top",
+    "overlap5",
+    "words",
+)
 
 
 def _leg(ranking: Ranking) -> tuple[float, float, float]:
@@ -61,8 +70,9 @@ def _leg(ranking: Ranking) -> tuple[float, float, float]:
     return scores[0], scores[0] - second, scores[0] - scores[min(9, len(scores) - 1)]
 
 
-def features(queries: Sequence[Query], passages: Run, sections: Run,
-             parent: Mapping[str, str]) -> pd.DataFrame:
+def features(
+    queries: Sequence[Query], passages: Run, sections: Run, parent: Mapping[str, str]
+) -> pd.DataFrame:
     """The query-time features of every question (:data:`FEATURES`).
 
     Parameters
@@ -91,9 +101,13 @@ def features(queries: Sequence[Query], passages: Run, sections: Run,
     for q in queries:
         p, s, up = passages[q.id], sections[q.id], lifted[q.id]
         top_p = {u for u, _ in up[:5]}
-        rows[q.id] = (*_leg(p), *_leg(s),
-                      float(bool(up) and bool(s) and up[0][0] == s[0][0]),
-                      len(top_p & {u for u, _ in s[:5]}) / 5.0, float(len(q.text.split())))
+        rows[q.id] = (
+            *_leg(p),
+            *_leg(s),
+            float(bool(up) and bool(s) and up[0][0] == s[0][0]),
+            len(top_p & {u for u, _ in s[:5]}) / 5.0,
+            float(len(q.text.split())),
+        )
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(FEATURES)).sort_index()
 
 
@@ -120,8 +134,14 @@ class Routed:
         return pd.DataFrame(counts).fillna(0).astype(int).rename_axis("arm")
 
 
-def _fit_predict(x: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                 test: np.ndarray, fallback: int, seed: int) -> np.ndarray:
+def _fit_predict(
+    x: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray,
+    test: np.ndarray,
+    fallback: int,
+    seed: int,
+) -> np.ndarray:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -130,14 +150,12 @@ def _fit_predict(x: np.ndarray, labels: np.ndarray, weights: np.ndarray,
     classes = np.unique(labels[taught])
     if len(classes) < 2:  # nothing to tell apart: the one class, or the fixed arm
         return np.full(len(test), classes[0] if len(classes) else fallback)
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000,
-                                                               random_state=seed))
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
     model.fit(x[taught], labels[taught], logisticregression__sample_weight=weights[taught])
     return np.asarray(model.predict(test))
 
 
-def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5,
-          seed: int = 0) -> Routed:
+def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5, seed: int = 0) -> Routed:
     """Route each held-out question to an arm; compare with the best fixed arm and the oracle.
 
     Parameters
@@ -175,23 +193,38 @@ def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5,
         train = np.setdiff1d(np.arange(n), part)
         train_ids.append(scores.index[train].tolist())
         fixed[part] = int(np.argmax(y[train].mean(axis=0)))
-        choice[part] = _fit_predict(x[train], labels[train], weights[train], x[part],
-                                    int(fixed[part][0]), seed)
+        choice[part] = _fit_predict(
+            x[train], labels[train], weights[train], x[part], int(fixed[part][0]), seed
+        )
         fold[part] = i
     rows = np.arange(n)
     arms = np.asarray(scores.columns)
-    frame = pd.DataFrame({"fold": fold, "choice": arms[choice], "router": y[rows, choice],
-                          "fixed_arm": arms[fixed], "fixed": y[rows, fixed],
-                          "oracle": y.max(axis=1),
-                          "best": np.where(weights > 0, arms[labels], "tie")},
-                         index=scores.index)
+    frame = pd.DataFrame(
+        {
+            "fold": fold,
+            "choice": arms[choice],
+            "router": y[rows, choice],
+            "fixed_arm": arms[fixed],
+            "fixed": y[rows, fixed],
+            "oracle": y.max(axis=1),
+            "best": np.where(weights > 0, arms[labels], "tie"),
+        },
+        index=scores.index,
+    )
     return Routed(frame, train_ids)
 
 
-def add_routed(result: Result, queries: Sequence[Query], hierarchy: Hierarchy,
-               arms: Sequence[str], *, passages: str = "chunk",
-               sections: str = "rawspan-section", folds: int = 5,
-               seed: int = 0) -> dict[str, Routed]:
+def add_routed(
+    result: Result,
+    queries: Sequence[Query],
+    hierarchy: Hierarchy,
+    arms: Sequence[str],
+    *,
+    passages: str = "chunk",
+    sections: str = "rawspan-section",
+    folds: int = 5,
+    seed: int = 0,
+) -> dict[str, Routed]:
     """Route every question among ``arms`` at each target; add ``router`` and ``fixed``.
 
     The features come from ``result``'s ``passages`` and ``sections`` runs
@@ -207,13 +240,17 @@ def add_routed(result: Result, queries: Sequence[Query], hierarchy: Hierarchy,
     """
     metric = result.metrics[0]
     runs = result.runs
-    feats = features(queries, runs[passages], runs[sections],
-                     hierarchy.parents("passages", "sections"))
+    feats = features(
+        queries, runs[passages], runs[sections], hierarchy.parents("passages", "sections")
+    )
     routed = {}
     for target in result.targets:
         scores = result.per_query(target, metric)[list(arms)]
         routed[target] = route(feats.loc[scores.index], scores, folds, seed)
     for arm in ("router", "fixed"):
-        result.add(arm, {t: {str(q): float(v) for q, v in r.frame[arm].items()}
-                         for t, r in routed.items()}, metric)
+        result.add(
+            arm,
+            {t: {str(q): float(v) for q, v in r.frame[arm].items()} for t, r in routed.items()},
+            metric,
+        )
     return routed

@@ -176,8 +176,9 @@ class Searcher:
             self.build_seconds[key] = time.perf_counter() - start
         return self._dense[key]
 
-    def use_passage_vectors(self, ids: Sequence[str], vectors: NDArray[np.float32],
-                            method: str) -> None:
+    def use_passage_vectors(
+        self, ids: Sequence[str], vectors: NDArray[np.float32], method: str
+    ) -> None:
         """Serve the passages level from vectors made another way (e.g. late chunking).
 
         Every passage search, fused search and centroid of this searcher then
@@ -213,19 +214,28 @@ class Searcher:
         """
         expected = [u.id for u in text_units(self.hierarchy, "passages")]
         if list(ids) != expected:
-            raise ValueError("ids must be the hierarchy's passages with text, in order "
-                             f"({len(expected)} passages; got {len(ids)} ids)")
+            raise ValueError(
+                "ids must be the hierarchy's passages with text, in order "
+                f"({len(expected)} passages; got {len(ids)} ids)"
+            )
         dim = self.encoder.identity.dimension
         if vectors.shape != (len(expected), dim):
             raise ValueError(f"vectors have shape {vectors.shape}, expected {(len(expected), dim)}")
         key: IndexKey = ("passages", "first-window")
         if key in self._dense:
-            raise ValueError("the passage index is already built: give the vectors to a new "
-                             "Searcher before any search")
+            raise ValueError(
+                "the passage index is already built: give the vectors to a new "
+                "Searcher before any search"
+            )
         self._passage_vectors = np.asarray(vectors, dtype=np.float32)
         self._dense[key] = VectorIndex(list(ids), self._passage_vectors, self.identity)
-        self.reports[key] = PoolingReport("passages", method, self.encoder.identity.window,
-                                          len(expected), dict.fromkeys(expected, 1))
+        self.reports[key] = PoolingReport(
+            "passages",
+            method,
+            self.encoder.identity.window,
+            len(expected),
+            dict.fromkeys(expected, 1),
+        )
         self.build_seconds[key] = 0.0
 
     def _centroid_input(self) -> NDArray[np.float32]:
@@ -250,16 +260,18 @@ class Searcher:
     def _timed(self, key: str, n: int, seconds: float) -> None:
         self.latency.setdefault(key, []).extend([seconds / max(n, 1)] * n)
 
-    def _dense_rankings(self, level: Level, vectors: Strategy,
-                        queries: NDArray[np.float32], n: int) -> list[Ranking]:
+    def _dense_rankings(
+        self, level: Level, vectors: Strategy, queries: NDArray[np.float32], n: int
+    ) -> list[Ranking]:
         index = self.dense_index(level, vectors)
         start = time.perf_counter()
         rankings = index.search(queries, n, self.identity)
         self._timed(f"{level}/dense", len(queries), time.perf_counter() - start)
         return rankings
 
-    def _bm25_rankings(self, level: Level, analyzer: str, texts: list[str],
-                       n: int) -> list[Ranking]:
+    def _bm25_rankings(
+        self, level: Level, analyzer: str, texts: list[str], n: int
+    ) -> list[Ranking]:
         bm25 = self.bm25_index(level, analyzer)
         analyze = get_analyzer(analyzer)
         if level not in self._has_text:
@@ -271,13 +283,21 @@ class Searcher:
         ties = self._tie_keys[level]
         n_empty = keep.count(False)  # ask for as many more as may be left out
         start = time.perf_counter()
-        rankings = [[(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty, ties)
-                     if keep[i]][:n] for t in texts]
+        rankings = [
+            [(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty, ties) if keep[i]][:n]
+            for t in texts
+        ]
         self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
         return rankings
 
-    def _rank(self, level: Level, profile: Profile, texts: list[str],
-              queries: NDArray[np.float32] | None, n: int) -> list[Ranking]:
+    def _rank(
+        self,
+        level: Level,
+        profile: Profile,
+        texts: list[str],
+        queries: NDArray[np.float32] | None,
+        n: int,
+    ) -> list[Ranking]:
         """The top ``n`` of one level by the profile's ranker."""
         if profile.ranker == "bm25":
             return self._bm25_rankings(level, profile.analyzer, texts, n)
@@ -287,40 +307,61 @@ class Searcher:
         dense = self._dense_rankings(level, profile.vectors, queries, profile.pool)
         lexical = self._bm25_rankings(level, profile.analyzer, texts, profile.pool)
         start = time.perf_counter()
-        fused = [rrf([d, b], profile.rrf_k, profile.pool)[:n]
-                 for d, b in zip(dense, lexical, strict=True)]
+        fused = [
+            rrf([d, b], profile.rrf_k, profile.pool)[:n]
+            for d, b in zip(dense, lexical, strict=True)
+        ]
         self._timed(f"{level}/hybrid-fusion", len(texts), time.perf_counter() - start)
         return fused
 
-    def _first_stage(self, profile: Profile, ids: list[str], texts: list[str],
-                     queries: NDArray[np.float32] | None, n: int) -> Run:
+    def _first_stage(
+        self,
+        profile: Profile,
+        ids: list[str],
+        texts: list[str],
+        queries: NDArray[np.float32] | None,
+        n: int,
+    ) -> Run:
         if profile.level != "fused":
-            return dict(zip(ids, self._rank(profile.level, profile, texts, queries, n),
-                            strict=True))
+            return dict(
+                zip(ids, self._rank(profile.level, profile, texts, queries, n), strict=True)
+            )
         passages = self._rank("passages", profile, texts, queries, profile.pool)
         sections = self._rank("sections", profile, texts, queries, profile.pool)
-        lifted = lift(dict(zip(ids, passages, strict=True)),
-                      self.hierarchy.parents("passages", "sections"))
+        lifted = lift(
+            dict(zip(ids, passages, strict=True)), self.hierarchy.parents("passages", "sections")
+        )
         start = time.perf_counter()
-        fused = {q: minmax_fuse(lifted[q], s, profile.section_weight)[:n]
-                 for q, s in zip(ids, sections, strict=True)}
+        fused = {
+            q: minmax_fuse(lifted[q], s, profile.section_weight)[:n]
+            for q, s in zip(ids, sections, strict=True)
+        }
         self._timed(f"fused/{profile.ranker}-fusion", len(ids), time.perf_counter() - start)
         return fused
 
-    def _reranker(self, profile: Profile,
-                  rerankers: Mapping[str, Reranker] | None) -> Reranker | None:
+    def _reranker(
+        self, profile: Profile, rerankers: Mapping[str, Reranker] | None
+    ) -> Reranker | None:
         if profile.reranker is None:
             return None
         available = dict(rerankers or {})
         if profile.reranker not in available:
-            raise KeyError(f"profile {profile.name!r} needs reranker {profile.reranker!r}; "
-                           f"given: {sorted(available)}")
+            raise KeyError(
+                f"profile {profile.name!r} needs reranker {profile.reranker!r}; "
+                f"given: {sorted(available)}"
+            )
         reranker = available[profile.reranker]
-        if (isinstance(reranker, EncoderReranker) and profile.ranker == "dense"
-                and reranker.encoder.identity.key() == self.encoder.identity.key()):
-            log.warning("profile %r re-scores a dense first stage with the same encoder (%s): "
-                        "the reranker can only reproduce the first-stage order",
-                        profile.name, self.encoder.identity.name)
+        if (
+            isinstance(reranker, EncoderReranker)
+            and profile.ranker == "dense"
+            and reranker.encoder.identity.key() == self.encoder.identity.key()
+        ):
+            log.warning(
+                "profile %r re-scores a dense first stage with the same encoder (%s): "
+                "the reranker can only reproduce the first-stage order",
+                profile.name,
+                self.encoder.identity.name,
+            )
         return reranker
 
     def _texts_by_id(self, level: Level) -> dict[str, str]:
@@ -354,8 +395,13 @@ class Searcher:
         with timing.stage("rank"):
             return self._trace(queries, profile, check_count(k, "k"), rerankers)
 
-    def _trace(self, queries: Sequence[Query], profile: Profile, k: int,
-               rerankers: Mapping[str, Reranker] | None) -> ProfileRun:
+    def _trace(
+        self,
+        queries: Sequence[Query],
+        profile: Profile,
+        k: int,
+        rerankers: Mapping[str, Reranker] | None,
+    ) -> ProfileRun:
         reranker = self._reranker(profile, rerankers)
         ids = [q.id for q in queries]
         embeds = profile.ranker != "bm25"
@@ -366,8 +412,9 @@ class Searcher:
         reranked = first
         seconds: dict[str, float] = {}
         if reranker is not None:
-            unit_texts = self._texts_by_id("sections" if profile.level == "fused"
-                                           else profile.level)
+            unit_texts = self._texts_by_id(
+                "sections" if profile.level == "fused" else profile.level
+            )
             reranked = {}
             for q in queries:
                 start = time.perf_counter()
@@ -376,9 +423,14 @@ class Searcher:
                 seconds[q.id] = time.perf_counter() - start
         keep = profile.selection
         final = {q: (r if keep.keeps_all else keep.select(r))[:k] for q, r in reranked.items()}
-        return ProfileRun(profile=profile, run=final, first_stage=first, reranked=reranked,
-                          rerank_seconds=seconds,
-                          reranker=reranker.identity if reranker is not None else None)
+        return ProfileRun(
+            profile=profile,
+            run=final,
+            first_stage=first,
+            reranked=reranked,
+            rerank_seconds=seconds,
+            reranker=reranker.identity if reranker is not None else None,
+        )
 
     def run(
         self,

@@ -89,8 +89,10 @@ def with_set_measures(result: Result, qrels: Mapping[str, Qrels]) -> Result:
         for arm, trace in result.traces.items():
             level = "sections" if trace.profile.level == "fused" else trace.profile.level
             if level != target:
-                raise ValueError(f"arm {arm!r} ranks {level}, not the target {target!r}: "
-                                 "set measures are taken at the arm's own level")
+                raise ValueError(
+                    f"arm {arm!r} ranks {level}, not the target {target!r}: "
+                    "set measures are taken at the arm's own level"
+                )
             kept = {q: g for q, g in qrels[target].items() if q in judged}
             sets = set_scores({q: r for q, r in trace.run.items() if q in judged}, kept)
             for measure, per_q in sets.items():
@@ -109,10 +111,10 @@ def profile_record(result: Result, arm: str, target: str | None = None) -> dict[
     scores = {m: result.scores[at][m][arm] for m in result.metrics}
     ranked = {m: v for m, v in scores.items() if m not in SET_MEASURES}
     record = ProfileEvaluation(result.traces[arm], ranked).record()
-    record["metrics"].update({m: float(np.mean(list(v.values()))) for m, v in scores.items()
-                              if m in SET_MEASURES})
+    record["metrics"].update(
+        {m: float(np.mean(list(v.values()))) for m, v in scores.items() if m in SET_MEASURES}
+    )
     return record
-
 
 
 def without_selection(
@@ -153,21 +155,34 @@ def without_selection(
         ``metrics``, ``confidence``, ``n_resamples``, ``seed`` for
         :func:`hierret.experiment.run`.
     """
-    twin = replace(profile, name=f"{profile.name} without selection".strip(),
-                   selection=Selection())
+    twin = replace(profile, name=f"{profile.name} without selection".strip(), selection=Selection())
     arms = {names[0]: Arm(profile, searcher), names[1]: Arm(twin, searcher)}
-    result = experiment.run(arms, queries, targets=[target], baseline=names[1],
-                            family=[names], qrels={target: qrels}, rerankers=rerankers,
-                            k=k if k is not None else profile.candidates, **options)
+    result = experiment.run(
+        arms,
+        queries,
+        targets=[target],
+        baseline=names[1],
+        family=[names],
+        qrels={target: qrels},
+        rerankers=rerankers,
+        k=k if k is not None else profile.candidates,
+        **options,
+    )
     return with_set_measures(result, {target: qrels})
 
 
 def summary(result: Result, target: str | None = None) -> pd.DataFrame:
     """One row per arm: its selection and its mean metrics (:func:`profile_record`)."""
     return pd.DataFrame.from_dict(
-        {arm: {"selection": t.profile.selection.describe(),
-               **profile_record(result, arm, target)["metrics"]}
-         for arm, t in result.traces.items()}, orient="index")
+        {
+            arm: {
+                "selection": t.profile.selection.describe(),
+                **profile_record(result, arm, target)["metrics"],
+            }
+            for arm, t in result.traces.items()
+        },
+        orient="index",
+    )
 
 
 def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd.DataFrame:
@@ -179,12 +194,14 @@ def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd
     ``diff_high``, ``p``, ``p_holm``.
     """
     columns = ["arm_b", "mean_a", "mean_b", "diff", "diff_low", "diff_high", "p", "p_holm"]
-    return pd.concat({m: result.tests(m).set_index("arm_a")[columns] for m in metrics},
-                     names=["metric", "arm_a"])
+    return pd.concat(
+        {m: result.tests(m).set_index("arm_a")[columns] for m in metrics}, names=["metric", "arm_a"]
+    )
 
 
-def record_values(result: Result, prefix: str, metrics: list[str] | tuple[str, ...],
-                  target: str | None = None) -> dict[str, float]:
+def record_values(
+    result: Result, prefix: str, metrics: list[str] | tuple[str, ...], target: str | None = None
+) -> dict[str, float]:
     """``{prefix}_{arm}_{metric}``: each arm's mean metrics, keyed by :func:`hierret.record.key`."""
     out: dict[str, float] = {}
     for arm in result.arms:

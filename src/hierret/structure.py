@@ -112,9 +112,11 @@ def document_sizes(hierarchy: Hierarchy) -> pd.DataFrame:
     passages = Counter(p.doc_id for p in hierarchy.passages)
     docs = list(hierarchy.corpus)
     table = pd.DataFrame(
-        {"characters": [len(d.text) for d in docs],
-         "sections": [len(hierarchy.sections[d.id]) for d in docs],
-         "passages": [passages[d.id] for d in docs]},
+        {
+            "characters": [len(d.text) for d in docs],
+            "sections": [len(hierarchy.sections[d.id]) for d in docs],
+            "passages": [passages[d.id] for d in docs],
+        },
         index=pd.Index([d.id for d in docs], name="document"),
     )
     return table.sort_values("characters", ascending=False, kind="stable")
@@ -153,8 +155,10 @@ def section_tree(hierarchy: Hierarchy, doc_id: str) -> str:
     lines = []
     for s in hierarchy.sections[doc_id]:
         n = counts[s.id]
-        lines.append(f"{'    ' * (s.depth - 1)}{s.title}   [{s.id}, chars {s.start}–"
-                     f"{s.own_end}, {n} passage{'s' if n != 1 else ''}]")
+        lines.append(
+            f"{'    ' * (s.depth - 1)}{s.title}   [{s.id}, chars {s.start}–"
+            f"{s.own_end}, {n} passage{'s' if n != 1 else ''}]"
+        )
     return "\n".join(lines)
 
 
@@ -188,8 +192,10 @@ def straddling(hierarchy: Hierarchy) -> list[Unit]:
     out = []
     for p in hierarchy.passages:
         text = hierarchy.corpus[p.doc_id].text
-        touched = sum(bool(text[max(p.start, s.start):min(p.end, s.own_end)].strip())
-                      for s in hierarchy.sections[p.doc_id])
+        touched = sum(
+            bool(text[max(p.start, s.start) : min(p.end, s.own_end)].strip())
+            for s in hierarchy.sections[p.doc_id]
+        )
         if touched > 1:
             out.append(p)
     return out
@@ -228,8 +234,10 @@ def overlapping_pair(hierarchy: Hierarchy, doc_id: str) -> tuple[Unit, Unit]:
     if not passages:
         raise ValueError(f"document {doc_id!r} has no passages in this hierarchy")
     pairs = itertools.pairwise(passages)
-    return next(((a, b) for a, b in pairs if b.start < a.end),
-                (passages[0], passages[min(1, len(passages) - 1)]))
+    return next(
+        ((a, b) for a, b in pairs if b.start < a.end),
+        (passages[0], passages[min(1, len(passages) - 1)]),
+    )
 
 
 def side_by_side(hierarchy: Hierarchy, a: Unit, b: Unit) -> str:
@@ -267,15 +275,23 @@ def side_by_side(hierarchy: Hierarchy, a: Unit, b: Unit) -> str:
 
     def panel(p: Unit) -> str:
         mark_lo, mark_hi = min(max(lo, p.start), p.end), max(min(hi, p.end), p.start)
-        body = (html.escape(text[p.start:mark_lo]) + "<mark>"
-                + html.escape(text[mark_lo:mark_hi]) + "</mark>"
-                + html.escape(text[mark_hi:p.end]))
-        return (f"<div style='flex:1;min-width:0'><b>{p.id}</b> span ({p.start}, {p.end}), "
-                f"section <code>{html.escape(p.parent or '')}</code>"
-                f"<pre style='white-space:pre-wrap;font-size:80%'>{body}</pre></div>")
+        body = (
+            html.escape(text[p.start : mark_lo])
+            + "<mark>"
+            + html.escape(text[mark_lo:mark_hi])
+            + "</mark>"
+            + html.escape(text[mark_hi : p.end])
+        )
+        return (
+            f"<div style='flex:1;min-width:0'><b>{p.id}</b> span ({p.start}, {p.end}), "
+            f"section <code>{html.escape(p.parent or '')}</code>"
+            f"<pre style='white-space:pre-wrap;font-size:80%'>{body}</pre></div>"
+        )
 
-    return (f"<p>shared by the two passages: {shared} characters</p>"
-            f"<div style='display:flex;gap:1em'>{panel(a)}{panel(b)}</div>")
+    return (
+        f"<p>shared by the two passages: {shared} characters</p>"
+        f"<div style='display:flex;gap:1em'>{panel(a)}{panel(b)}</div>"
+    )
 
 
 def length_histogram(

@@ -81,8 +81,9 @@ def fold_parts(n: int, folds: int, seed: int = 0) -> list[npt.NDArray[np.intp]]:
     return list(np.array_split(order, folds))
 
 
-def cross_validate(scores: npt.ArrayLike, folds: int = 5, seed: int = 0) -> tuple[
-        npt.NDArray[np.float64], list[int], npt.NDArray[np.intp]]:
+def cross_validate(
+    scores: npt.ArrayLike, folds: int = 5, seed: int = 0
+) -> tuple[npt.NDArray[np.float64], list[int], npt.NDArray[np.intp]]:
     """Choose one of several settings by seeded k-fold cross-validation over questions.
 
     The one rule every tuned setting of the records follows: the questions
@@ -133,8 +134,7 @@ def cross_validate(scores: npt.ArrayLike, folds: int = 5, seed: int = 0) -> tupl
     return held, chosen, fold
 
 
-def held_out(frame: pd.DataFrame, folds: int = 5, seed: int = 0
-             ) -> tuple[pd.Series, list[Any]]:
+def held_out(frame: pd.DataFrame, folds: int = 5, seed: int = 0) -> tuple[pd.Series, list[Any]]:
     """:func:`cross_validate` on a table: questions as rows, settings as columns.
 
     Parameters
@@ -214,12 +214,22 @@ def run(
     for name, values in grid.items():
         if not values or len({repr(v) for v in values}) != len(values):
             raise ValueError(f"give {name} values to sweep, each once; got {list(values)}")
-    settings: list[dict[str, Any]] = [dict(zip(grid, combo, strict=True))
-                for combo in itertools.product(*grid.values())]
+    settings: list[dict[str, Any]] = [
+        dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())
+    ]
     arms = {_arm(setting): replace(profile, **setting) for setting in settings}
-    result = experiment.run(arms, queries, searcher=searcher, targets=targets, metrics=[metric],
-                            qrels=qrels, k=k, confidence=confidence, n_resamples=n_resamples,
-                            seed=seed)
+    result = experiment.run(
+        arms,
+        queries,
+        searcher=searcher,
+        targets=targets,
+        metrics=[metric],
+        qrels=qrels,
+        k=k,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     return Swept(settings, result)
 
 
@@ -252,8 +262,16 @@ class Swept:
             arms = [_arm(s) for s in self.settings]
             numbers = table.loc[arms, ["n", value, "low", "high"]].to_numpy(dtype=float)
             for setting, (n, mean, low, high) in zip(self.settings, numbers, strict=True):
-                rows.append({**setting, "target": target, "n": int(n), "mean": float(mean),
-                             "low": float(low), "high": float(high)})
+                rows.append(
+                    {
+                        **setting,
+                        "target": target,
+                        "n": int(n),
+                        "mean": float(mean),
+                        "low": float(low),
+                        "high": float(high),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def out_of_fold(self, field: str, folds: int = 5, seed: int = 0) -> pd.DataFrame:
@@ -303,8 +321,10 @@ class Swept:
         ([0.3333333333333333, 0.6666666666666666], [0, 1, 0])
         """
         if not self.settings or field not in self.settings[0]:
-            raise ValueError(f"{field!r} is not a field of the sweep: "
-                             f"{list(self.settings[0]) if self.settings else []}")
+            raise ValueError(
+                f"{field!r} is not a field of the sweep: "
+                f"{list(self.settings[0]) if self.settings else []}"
+            )
         r, metric = self.result, self.result.metrics[0]
         others = [f for f in self.settings[0] if f != field]
         groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -314,20 +334,32 @@ class Swept:
         for target in r.targets:
             frame = r.per_query(target, metric)
             if not 2 <= folds <= len(frame):
-                raise ValueError(f"folds must be between 2 and the {len(frame)} questions "
-                                 f"judged at {target!r}, got {folds}")
+                raise ValueError(
+                    f"folds must be between 2 and the {len(frame)} questions "
+                    f"judged at {target!r}, got {folds}"
+                )
             for group, members in groups.items():
                 scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
                 held, picks, _ = cross_validate(scores, folds, seed)
                 chosen = [members[i][field] for i in picks]
                 ci = mean_interval(held, r.n_resamples, r.confidence, r.seed)
                 best_all = int(np.argmax(scores.mean(axis=0)))
-                rows.append({**dict(zip(others, group, strict=True)), "target": target,
-                             "n": len(frame), "folds": folds, "mean": ci.estimate,
-                             "low": ci.low, "high": ci.high, "chosen": chosen,
-                             "chosen_min": min(chosen), "chosen_max": max(chosen),
-                             "in_sample": members[best_all][field],
-                             "in_sample_mean": float(scores[:, best_all].mean())})
+                rows.append(
+                    {
+                        **dict(zip(others, group, strict=True)),
+                        "target": target,
+                        "n": len(frame),
+                        "folds": folds,
+                        "mean": ci.estimate,
+                        "low": ci.low,
+                        "high": ci.high,
+                        "chosen": chosen,
+                        "chosen_min": min(chosen),
+                        "chosen_max": max(chosen),
+                        "in_sample": members[best_all][field],
+                        "in_sample_mean": float(scores[:, best_all].mean()),
+                    }
+                )
         return pd.DataFrame(rows)
 
 
@@ -376,13 +408,14 @@ def plot_sweep(
     import matplotlib.pyplot as plt
 
     targets = list(dict.fromkeys(table["target"]))
-    fig, axes = plt.subplots(1, len(targets), figsize=(4.0 * len(targets), 3.4), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(targets), figsize=(4.0 * len(targets), 3.4), sharey=True, squeeze=False
+    )
     for ax, target in zip(axes[0], targets, strict=True):
         rows = table[table["target"] == target]
         groups = rows.groupby(by, sort=False) if by else [("", rows)]
         for group, g in groups:
-            line, = ax.plot(g[field], g["mean"], "-o", markersize=4, label=str(group) or None)
+            (line,) = ax.plot(g[field], g["mean"], "-o", markersize=4, label=str(group) or None)
             ax.fill_between(g[field], g["low"], g["high"], color=line.get_color(), alpha=0.15)
         for x in marks:
             ax.axvline(x, color="grey", linestyle=":")

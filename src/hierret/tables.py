@@ -51,18 +51,70 @@ from pandas.io.formats.style import Styler
 
 from hierret.record import COUNT_COLUMNS
 
-__all__ = ["COLUMN_FORMATS", "ESTIMATE_WORDS", "cells", "column_kind", "fields", "p_limit",
-           "styled"]
+__all__ = [
+    "COLUMN_FORMATS",
+    "ESTIMATE_WORDS",
+    "cells",
+    "column_kind",
+    "fields",
+    "p_limit",
+    "styled",
+]
 
 #: Words that mark a column as an estimate (never shown as a count, even when whole).
-ESTIMATE_WORDS = ("mean", "rate", "low", "high", "diff", "share", "median", "cos", "min", "max",
-                  "@", "ms", "/s", "p90", "precision", "recall", "ndcg", "weight", "score",
-                  "overlap", "delta", "1/n", "est", "norm", "kept")
+ESTIMATE_WORDS = (
+    "mean",
+    "rate",
+    "low",
+    "high",
+    "diff",
+    "share",
+    "median",
+    "cos",
+    "min",
+    "max",
+    "@",
+    "ms",
+    "/s",
+    "p90",
+    "precision",
+    "recall",
+    "ndcg",
+    "weight",
+    "score",
+    "overlap",
+    "delta",
+    "1/n",
+    "est",
+    "norm",
+    "kept",
+)
 #: Count columns by name, beyond :data:`hierret.record.COUNT_COLUMNS`.
-_COUNT_NAMES = frozenset({"questions", "queries", "documents", "units", "passages", "sections",
-                          "pairs", "pooled", "max windows", "windows", "straddling a heading",
-                          "rank", "dims", "window", "candidates", "over_window", "max_chars",
-                          "overlap_chars", "top_k", "min_keep", "characters"})
+_COUNT_NAMES = frozenset(
+    {
+        "questions",
+        "queries",
+        "documents",
+        "units",
+        "passages",
+        "sections",
+        "pairs",
+        "pooled",
+        "max windows",
+        "windows",
+        "straddling a heading",
+        "rank",
+        "dims",
+        "window",
+        "candidates",
+        "over_window",
+        "max_chars",
+        "overlap_chars",
+        "top_k",
+        "min_keep",
+        "characters",
+    }
+)
 
 Format = str | Callable[[Any], str]
 
@@ -141,7 +193,7 @@ def p_limit(n_resamples: int | None = None, decimals: int = 4) -> float:
     >>> p_limit(), p_limit(10_000), p_limit(1000)
     (0.0001, 0.0001, 0.001)
     """
-    floor = 10.0 ** -decimals
+    floor = 10.0**-decimals
     if n_resamples:
         floor = max(floor, 1.0 / (n_resamples + 1))
     return float(f"{floor:.1g}")
@@ -188,8 +240,13 @@ def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Calla
     return {"count": count, "estimate": estimate, "p": p, "mixed": mixed}[kind]
 
 
-def _formatters(frame: pd.DataFrame, formats: Mapping[Hashable, Format] | None, decimals: int,
-                limit: float, p_decimals: int) -> dict[Hashable, Callable[[Any], str]]:
+def _formatters(
+    frame: pd.DataFrame,
+    formats: Mapping[Hashable, Format] | None,
+    decimals: int,
+    limit: float,
+    p_decimals: int,
+) -> dict[Hashable, Callable[[Any], str]]:
     out: dict[Hashable, Callable[[Any], str]] = {}
     for column in frame.columns:
         given = (formats or {}).get(column, COLUMN_FORMATS.get(_name(column)))
@@ -210,9 +267,14 @@ def _frame(table: pd.DataFrame | pd.Series) -> pd.DataFrame:
     return table
 
 
-def cells(table: pd.DataFrame | pd.Series, *, n_resamples: int | None = None,
-          decimals: int = 3, p_decimals: int = 4,
-          formats: Mapping[Hashable, Format] | None = None) -> pd.DataFrame:
+def cells(
+    table: pd.DataFrame | pd.Series,
+    *,
+    n_resamples: int | None = None,
+    decimals: int = 3,
+    p_decimals: int = 4,
+    formats: Mapping[Hashable, Format] | None = None,
+) -> pd.DataFrame:
     """The table's cells as the page shows them, as text (see the module).
 
     Parameters
@@ -279,25 +341,30 @@ def styled(
     limit = p_limit(n_resamples, p_decimals)
     formatters: dict[Any, Any] = _formatters(frame, formats, decimals, limit, p_decimals)
     styler = frame.style.format(formatters)
-    styler = styler.format_index(lambda v: "" if _empty(v) else
-                                 (f"{v:g}" if isinstance(v, float) else str(v)), axis=0)
+    styler = styler.format_index(
+        lambda v: "" if _empty(v) else (f"{v:g}" if isinstance(v, float) else str(v)), axis=0
+    )
     styler = styler.format_index(_header, axis=1)
     if caption:
         styler = styler.set_caption(caption)
-    text: list[Hashable] = [c for c in frame.columns
-                            if any(isinstance(v, str) for v in frame[c])]
+    text: list[Hashable] = [c for c in frame.columns if any(isinstance(v, str) for v in frame[c])]
     if text:  # text reads from the left; numbers stay right-aligned (the site's CSS)
         styler = styler.set_properties(subset=text, **{"text-align": "left"})
-    for wide, props in ((False, {"min-width": "6rem"}),  # breaks at spaces and hyphens
-                        (True, {"min-width": "9rem", "overflow-wrap": "anywhere"})):
-        wrapped: list[Hashable] = [c for c in text if _longest(frame[c]) > 16
-                                   and (_longest(frame[c]) > 40) == wide]
+    for wide, props in (
+        (False, {"min-width": "6rem"}),  # breaks at spaces and hyphens
+        (True, {"min-width": "9rem", "overflow-wrap": "anywhere"}),
+    ):
+        wrapped: list[Hashable] = [
+            c for c in text if _longest(frame[c]) > 16 and (_longest(frame[c]) > 40) == wide
+        ]
         if wrapped:  # a long text wraps in its column instead of widening the table
-            styler = styler.set_properties(subset=wrapped, **{
-                "white-space": "normal", "max-width": "24rem", **props})
+            styler = styler.set_properties(
+                subset=wrapped, **{"white-space": "normal", "max-width": "24rem", **props}
+            )
     if highlight_max is not None:
-        styler = styler.highlight_max(axis=0, subset=highlight_max,
-                                      props="font-weight: bold; background-color: #dbe9f6")
+        styler = styler.highlight_max(
+            axis=0, subset=highlight_max, props="font-weight: bold; background-color: #dbe9f6"
+        )
     if not index:
         styler = styler.hide(axis="index")
     return styler

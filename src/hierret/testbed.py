@@ -63,14 +63,17 @@ class Testbed:
 
     bundle: Bundle
     hierarchy: Hierarchy
-    _searchers: dict[str, Searcher] = field(default_factory=dict, init=False, repr=False,
-                                            compare=False)
+    _searchers: dict[str, Searcher] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.hierarchy.corpus.fingerprint != self.bundle.corpus.fingerprint:
-            raise ValueError(f"the hierarchy was built from corpus {self.hierarchy.corpus.name!r}, "
-                             f"not the bundle's {self.bundle.corpus.name!r}: build it from "
-                             "bundle.corpus")
+            raise ValueError(
+                f"the hierarchy was built from corpus {self.hierarchy.corpus.name!r}, "
+                f"not the bundle's {self.bundle.corpus.name!r}: build it from "
+                "bundle.corpus"
+            )
 
     @classmethod
     def load(
@@ -96,9 +99,15 @@ class Testbed:
             The sample and split (:func:`hierret.datasets.load`).
         """
         bundle = load(source, max_queries=max_queries, max_docs=max_docs, seed=seed, split=split)
-        return cls(bundle, build_hierarchy(bundle.corpus, max_chars=max_chars,
-                                           overlap_chars=overlap_chars,
-                                           heading_styles=bundle.heading_styles))
+        return cls(
+            bundle,
+            build_hierarchy(
+                bundle.corpus,
+                max_chars=max_chars,
+                overlap_chars=overlap_chars,
+                heading_styles=bundle.heading_styles,
+            ),
+        )
 
     @property
     def level(self) -> Level:
@@ -144,8 +153,12 @@ class Testbed:
 
     def summary(self) -> dict[str, object]:
         """Questions, units at :attr:`level`, the level, and how the corpus was sampled."""
-        return {"questions": len(self.queries), "units": len(self.units()),
-                "level": self.level, "sample": self.bundle.sampling}
+        return {
+            "questions": len(self.queries),
+            "units": len(self.units()),
+            "level": self.level,
+            "sample": self.bundle.sampling,
+        }
 
     def compare(
         self,
@@ -195,12 +208,22 @@ class Testbed:
         given = {name: _with_profile(name, arm, profile) for name, arm in arms.items()}
         base = baseline if baseline is not None else next(iter(given), "")
         family = [(arm, base) for arm in given if arm != base]
-        return run(given, self.queries, targets=[self.level], metrics=metrics, baseline=base,
-                   family=family, qrels={self.level: self.qrels()}, k=k, **kwargs)
+        return run(
+            given,
+            self.queries,
+            targets=[self.level],
+            metrics=metrics,
+            baseline=base,
+            family=family,
+            qrels={self.level: self.qrels()},
+            k=k,
+            **kwargs,
+        )
 
 
-def _with_profile(name: str, arm: Profile | Arm | tuple[Searcher, Profile] | Searcher,
-                  profile: Profile | None) -> Profile | Arm | tuple[Searcher, Profile]:
+def _with_profile(
+    name: str, arm: Profile | Arm | tuple[Searcher, Profile] | Searcher, profile: Profile | None
+) -> Profile | Arm | tuple[Searcher, Profile]:
     """A searcher given as an arm becomes ``(searcher, profile)``."""
     if not isinstance(arm, Searcher):
         return arm

@@ -70,8 +70,9 @@ OWN = "own min_score"
 _RELEVANT, _OTHER, _PRECISION, _RECALL = "#55A868", "#C44E52", "#4C72B0", "#DD8452"
 
 
-def own(min_score: Mapping[str, float], rerankers: Mapping[str, Reranker]) -> dict[
-        str, float | None]:
+def own(
+    min_score: Mapping[str, float], rerankers: Mapping[str, Reranker]
+) -> dict[str, float | None]:
     """Each reranker's own threshold: its entry by name, else its kind's (``"cross-encoder"``).
 
     Examples
@@ -83,8 +84,9 @@ def own(min_score: Mapping[str, float], rerankers: Mapping[str, Reranker]) -> di
     >>> own({"e5": 0.85, "cross-encoder": 0.5}, rr)
     {'e5': 0.85, 'other': None}
     """
-    return {name: min_score.get(name, min_score.get(r.identity.kind))
-            for name, r in rerankers.items()}
+    return {
+        name: min_score.get(name, min_score.get(r.identity.kind)) for name, r in rerankers.items()
+    }
 
 
 def _split(case: tuple[Run, Qrels]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -100,10 +102,12 @@ def score_summary(cases: Cases) -> pd.DataFrame:
     for (row, col), case in cases.items():
         rel, non = _split(case)
         if len(rel) and len(non):
-            rows[f"{row} · {col}"] = {"relevant median": float(np.median(rel)),
-                                      "not relevant median": float(np.median(non)),
-                                      "min": float(min(rel.min(), non.min())),
-                                      "max": float(max(rel.max(), non.max()))}
+            rows[f"{row} · {col}"] = {
+                "relevant median": float(np.median(rel)),
+                "not relevant median": float(np.median(non)),
+                "min": float(min(rel.min(), non.min())),
+                "max": float(max(rel.max(), non.max())),
+            }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -112,15 +116,20 @@ def _grid(cases: Cases) -> tuple[Figure, NDArray[np.object_], list[str], list[st
 
     rows = list(dict.fromkeys(r for r, _ in cases))
     cols = list(dict.fromkeys(c for _, c in cases))
-    fig, axes = plt.subplots(len(rows), len(cols), figsize=(4.0 * len(cols), 3.1 * len(rows)),
-                             squeeze=False)
-    for (row, col) in {(r, c) for r in rows for c in cols} - set(cases):
+    fig, axes = plt.subplots(
+        len(rows), len(cols), figsize=(4.0 * len(cols), 3.1 * len(rows)), squeeze=False
+    )
+    for row, col in {(r, c) for r in rows for c in cols} - set(cases):
         axes[rows.index(row)][cols.index(col)].set_axis_off()
     return fig, axes, rows, cols
 
 
-def plot_scores(cases: Cases, own: Mapping[str, float | None] | None = None,
-                reference: float | None = 0.5, bins: int = 30) -> Figure:
+def plot_scores(
+    cases: Cases,
+    own: Mapping[str, float | None] | None = None,
+    reference: float | None = 0.5,
+    bins: int = 30,
+) -> Figure:
     """Histograms (densities) of relevant and non-relevant candidates' scores, per case.
 
     A solid line marks the column's own threshold (``own[column]``), a dashed
@@ -133,10 +142,22 @@ def plot_scores(cases: Cases, own: Mapping[str, float | None] | None = None,
         rel, non = _split(case)
         both = np.concatenate([rel, non])
         edges = np.linspace(both.min(initial=0.0), both.max(initial=1.0), bins + 1)
-        ax.hist(non, bins=edges.tolist(), density=True, alpha=0.55, color=_OTHER,
-                label=f"not relevant ({len(non)})")
-        ax.hist(rel, bins=edges.tolist(), density=True, alpha=0.55, color=_RELEVANT,
-                label=f"relevant ({len(rel)})")
+        ax.hist(
+            non,
+            bins=edges.tolist(),
+            density=True,
+            alpha=0.55,
+            color=_OTHER,
+            label=f"not relevant ({len(non)})",
+        )
+        ax.hist(
+            rel,
+            bins=edges.tolist(),
+            density=True,
+            alpha=0.55,
+            color=_RELEVANT,
+            label=f"relevant ({len(rel)})",
+        )
         if (own or {}).get(col) is not None:
             ax.axvline(float((own or {})[col] or 0.0), color="black", linewidth=1.2)
         on_scale = reference is not None and edges[0] <= reference <= edges[-1]
@@ -151,8 +172,14 @@ def plot_scores(cases: Cases, own: Mapping[str, float | None] | None = None,
     return fig
 
 
-def sweep(case: tuple[Run, Qrels], *, include: tuple[float, ...] = (0.5,), n: int = 41,
-          min_keep: int = 0, top_k: int | None = None) -> pd.DataFrame:
+def sweep(
+    case: tuple[Run, Qrels],
+    *,
+    include: tuple[float, ...] = (0.5,),
+    n: int = 41,
+    min_keep: int = 0,
+    top_k: int | None = None,
+) -> pd.DataFrame:
     """:func:`~hierret.rerank.selection_sweep` over ``n`` thresholds spanning the scores.
 
     The grid runs evenly from the lowest to the highest score of the case,
@@ -164,9 +191,14 @@ def sweep(case: tuple[Run, Qrels], *, include: tuple[float, ...] = (0.5,), n: in
     return selection_sweep(case[0], case[1], grid.tolist(), min_keep=min_keep, top_k=top_k)
 
 
-def marks(cases: Cases, points: Mapping[str, float],
-          own: Mapping[str, float | None] | None = None, *, min_keep: int = 0,
-          top_k: int | None = None) -> pd.DataFrame:
+def marks(
+    cases: Cases,
+    points: Mapping[str, float],
+    own: Mapping[str, float | None] | None = None,
+    *,
+    min_keep: int = 0,
+    top_k: int | None = None,
+) -> pd.DataFrame:
     """The returned set at named thresholds, per case.
 
     Parameters
@@ -192,18 +224,32 @@ def marks(cases: Cases, points: Mapping[str, float],
         named = dict(points)
         if (own or {}).get(col) is not None:
             named[OWN] = float((own or {})[col] or 0.0)
-        at = selection_sweep(case[0], case[1], list(named.values()), min_keep=min_keep,
-                             top_k=top_k)
+        at = selection_sweep(case[0], case[1], list(named.values()), min_keep=min_keep, top_k=top_k)
         frames.append(at.assign(corpus=row, reranker=col, selection=list(named)))
-    columns = ["corpus", "reranker", "selection", "min_score", "precision", "recall", "kept",
-               "floored"]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(
-        columns=columns)
+    columns = [
+        "corpus",
+        "reranker",
+        "selection",
+        "min_score",
+        "precision",
+        "recall",
+        "kept",
+        "floored",
+    ]
+    return (
+        pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    )
 
 
-def plot_sweeps(cases: Cases, marked: pd.DataFrame | None = None, *,
-                include: tuple[float, ...] = (0.5,), min_keep: int = 0,
-                top_k: int | None = None, filled: str = OWN) -> Figure:
+def plot_sweeps(
+    cases: Cases,
+    marked: pd.DataFrame | None = None,
+    *,
+    include: tuple[float, ...] = (0.5,),
+    min_keep: int = 0,
+    top_k: int | None = None,
+    filled: str = OWN,
+) -> Figure:
     """Set precision and recall (left axis) and size (right axis) against the threshold.
 
     ``marked`` (from :func:`marks`) adds its points on the curves: filled for
@@ -215,13 +261,22 @@ def plot_sweeps(cases: Cases, marked: pd.DataFrame | None = None, *,
         sw = sweep(case, include=include, min_keep=min_keep, top_k=top_k)
         ax.plot(sw.min_score, sw.precision, color=_PRECISION, label="precision")
         ax.plot(sw.min_score, sw.recall, color=_RECALL, label="recall")
-        here = (pd.DataFrame() if marked is None else
-                marked[(marked.corpus == row) & (marked.reranker == col)])
+        here = (
+            pd.DataFrame()
+            if marked is None
+            else marked[(marked.corpus == row) & (marked.reranker == col)]
+        )
         for x in here[np.isfinite(here.min_score)].itertuples() if len(here) else []:
             for metric, color in (("precision", _PRECISION), ("recall", _RECALL)):
                 face = color if x.selection == filled else "none"
-                ax.plot(x.min_score, getattr(x, metric), "o", color=color,
-                        markerfacecolor=face, markersize=7)
+                ax.plot(
+                    x.min_score,
+                    getattr(x, metric),
+                    "o",
+                    color=color,
+                    markerfacecolor=face,
+                    markersize=7,
+                )
         size = ax.twinx()
         size.plot(sw.min_score, sw.kept, color="grey", linestyle=":")
         size.set_ylim(0, (top_k or float(sw.kept.max())) + 1)
@@ -236,8 +291,9 @@ def plot_sweeps(cases: Cases, marked: pd.DataFrame | None = None, *,
     return fig
 
 
-def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
-                prefixes: Mapping[str, str] | None = None) -> dict[str, float]:
+def mark_values(
+    table: pd.DataFrame, labels: Mapping[str, str], prefixes: Mapping[str, str] | None = None
+) -> dict[str, float]:
     """Record values of :func:`marks`: ``{corpus}_{reranker}_sel_{label}_{measure}``.
 
     ``labels`` gives each selection's short name in keys (e.g. ``"own"`` for
@@ -252,13 +308,18 @@ def mark_values(table: pd.DataFrame, labels: Mapping[str, str],
     2.0
     """
     names = prefixes or {}
-    return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "sel",
-                labels[x["selection"]], col): float(x[col])
-            for x in table.to_dict("records") for col in ("precision", "recall", "kept")}
+    return {
+        key(
+            names.get(x["corpus"], x["corpus"]), x["reranker"], "sel", labels[x["selection"]], col
+        ): float(x[col])
+        for x in table.to_dict("records")
+        for col in ("precision", "recall", "kept")
+    }
 
 
-def _per_question(case: tuple[Run, Qrels], grid: NDArray[np.float64], min_keep: int,
-                  top_k: int | None) -> dict[str, NDArray[np.float64]]:
+def _per_question(
+    case: tuple[Run, Qrels], grid: NDArray[np.float64], min_keep: int, top_k: int | None
+) -> dict[str, NDArray[np.float64]]:
     """Set precision, recall, size and F1 per judged question (rows) and threshold."""
     run, qrels = case
     judged = sorted(q for q in run if q in qrels)
@@ -273,10 +334,18 @@ def _per_question(case: tuple[Run, Qrels], grid: NDArray[np.float64], min_keep: 
     return out
 
 
-def out_of_fold(cases: Cases, own: Mapping[str, float | None] | None = None, *,
-                min_keep: int = 0, top_k: int | None = None, folds: int = 5, seed: int = 0,
-                n: int = 41, confidence: float = 0.95,
-                n_resamples: int = 10_000) -> pd.DataFrame:
+def out_of_fold(
+    cases: Cases,
+    own: Mapping[str, float | None] | None = None,
+    *,
+    min_keep: int = 0,
+    top_k: int | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    n: int = 41,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+) -> pd.DataFrame:
     """Each case's ``min_score`` chosen out of fold by the returned set's F1.
 
     A selection threshold read off a sweep over the same questions it is then
@@ -324,30 +393,51 @@ def out_of_fold(cases: Cases, own: Mapping[str, float | None] | None = None, *,
     rows = []
     for (row, col), case in cases.items():
         rel, non = _split(case)
-        grid = np.linspace(min(rel.min(initial=np.inf), non.min(initial=np.inf)),
-                           max(rel.max(initial=-np.inf), non.max(initial=-np.inf)), n)
+        grid = np.linspace(
+            min(rel.min(initial=np.inf), non.min(initial=np.inf)),
+            max(rel.max(initial=-np.inf), non.max(initial=-np.inf)),
+            n,
+        )
         per_q = _per_question(case, grid, min_keep, top_k)
         held, picks, fold = cross_validate(per_q["f1"], folds, seed)
         column = np.asarray(picks)[fold][:, None]  # each question's chosen threshold
-        at = {m: float(np.take_along_axis(v, column, 1).mean())
-              for m, v in per_q.items() if m != "f1"}
+        at = {
+            m: float(np.take_along_axis(v, column, 1).mean()) for m, v in per_q.items() if m != "f1"
+        }
         ci = mean_interval(held, n_resamples, confidence, seed)
         chosen = [round(float(grid[i]), 4) for i in picks]  # short enough to read
         best = int(np.argmax(per_q["f1"].mean(axis=0)))
         fixed = (own or {}).get(col)
-        own_f1 = (float(_per_question(case, np.array([fixed]), min_keep, top_k)["f1"].mean())
-                  if fixed is not None else float("nan"))
-        rows.append({"corpus": row, "reranker": col, "n": len(held), "folds": folds,
-                     "f1": ci.estimate, "f1_low": ci.low, "f1_high": ci.high, **at,
-                     "chosen": chosen, "chosen_min": min(chosen), "chosen_max": max(chosen),
-                     "in_sample": float(grid[best]),
-                     "in_sample_f1": float(per_q["f1"][:, best].mean()),
-                     "own": float("nan") if fixed is None else float(fixed), "own_f1": own_f1})
+        own_f1 = (
+            float(_per_question(case, np.array([fixed]), min_keep, top_k)["f1"].mean())
+            if fixed is not None
+            else float("nan")
+        )
+        rows.append(
+            {
+                "corpus": row,
+                "reranker": col,
+                "n": len(held),
+                "folds": folds,
+                "f1": ci.estimate,
+                "f1_low": ci.low,
+                "f1_high": ci.high,
+                **at,
+                "chosen": chosen,
+                "chosen_min": min(chosen),
+                "chosen_max": max(chosen),
+                "in_sample": float(grid[best]),
+                "in_sample_f1": float(per_q["f1"][:, best].mean()),
+                "own": float("nan") if fixed is None else float(fixed),
+                "own_f1": own_f1,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def oof_values(table: pd.DataFrame, prefixes: Mapping[str, str] | None = None) -> dict[
-        str, float | int]:
+def oof_values(
+    table: pd.DataFrame, prefixes: Mapping[str, str] | None = None
+) -> dict[str, float | int]:
     """Record values of :func:`out_of_fold`: ``{corpus}_{reranker}_oof_{column}``.
 
     Examples
@@ -357,7 +447,11 @@ def oof_values(table: pd.DataFrame, prefixes: Mapping[str, str] | None = None) -
     {'c_r_oof_f1': 0.5}
     """
     names = prefixes or {}
-    return {key(names.get(x["corpus"], x["corpus"]), x["reranker"], "oof", col):
-            int(v) if col in ("n", "folds") else float(v)
-            for x in table.to_dict("records") for col, v in x.items()
-            if col not in ("corpus", "reranker", "chosen") and not pd.isna(v)}
+    return {
+        key(names.get(x["corpus"], x["corpus"]), x["reranker"], "oof", col): int(v)
+        if col in ("n", "folds")
+        else float(v)
+        for x in table.to_dict("records")
+        for col, v in x.items()
+        if col not in ("corpus", "reranker", "chosen") and not pd.isna(v)
+    }

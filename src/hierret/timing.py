@@ -71,8 +71,19 @@ __all__ = [
 TIMING_ENV = "HIERRET_TIMING"
 
 #: The package's stages, in the order of a run (``embed`` stands for ``embed <model>``).
-STAGES = ("load", "models", "chunk", "embed", "variation", "index", "rank", "rerank",
-          "evaluate", "statistics", "figures")
+STAGES = (
+    "load",
+    "models",
+    "chunk",
+    "embed",
+    "variation",
+    "index",
+    "rank",
+    "rerank",
+    "evaluate",
+    "statistics",
+    "figures",
+)
 
 
 @dataclass
@@ -96,8 +107,11 @@ class Timings:
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """The three mappings, for JSON."""
-        return {"seconds": dict(self.seconds), "embedded": dict(self.embedded),
-                "cached": dict(self.cached)}
+        return {
+            "seconds": dict(self.seconds),
+            "embedded": dict(self.embedded),
+            "cached": dict(self.cached),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Timings:
@@ -121,8 +135,8 @@ class Timings:
         for name, kind in (("seconds", float), ("embedded", int), ("cached", int)):
             given = data.get(name, {})
             if not isinstance(given, Mapping) or not all(
-                    isinstance(v, int | float) and not isinstance(v, bool)
-                    for v in given.values()):
+                isinstance(v, int | float) and not isinstance(v, bool) for v in given.values()
+            ):
                 raise ValueError(f"timings: {name!r} must map names to numbers, got {given!r}")
             parts[name] = {str(k): kind(v) for k, v in given.items()}
         return cls(**parts)
@@ -220,8 +234,11 @@ def _write_through(timings: Timings) -> None:
     except OSError as err:  # the run goes on; its timings are lost, and it says so once
         if target not in _failed:
             _failed.add(target)
-            warnings.warn(f"timings not written to ${TIMING_ENV}={target} ({err}); unset "
-                          "it, or point it at a file in a writable folder", stacklevel=4)
+            warnings.warn(
+                f"timings not written to ${TIMING_ENV}={target} ({err}); unset "
+                "it, or point it at a file in a writable folder",
+                stacklevel=4,
+            )
 
 
 def read(path: str | os.PathLike[str]) -> Timings:
@@ -241,8 +258,9 @@ def read(path: str | os.PathLike[str]) -> Timings:
     try:
         return Timings.from_dict(json.loads(file.read_text(encoding="utf-8")))
     except (ValueError, AttributeError) as err:
-        raise ValueError(f"{file}: not a timings file written through ${TIMING_ENV} "
-                         f"({err})") from None
+        raise ValueError(
+            f"{file}: not a timings file written through ${TIMING_ENV} ({err})"
+        ) from None
 
 
 def _stage_order(name: str) -> tuple[int, str]:
@@ -250,8 +268,9 @@ def _stage_order(name: str) -> tuple[int, str]:
     return (STAGES.index(head) if head in STAGES else len(STAGES), name)
 
 
-def record_values(runs: Mapping[str, tuple[float, Timings]]
-                  ) -> tuple[dict[str, int | float], dict[str, Any]]:
+def record_values(
+    runs: Mapping[str, tuple[float, Timings]],
+) -> tuple[dict[str, int | float], dict[str, Any]]:
     """A timing record's values and layout, from each notebook's wall time and timings.
 
     Parameters
@@ -295,8 +314,10 @@ def record_values(runs: Mapping[str, tuple[float, Timings]]
         total.seconds["other"] = total.seconds.get("other", 0.0) + other
         encoders = sorted(set(timings.embedded) | set(timings.cached))
         for enc in encoders:
-            for what, counts, summed in (("embedded", timings.embedded, total.embedded),
-                                         ("cached", timings.cached, total.cached)):
+            for what, counts, summed in (
+                ("embedded", timings.embedded, total.embedded),
+                ("cached", timings.cached, total.cached),
+            ):
                 values[key(nb, enc, what)] = counts.get(enc, 0)
                 summed[enc] = summed.get(enc, 0) + counts.get(enc, 0)
         layout["stages"][nb], layout["encoders"][nb] = [*stages, "other"], encoders
@@ -348,12 +369,15 @@ def table(record: Mapping[str, Any]) -> pd.DataFrame:
             row = {"seconds": seconds, "share": seconds / wall if wall else float("nan")}
             enc = name.split(" ", 1)[1] if name.startswith("embed ") else None
             if enc in layout["encoders"][nb]:
-                row |= {"embedded": values[key(nb, enc, "embedded")],
-                        "cached": values[key(nb, enc, "cached")]}
+                row |= {
+                    "embedded": values[key(nb, enc, "embedded")],
+                    "cached": values[key(nb, enc, "cached")],
+                }
             rows[(nb, name)] = row
         rows[(nb, "total")] = {"seconds": wall, "share": 1.0}
-    frame = pd.DataFrame.from_dict(rows, orient="index",
-                                   columns=["seconds", "share", "embedded", "cached"])
+    frame = pd.DataFrame.from_dict(
+        rows, orient="index", columns=["seconds", "share", "embedded", "cached"]
+    )
     frame.index = pd.MultiIndex.from_tuples(list(rows), names=["notebook", "stage"])
     return frame
 

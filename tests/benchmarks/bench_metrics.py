@@ -35,11 +35,25 @@ from bench_speed import timed
 from hierret.evaluation import Qrels, Run, evaluate
 
 #: hierret's metric name -> trec_eval's measure.
-MEASURES = {"ndcg@10": "ndcg_cut_10", "recall@10": "recall_10", "mrr": "recip_rank",
-            "hit@1": "success_1", "p@10": "P_10", "map": "map", "rprec": "Rprec"}
+MEASURES = {
+    "ndcg@10": "ndcg_cut_10",
+    "recall@10": "recall_10",
+    "mrr": "recip_rank",
+    "hit@1": "success_1",
+    "p@10": "P_10",
+    "map": "map",
+    "rprec": "Rprec",
+}
 #: hierret's metric name -> ranx's.
-RANX = {"ndcg@10": "ndcg@10", "recall@10": "recall@10", "mrr": "mrr", "hit@1": "hit_rate@1",
-        "p@10": "precision@10", "map": "map", "rprec": "r-precision"}
+RANX = {
+    "ndcg@10": "ndcg@10",
+    "recall@10": "recall@10",
+    "mrr": "mrr",
+    "hit@1": "hit_rate@1",
+    "p@10": "precision@10",
+    "map": "map",
+    "rprec": "r-precision",
+}
 
 
 def random_case(n_queries: int, depth: int, seed: int = 0) -> tuple[Run, Qrels]:
@@ -55,8 +69,9 @@ def random_case(n_queries: int, depth: int, seed: int = 0) -> tuple[Run, Qrels]:
     return run, qrels
 
 
-def bench_ranx(run: Run, qrels: Qrels, ours: dict[str, dict[str, float]],
-               repeat: int) -> dict[str, Any] | None:
+def bench_ranx(
+    run: Run, qrels: Qrels, ours: dict[str, dict[str, float]], repeat: int
+) -> dict[str, Any] | None:
     """ranx's time and its largest per-query difference from hierret (None without ranx)."""
     try:
         import ranx
@@ -71,14 +86,17 @@ def bench_ranx(run: Run, qrels: Qrels, ours: dict[str, dict[str, float]],
 
     theirs = score()
     order = list(r_qrels.keys())  # ranx's per-query arrays follow its own query order
-    worst = max(float(np.max(np.abs(np.array([ours[name][q] for q in order]) - theirs[rx])))
-                for name, rx in RANX.items())
+    worst = max(
+        float(np.max(np.abs(np.array([ours[name][q] for q in order]) - theirs[rx])))
+        for name, rx in RANX.items()
+    )
     return {"time": timed(score, repeat), "max_abs_diff": worst}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
@@ -89,10 +107,13 @@ def main() -> None:
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES.values()))
     ours = evaluate(run, qrels, list(MEASURES))
     theirs = evaluator.evaluate(as_dicts)
-    worst = max(abs(ours[name][qid] - theirs[qid][trec])
-                for name, trec in MEASURES.items() for qid in qrels)
+    worst = max(
+        abs(ours[name][qid] - theirs[qid][trec]) for name, trec in MEASURES.items() for qid in qrels
+    )
     result: dict[str, Any] = {
-        "queries": args.queries, "depth": args.depth, "measures": len(MEASURES),
+        "queries": args.queries,
+        "depth": args.depth,
+        "measures": len(MEASURES),
         "hierret": timed(lambda: evaluate(run, qrels, list(MEASURES)), args.repeat),
         "pytrec_eval": timed(lambda: evaluator.evaluate(as_dicts), args.repeat),
         "max_abs_diff_vs_pytrec_eval": worst,

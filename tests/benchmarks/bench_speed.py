@@ -65,22 +65,25 @@ def bench_analyzer(texts: list[str], repeat: int) -> dict[str, Any]:
     except ImportError:
         return out
     stemmer = Stemmer.Stemmer("english")
-    out["bm25s"] = timed(lambda: bm25s.tokenize(texts, stopwords="en", stemmer=stemmer,
-                                                show_progress=False), repeat)
+    out["bm25s"] = timed(
+        lambda: bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), repeat
+    )
     out["ratio_vs_bm25s"] = out["hierret"]["min_s"] / out["bm25s"]["min_s"]
     return out
 
 
 def bench_dense(n_units: int, repeat: int, n_queries: int = 300, k: int = 10) -> dict[str, Any]:
     rng = np.random.default_rng(0)
-    index = VectorIndex([str(i) for i in range(n_units)],
-                        rng.standard_normal((n_units, 384)), "bench")
+    index = VectorIndex(
+        [str(i) for i in range(n_units)], rng.standard_normal((n_units, 384)), "bench"
+    )
     queries = np.ascontiguousarray(index._queries(rng.standard_normal((n_queries, 384))))
     flat = faiss.IndexFlatIP(384)
     flat.add(np.ascontiguousarray(index.vectors))
     vectors = index.vectors
     out: dict[str, Any] = {
-        "units": n_units, "queries": n_queries,
+        "units": n_units,
+        "queries": n_queries,
         "hierret": timed(lambda: index.search(queries, k, "bench"), repeat),
         "numpy": timed(lambda: np.argpartition(-(queries @ vectors.T), k - 1, axis=1), repeat),
         "faiss": timed(lambda: flat.search(queries, k), repeat),
@@ -111,14 +114,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(default))
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--units", type=int, default=10_000,
-                        help="dense index size (SciFact's passages, about 10,000)")
+    parser.add_argument(
+        "--units",
+        type=int,
+        default=10_000,
+        help="dense index size (SciFact's passages, about 10,000)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     texts = scifact_texts(args.data)
     result = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
         "repeat": args.repeat,
         "analyzer": bench_analyzer(texts, args.repeat),
         "dense": bench_dense(args.units, args.repeat),

@@ -169,8 +169,11 @@ class Bundle:
         >>> load("python-reference", max_queries=2, max_docs=5).summary()["documents"]
         5
         """
-        return {"documents": len(self.corpus), "questions": len(self.queries),
-                "sampled": self.sampling}
+        return {
+            "documents": len(self.corpus),
+            "questions": len(self.queries),
+            "sampled": self.sampling,
+        }
 
     def identity(self) -> dict[str, str | int]:
         """What a record states about the data (no local paths).
@@ -374,8 +377,7 @@ def _load_full(
     if path.is_dir():
         if not (path / "corpus.jsonl").is_file():
             raise DataFormatError(
-                f"{path} is a folder without corpus.jsonl: not a recognised format; give "
-                f"{_FORMATS}"
+                f"{path} is a folder without corpus.jsonl: not a recognised format; give {_FORMATS}"
             )
         return _beir(load_beir(path, split or "test", download=False), path.resolve().name)
     if path.is_file():
@@ -397,8 +399,14 @@ def _by_name(name: str, split: str | None, *, seed: int, download: bool) -> Bund
         gold = load_gold(gold_path, corpus)
         gold.raise_if_failed()
         digest = hashlib.sha256(gold_path.read_bytes()).hexdigest()[:16]
-        return _whole(name, None, corpus, gold.queries, HEADING_STYLES,
-                      details={"gold": gold_path.name, "gold_digest": digest})
+        return _whole(
+            name,
+            None,
+            corpus,
+            gold.queries,
+            HEADING_STYLES,
+            details={"gold": gold_path.name, "gold_digest": digest},
+        )
     if name == "qasper":
         if split is not None and split not in QASPER_DOWNLOADS:
             raise ValueError(f"Qasper has no split {split!r}: use {', '.join(QASPER_DOWNLOADS)}")
@@ -410,25 +418,38 @@ def _by_name(name: str, split: str | None, *, seed: int, download: bool) -> Bund
     built = build_sectioned(beir, seed=seed)
     details = _full_details(built.identity())
     del details["max_docs"]  # build_sectioned's own cut, not used: the bundle samples instead
-    return _whole(name, beir.split, built.corpus, built.queries, MARKDOWN_HEADINGS,
-                  details=details)
+    return _whole(name, beir.split, built.corpus, built.queries, MARKDOWN_HEADINGS, details=details)
 
 
 def _beir(data: BeirDataset, source: str) -> Bundle:
-    return _whole(source, data.split, data.corpus, data.queries, HEADING_STYLES,
-                  judgments=data.qrels, details=_full_details(data.identity()))
+    return _whole(
+        source,
+        data.split,
+        data.corpus,
+        data.queries,
+        HEADING_STYLES,
+        judgments=data.qrels,
+        details=_full_details(data.identity()),
+    )
 
 
 def _qasper(split_or_path: str | Path, source: str, *, download: bool = False) -> Bundle:
     data = load_qasper(split_or_path, download=download)
-    return _whole(source, data.name, data.corpus, data.queries, MARKDOWN_HEADINGS,
-                  details=_full_details(data.identity()))
+    return _whole(
+        source,
+        data.name,
+        data.corpus,
+        data.queries,
+        MARKDOWN_HEADINGS,
+        details=_full_details(data.identity()),
+    )
 
 
 def _no_split(source: str, split: str | None) -> None:
     if split is not None:
-        raise ValueError(f"{source} has one set of questions, no splits: leave split unset "
-                         f"(got {split!r})")
+        raise ValueError(
+            f"{source} has one set of questions, no splits: leave split unset (got {split!r})"
+        )
 
 
 def _whole(
@@ -442,8 +463,17 @@ def _whole(
     details: Mapping[str, str | int],
 ) -> Bundle:
     targets: tuple[Level, ...] = ("documents",) if judgments is not None else ALL_TARGETS
-    return Bundle(source, split, corpus, tuple(queries), targets, tuple(heading_styles),
-                  sampling="", judgments=judgments, details=dict(details))
+    return Bundle(
+        source,
+        split,
+        corpus,
+        tuple(queries),
+        targets,
+        tuple(heading_styles),
+        sampling="",
+        judgments=judgments,
+        details=dict(details),
+    )
 
 
 _CORPUS_KEYS = {"corpus", "fingerprint", "documents", "chars", "python", "queries"}
@@ -467,16 +497,25 @@ def _cut(full: Bundle, max_queries: int | None, max_docs: int | None, seed: int)
     doc_ids = [d.id for d in full.corpus]
     kept = sample_documents(doc_ids, judged, max_docs, seed=seed)
     n_q, n_all = len(full.queries), len(doc_ids)
-    q_part = (f"the first {len(queries):,} of {n_q:,} queries (file order)"
-              if len(queries) < n_q else f"all {n_q:,} queries")
+    q_part = (
+        f"the first {len(queries):,} of {n_q:,} queries (file order)"
+        if len(queries) < n_q
+        else f"all {n_q:,} queries"
+    )
     corpus = full.corpus
     d_part = f"all {n_all:,} documents"
     if len(kept) < n_all:
-        d_part = (f"every judged document ({len(judged):,}) + {len(kept) - len(judged):,} "
-                  f"sampled of the other {n_all - len(judged):,}, seed {seed}")
+        d_part = (
+            f"every judged document ({len(judged):,}) + {len(kept) - len(judged):,} "
+            f"sampled of the other {n_all - len(judged):,}, seed {seed}"
+        )
         keep = set(kept)
         corpus = Corpus(corpus.name, [d for d in corpus if d.id in keep], corpus.extra_identity)
-    judgments = (None if full.judgments is None
-                 else {q.id: dict(full.judgments.get(q.id, {})) for q in queries})
-    return replace(full, corpus=corpus, queries=queries, sampling=f"{q_part}; {d_part}",
-                   judgments=judgments)
+    judgments = (
+        None
+        if full.judgments is None
+        else {q.id: dict(full.judgments.get(q.id, {})) for q in queries}
+    )
+    return replace(
+        full, corpus=corpus, queries=queries, sampling=f"{q_part}; {d_part}", judgments=judgments
+    )

@@ -174,8 +174,10 @@ def load_gold(
         spans: list[Span] = []
         for quote in quotes:
             if len(" ".join(quote.split())) < min_quote_chars:
-                raise ValueError(f"{file}:{n}: a quote of {qid} is shorter than "
-                                 f"{min_quote_chars} characters: {quote!r}")
+                raise ValueError(
+                    f"{file}:{n}: a quote of {qid} is shorter than "
+                    f"{min_quote_chars} characters: {quote!r}"
+                )
             found = locate(quote, corpus)
             if not found:
                 failures.append(f"{qid}: quote {quote[:60]!r}... not found in {corpus.name}")

@@ -38,6 +38,4 @@ def load_python_reference() -> Corpus:
         Document(id=name, title=text.strip().splitlines()[0].strip(), text=text)
         for name, text in sorted(topics.items())
     ]
-    return Corpus(
-        "python-reference", docs, extra_identity=f"python-{platform.python_version()}"
-    )
+    return Corpus("python-reference", docs, extra_identity=f"python-{platform.python_version()}")

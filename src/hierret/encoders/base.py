@@ -153,10 +153,15 @@ class EncoderIdentity:
         >>> EncoderIdentity("m", "static", "v1", "fp16", 256, UNLIMITED_WINDOW).summary()["window"]
         'none'
         """
-        return {"model": self.name, "backend": self.backend, "precision": self.precision,
-                "dims": self.dimension,
-                "window": "none" if self.window >= UNLIMITED_WINDOW else self.window,
-                "query prefix": self.query_prefix, "passage prefix": self.passage_prefix}
+        return {
+            "model": self.name,
+            "backend": self.backend,
+            "precision": self.precision,
+            "dims": self.dimension,
+            "window": "none" if self.window >= UNLIMITED_WINDOW else self.window,
+            "query prefix": self.query_prefix,
+            "passage prefix": self.passage_prefix,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         """All fields as a JSON-ready ``dict`` (see :meth:`from_dict`)."""
@@ -229,8 +234,7 @@ def l2_normalize(vectors: NDArray[Any]) -> NDArray[np.float32]:
     bad = nonfinite_rows(out)
     if len(bad):
         raise ValueError(
-            f"vectors contain NaN or infinite values: "
-            f"{describe_rows(bad, len(out), 'hold them')}"
+            f"vectors contain NaN or infinite values: {describe_rows(bad, len(out), 'hold them')}"
         )
     norms = np.linalg.norm(out.astype(np.float64), axis=1)
     zero = norms < 1e-12

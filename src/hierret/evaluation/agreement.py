@@ -62,8 +62,9 @@ __all__ = [
 ]
 
 
-def score_run(query_ids: Sequence[str], unit_ids: Sequence[str], scores: NDArray[Any],
-              k: int = 100) -> Run:
+def score_run(
+    query_ids: Sequence[str], unit_ids: Sequence[str], scores: NDArray[Any], k: int = 100
+) -> Run:
     """The top ``k`` units per query from a score matrix, ties broken by unit id.
 
     Parameters
@@ -78,11 +79,15 @@ def score_run(query_ids: Sequence[str], unit_ids: Sequence[str], scores: NDArray
         Ranking length.
     """
     if np.shape(scores) != (len(query_ids), len(unit_ids)):
-        raise ValueError(f"scores has shape {np.shape(scores)}, expected "
-                         f"({len(query_ids)}, {len(unit_ids)}): one row per query, one "
-                         "column per unit")
-    return {q: rank(dict(zip(unit_ids, map(float, row), strict=True)))[:k]
-            for q, row in zip(query_ids, scores, strict=True)}
+        raise ValueError(
+            f"scores has shape {np.shape(scores)}, expected "
+            f"({len(query_ids)}, {len(unit_ids)}): one row per query, one "
+            "column per unit"
+        )
+    return {
+        q: rank(dict(zip(unit_ids, map(float, row), strict=True)))[:k]
+        for q, row in zip(query_ids, scores, strict=True)
+    }
 
 
 def top_overlap(a: Run, b: Run, n: int = 10) -> float:
@@ -93,8 +98,9 @@ def top_overlap(a: Run, b: Run, n: int = 10) -> float:
     """
     if not a:
         raise ValueError("the run a has no query: nothing to compare")
-    return float(np.mean([len({u for u, _ in a[q][:n]} & {u for u, _ in b.get(q, [])[:n]}) / n
-                          for q in a]))
+    return float(
+        np.mean([len({u for u, _ in a[q][:n]} & {u for u, _ in b.get(q, [])[:n]}) / n for q in a])
+    )
 
 
 @dataclass(frozen=True)
@@ -128,13 +134,19 @@ class PrecisionAgreement:
     def vectors(self) -> pd.Series:
         """The cosines summarised: min and mean over units, long units and queries."""
         long = self.units[self.long]
-        return pd.Series({
-            "passages_min": float(self.units.min()), "passages_mean": float(self.units.mean()),
-            "long_n": int(self.long.sum()),
-            "long_min": float(long.min()) if len(long) else float("nan"),
-            "long_mean": float(long.mean()) if len(long) else float("nan"),
-            "queries_min": float(self.queries.min()), "queries_mean": float(self.queries.mean()),
-        }, name="cosine", dtype=object)
+        return pd.Series(
+            {
+                "passages_min": float(self.units.min()),
+                "passages_mean": float(self.units.mean()),
+                "long_n": int(self.long.sum()),
+                "long_min": float(long.min()) if len(long) else float("nan"),
+                "long_mean": float(long.mean()) if len(long) else float("nan"),
+                "queries_min": float(self.queries.min()),
+                "queries_mean": float(self.queries.mean()),
+            },
+            name="cosine",
+            dtype=object,
+        )
 
     def tables(self) -> list[Styler]:
         """:meth:`vectors` and :attr:`rankings` as captioned tables for a page.
@@ -144,8 +156,10 @@ class PrecisionAgreement:
         from hierret.tables import styled
 
         other, reference = self.names[1], self.names[0]
-        return [styled(self.vectors(), f"Cosine, {other} vs {reference}", decimals=4),
-                styled(self.rankings, f"{other} queries, {reference} index")]
+        return [
+            styled(self.vectors(), f"Cosine, {other} vs {reference}", decimals=4),
+            styled(self.rankings, f"{other} queries, {reference} index"),
+        ]
 
     def plot(self, ax: Axes | None = None, xlabel: str | None = None) -> Figure:
         """Histogram of the unit cosines, within the window and beyond it; the figure."""
@@ -164,8 +178,10 @@ class PrecisionAgreement:
         """Flat record values: :meth:`vectors`, then ``{stage}_overlap``, ``{stage}_delta``."""
         out = {str(k): v for k, v in self.vectors().items()}
         for stage, row in self.rankings.iterrows():
-            out[f"{stage}_overlap"], out[f"{stage}_delta"] = (float(row.iloc[0]),
-                                                              float(row.iloc[1]))
+            out[f"{stage}_overlap"], out[f"{stage}_delta"] = (
+                float(row.iloc[0]),
+                float(row.iloc[1]),
+            )
         return out
 
 
@@ -227,9 +243,11 @@ def precision_agreement(
     (True, 1.0)
     """
     if reference.identity.dimension != other.identity.dimension:
-        raise ValueError(f"{reference.identity.name} ({reference.identity.dimension} dims) and "
-                         f"{other.identity.name} ({other.identity.dimension} dims) do not share "
-                         "a vector space: give two encoders of one model")
+        raise ValueError(
+            f"{reference.identity.name} ({reference.identity.dimension} dims) and "
+            f"{other.identity.name} ({other.identity.dimension} dims) do not share "
+            "a vector space: give two encoders of one model"
+        )
     texts, queries, qrels = bed.texts(level), bed.queries, bed.qrels(level)
     unit_ids = [u.id for u in bed.units(level)]
     a, b = reference.encode_passages(texts), other.encode_passages(texts)
@@ -237,23 +255,34 @@ def precision_agreement(
     qtexts = [q.text for q in queries]
     qa, qb = reference.encode_queries(qtexts), other.encode_queries(qtexts)
     ids = [q.id for q in queries]
-    dense = {"reference": score_run(ids, unit_ids, qa @ a.T, k),
-             "other": score_run(ids, unit_ids, qb @ a.T, k)}
+    dense = {
+        "reference": score_run(ids, unit_ids, qa @ a.T, k),
+        "other": score_run(ids, unit_ids, qb @ a.T, k),
+    }
     stages: dict[str, Mapping[str, Run]] = {"dense": dense}
     if hybrid:
         bm25 = Profile(level=level or bed.level, ranker="bm25")
         lexical = Searcher(bed.hierarchy, reference).run(queries, bm25, k=k)
-        stages["hybrid"] = {side: {q: rrf([r[q], lexical[q]], rrf_k, k) for q in r}
-                            for side, r in dense.items()}
+        stages["hybrid"] = {
+            side: {q: rrf([r[q], lexical[q]], rrf_k, k) for q in r} for side, r in dense.items()
+        }
     rows = {}
     for stage, runs in stages.items():
-        means = {side: np.mean(list(evaluate(r, qrels, [metric])[metric].values()))
-                 for side, r in runs.items()}
-        rows[stage] = {f"top-{n} overlap": top_overlap(runs["reference"], runs["other"], n),
-                       f"Δ{_label(metric)}": float(means["other"] - means["reference"])}
-    return PrecisionAgreement(np.sum(a * b, axis=1), long, np.sum(qa * qb, axis=1),
-                              pd.DataFrame.from_dict(rows, orient="index"),
-                              _names(reference, other))
+        means = {
+            side: np.mean(list(evaluate(r, qrels, [metric])[metric].values()))
+            for side, r in runs.items()
+        }
+        rows[stage] = {
+            f"top-{n} overlap": top_overlap(runs["reference"], runs["other"], n),
+            f"Δ{_label(metric)}": float(means["other"] - means["reference"]),
+        }
+    return PrecisionAgreement(
+        np.sum(a * b, axis=1),
+        long,
+        np.sum(qa * qb, axis=1),
+        pd.DataFrame.from_dict(rows, orient="index"),
+        _names(reference, other),
+    )
 
 
 def _names(reference: Encoder, other: Encoder) -> tuple[str, str]:
@@ -323,8 +352,12 @@ def normalization_effect(
     units = encoder.encode_unnormalized(texts, "passage")
     vecs = encoder.encode_unnormalized([q.text for q in bed.queries], "query")
     norms = np.linalg.norm(units, axis=1)
-    run = score_run([q.id for q in bed.queries], [u.id for u in bed.units(level)],
-                    vecs @ units.T, k)
+    run = score_run(
+        [q.id for q in bed.queries], [u.id for u in bed.units(level)], vecs @ units.T, k
+    )
     mean = np.mean(list(evaluate(run, bed.qrels(level), [metric])[metric].values()))
-    return {"norm min": float(norms.min()), "norm max": float(norms.max()),
-            f"{metric} inner product": float(mean)}
+    return {
+        "norm min": float(norms.min()),
+        "norm max": float(norms.max()),
+        f"{metric} inner product": float(mean),
+    }

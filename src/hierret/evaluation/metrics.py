@@ -146,8 +146,9 @@ def precision_at(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> fl
     return sum(1 for u in ranked[:k] if grades.get(u, 0) > 0) / k
 
 
-def average_precision(ranked: Sequence[str], grades: Mapping[str, int],
-                      k: int | None = None) -> float:
+def average_precision(
+    ranked: Sequence[str], grades: Mapping[str, int], k: int | None = None
+) -> float:
     """Average precision (trec_eval's ``map`` per query; ``map_cut_k`` with ``k``).
 
     The precision at the rank of each relevant unit retrieved (within the top
@@ -191,15 +192,24 @@ def r_precision(ranked: Sequence[str], grades: Mapping[str, int]) -> float:
 def _parse(name: str) -> _Metric:
     match = _NAME.fullmatch(name)
     optional = _NO_CUTOFF.get(match[1]) if match else None
-    if match is None or (match[2] is None and optional is None) or (
-            match[2] is not None and optional is False):
+    if (
+        match is None
+        or (match[2] is None and optional is None)
+        or (match[2] is not None and optional is False)
+    ):
         raise ValueError(
             f"unknown metric {name!r}; use 'ndcg@K', 'recall@K', 'hit@K', 'p@K', 'mrr', "
             "'mrr@K', 'map', 'map@K' or 'rprec'"
         )
     functions: dict[str, Callable[..., float]] = {
-        "ndcg": ndcg_at, "recall": recall_at, "hit": hit_at, "mrr": mrr,
-        "map": average_precision, "p": precision_at, "rprec": r_precision}
+        "ndcg": ndcg_at,
+        "recall": recall_at,
+        "hit": hit_at,
+        "mrr": mrr,
+        "map": average_precision,
+        "p": precision_at,
+        "rprec": r_precision,
+    }
     fn = functions[match[1]]
     return fn if match[2] is None else partial(fn, k=int(match[2]))
 

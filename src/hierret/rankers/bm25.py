@@ -49,8 +49,9 @@ from hierret.rankers.analyzer import Analyzer, get_analyzer
 __all__ = ["BM25", "top_k"]
 
 
-def top_k(scores: NDArray[np.float64], k: int,
-          tie_keys: NDArray[np.int64] | None = None) -> list[tuple[int, float]]:
+def top_k(
+    scores: NDArray[np.float64], k: int, tie_keys: NDArray[np.int64] | None = None
+) -> list[tuple[int, float]]:
     """Return the `k` best entries of `scores`, best first, ties by index (or `tie_keys`).
 
     Parameters
@@ -369,8 +370,9 @@ class BM25:
             out[i] = self.score(query)
         return out
 
-    def search(self, query: Sequence[str], k: int = 10,
-               tie_keys: NDArray[np.int64] | None = None) -> list[tuple[int, float]]:
+    def search(
+        self, query: Sequence[str], k: int = 10, tie_keys: NDArray[np.int64] | None = None
+    ) -> list[tuple[int, float]]:
         """Return the `k` best documents for one query.
 
         Parameters
@@ -402,7 +404,9 @@ class BM25:
         return top_k(self.score(query), k, tie_keys)
 
     def search_many(
-        self, queries: Sequence[Sequence[str]], k: int = 10,
+        self,
+        queries: Sequence[Sequence[str]],
+        k: int = 10,
         tie_keys: NDArray[np.int64] | None = None,
     ) -> list[list[tuple[int, float]]]:
         """:meth:`search` for several queries.

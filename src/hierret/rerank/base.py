@@ -103,9 +103,7 @@ def _check_scores(scores: NDArray[np.float64], n: int, who: RerankerIdentity) ->
         raise ValueError(f"{who.describe()} returned NaN or infinite scores")
 
 
-def rerank(
-    reranker: Reranker, query: str, ranking: Ranking, texts: Mapping[str, str]
-) -> Ranking:
+def rerank(reranker: Reranker, query: str, ranking: Ranking, texts: Mapping[str, str]) -> Ranking:
     """Re-order the candidates of ``ranking`` by ``reranker``'s scores.
 
     The result holds exactly the same unit ids, each with its reranker score,

@@ -231,9 +231,11 @@ def selection_sweep(
         final = {qid: sel.select(ranking) for qid, ranking in judged.items()}
         scores = set_scores(final, qrels)
         floored = [any(s < t for _, s in ranking) for ranking in final.values()]
-        rows.append({
-            "min_score": float(t),
-            **{name: float(np.mean(list(per_q.values()))) for name, per_q in scores.items()},
-            "floored": float(np.mean(floored)),
-        })
+        rows.append(
+            {
+                "min_score": float(t),
+                **{name: float(np.mean(list(per_q.values()))) for name, per_q in scores.items()},
+                "floored": float(np.mean(floored)),
+            }
+        )
     return pd.DataFrame(rows, columns=["min_score", "precision", "recall", "kept", "floored"])
