@@ -71,9 +71,10 @@ __all__ = ["ALPHA", "COMPARATIVE", "Claim", "check", "claims", "update", "verdic
 ALPHA = 0.05
 #: Words that make a sentence a comparative claim, which must then cite a row.
 COMPARATIVE = re.compile(
-    r"\b(beats?|beaten|beating|outperforms?|leads?|leading|above|below|hurts?|"
-    r"strongest|weakest|best|worst|better|worse|at least as good|trails?|trailing|"
-    r"improves?|exceeds?|higher than|lower than|more often|less often|wins?|loses)\b",
+    r"\b(beats?|beaten|beating|outperforms?|outscores?|leads?|leading|ahead|above|below|"
+    r"hurts?|strongest|weakest|stronger|weaker|best|worst|better|worse|superior|inferior|"
+    r"at least as good|trails?|trailing|improves?|exceeds?|higher than|lower than|"
+    r"more often|less often|wins?|loses)\b",
     re.IGNORECASE,
 )
 _HEADING = "### Claims and tests"
