@@ -72,9 +72,9 @@ ALPHA = 0.05
 #: Words that make a sentence a comparative claim, which must then cite a row.
 COMPARATIVE = re.compile(
     r"\b(beats?|beaten|beating|outperforms?|outscores?|leads?|leading|ahead|above|below|"
-    r"hurts?|strongest|weakest|stronger|weaker|best|worst|better|worse|superior|inferior|"
+    r"hurts?|strongest|weakest|stronger|weaker|better|worse|superior|inferior|"
     r"at least as good|trails?|trailing|improves?|exceeds?|higher than|lower than|"
-    r"more often|less often|wins?|loses)\b",
+    r"more often|less often)\b",
     re.IGNORECASE,
 )
 _HEADING = "### Claims and tests"
