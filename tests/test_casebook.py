@@ -207,3 +207,16 @@ def test_section_paths_name_the_document_once() -> None:
     assert parts[-1] == nested.title.split(" > ")[-1]
     assert len(parts) >= 2
     assert units.path(h, section.doc_id, "documents") == doc
+
+
+def test_an_arm_scored_outside_the_searcher_is_left_out_of_the_explorer(
+    tmp_path: Path,
+) -> None:
+    """Result.add arms (auto-merging, a router) have scores but no rankings to show."""
+    r = _result()
+    r.add("routed", {t: r.scores[t]["hit@1"]["passages"] for t in r.targets})
+    casebook.write("dr9", tmp_path, {"pyref": r}, pairs=PAIRS)
+    data = json.loads(casebook.explorer_script(tmp_path).split(" = ", 1)[1].rstrip().rstrip(";"))
+    for s in data["records"][0]["sets"]:
+        for by_arm in s["rows"].values():
+            assert set(by_arm) == set(ARMS)  # "routed" is not shown, and nothing fails

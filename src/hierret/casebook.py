@@ -357,7 +357,8 @@ def _comparison(
 
 def _explorer_set(src: _Source, depth: int) -> dict[str, object]:
     r, t = src.result, src.target
-    arms = r.arms
+    # arms scored outside the searcher (Result.add) have scores but no rankings to show
+    arms = [a for a in r.arms if a in r.rankings.get(t, {})]
     qids = sorted(r.rankings[t][arms[0]]) if arms else []
     units: dict[str, str] = {}
     rows: dict[str, dict[str, object]] = {}
