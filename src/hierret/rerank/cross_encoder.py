@@ -140,6 +140,17 @@ class CrossEncoderReranker(Reranker):
                 activation_fn=forced[activation],
                 **kwargs,
             )
+        architectures = list(getattr(self._model.config, "architectures", None) or [])
+        if architectures and not any(
+            a.endswith("ForSequenceClassification") for a in architectures
+        ):
+            raise ValueError(
+                f"{source}: the saved model is {', '.join(architectures)}, with no trained "
+                "classification head; transformers gives it a random head at every load, so "
+                "its scores would mean nothing and change between loads under one identity. "
+                "Give a cross-encoder trained for reranking (saved as *ForSequenceClassification, "
+                "e.g. cross-encoder/ms-marco-MiniLM-L-6-v2)"
+            )
         if self._model.num_labels != 1:
             raise ValueError(
                 f"{source}: a reranker needs one score per pair; the model has "
