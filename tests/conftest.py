@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -95,3 +96,11 @@ def real_scifact(monkeypatch: pytest.MonkeyPatch) -> Path:
 def real_qasper_sample(monkeypatch: pytest.MonkeyPatch) -> Path:
     """The 10-paper Qasper v0.3 sample under :func:`data_home`; skipped without it."""
     return _real(monkeypatch, "Qasper sample", "qasper/qasper-train-sample10-v0.3.json")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures() -> Iterator[None]:
+    """Close every pyplot figure a test opened, so none outlives it (pyplot keeps them)."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
