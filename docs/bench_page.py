@@ -176,9 +176,10 @@ def figure(v: V, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     from hierret.figures import save
+    from hierret.plots import WIDTH
 
     rows = [row for row in _rows(v) if row.peer]
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.45 * len(rows) + 1.2))  # the site's width
     speedups = [row.speedup(v) for row in rows]
     bars = ax.barh(
         range(len(rows)), speedups, color=["#4c72b0" if s >= 1 else "#dd8452" for s in speedups]
