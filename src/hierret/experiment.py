@@ -75,6 +75,21 @@ __all__ = [
 ]
 
 PerQuery = Mapping[str, Mapping[str, float]]
+#: The columns of a table of tests (:meth:`Result.tests`, :func:`between`).
+TEST_COLUMNS = [
+    "a",
+    "b",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "p",
+    "p_holm",
+    "target",
+    "arm_a",
+    "arm_b",
+]
 
 
 def align(per_query: PerQuery) -> pd.DataFrame:
@@ -524,22 +539,7 @@ class Result:
             }
             pairs = [(f"{a}@{t}", f"{b}@{t}") for t in chosen for a, b in pairs_]
             if not pairs:  # nothing declared, nothing tested
-                table = pd.DataFrame(
-                    columns=[
-                        "a",
-                        "b",
-                        "mean_a",
-                        "mean_b",
-                        "diff",
-                        "diff_low",
-                        "diff_high",
-                        "p",
-                        "p_holm",
-                        "target",
-                        "arm_a",
-                        "arm_b",
-                    ]
-                )
+                table = pd.DataFrame(columns=TEST_COLUMNS)
             else:
                 table = paired_tests(scores, pairs, self.confidence, self.n_resamples, self.seed)
                 table["target"] = [t for t in chosen for _ in pairs_]
@@ -805,22 +805,7 @@ def between(
     labels = list(results)
     first = results[labels[0]]
     chosen = list(targets) if targets is not None else first.targets
-    columns = [
-        "a",
-        "b",
-        "mean_a",
-        "mean_b",
-        "diff",
-        "diff_low",
-        "diff_high",
-        "p",
-        "p_holm",
-        "target",
-        "arm_a",
-        "arm_b",
-        "run_a",
-        "run_b",
-    ]
+    columns = [*TEST_COLUMNS, "run_a", "run_b"]
     scores: dict[str, Mapping[str, float]] = {}
     for label, r in results.items():
         for t in chosen:

@@ -185,10 +185,19 @@ def sweep(
     The grid runs evenly from the lowest to the highest score of the case,
     widened to hold every value of ``include``.
     """
+    grid = _threshold_grid(case, include, n)
+    return selection_sweep(case[0], case[1], grid.tolist(), min_keep=min_keep, top_k=top_k)
+
+
+def _threshold_grid(
+    case: tuple[Run, Qrels], include: tuple[float, ...], n: int
+) -> NDArray[np.float64]:
+    """``n`` thresholds evenly over the case's scores, widened to hold ``include``."""
     rel, non = _split(case)
     both = np.concatenate([rel, non, np.asarray(include, dtype=np.float64)])
-    grid = np.linspace(both.min(), both.max(), n)
-    return selection_sweep(case[0], case[1], grid.tolist(), min_keep=min_keep, top_k=top_k)
+    if not len(both):
+        raise ValueError("the case has no reranked score to choose a threshold from")
+    return np.linspace(both.min(), both.max(), n)
 
 
 def marks(
@@ -392,12 +401,7 @@ def out_of_fold(
     """
     rows = []
     for (row, col), case in cases.items():
-        rel, non = _split(case)
-        grid = np.linspace(
-            min(rel.min(initial=np.inf), non.min(initial=np.inf)),
-            max(rel.max(initial=-np.inf), non.max(initial=-np.inf)),
-            n,
-        )
+        grid = _threshold_grid(case, (), n)
         per_q = _per_question(case, grid, min_keep, top_k)
         held, picks, fold = cross_validate(per_q["f1"], folds, seed)
         column = np.asarray(picks)[fold][:, None]  # each question's chosen threshold
