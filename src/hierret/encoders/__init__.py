@@ -45,8 +45,14 @@ from hierret.encoders.base import (
     truncation_report,
 )
 from hierret.encoders.e5 import E5_MODEL, E5Encoder
+from hierret.encoders.lazy import LazyEncoder, Recipe
 from hierret.encoders.onnx import OnnxEncoder
-from hierret.encoders.registry import load_encoder, register_encoder, registered_encoders
+from hierret.encoders.registry import (
+    load_encoder,
+    load_encoder_lazily,
+    register_encoder,
+    registered_encoders,
+)
 from hierret.encoders.sentence_transformers import MINILM, SentenceTransformerEncoder
 from hierret.encoders.static import WordLlamaEncoder
 
@@ -58,13 +64,16 @@ __all__ = [
     "Encoder",
     "EncoderIdentity",
     "HashEncoder",
+    "LazyEncoder",
     "OnnxEncoder",
+    "Recipe",
     "Role",
     "SentenceTransformerEncoder",
     "TruncationReport",
     "WordLlamaEncoder",
     "l2_normalize",
     "load_encoder",
+    "load_encoder_lazily",
     "register_encoder",
     "registered_encoders",
     "truncation_report",

