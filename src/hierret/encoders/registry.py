@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ for _alias in sorted(MINILM_ALIASES):
     register_encoder(_alias, _minilm)
 register_encoder("hash", HashEncoder)
 register_encoder("minilm-int8", OnnxEncoder)
+register_encoder("minilm-w8a8", partial(OnnxEncoder, activations="int8"))
 for _alias in ("e5-small", "multilingual-e5-small"):
     register_encoder(_alias, E5Encoder)
 register_encoder("wordllama", WordLlamaEncoder)
@@ -146,9 +148,9 @@ def _recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
     key = name.strip().lower()
     if key in MINILM_ALIASES:
         return Recipe("minilm", kw, _folder_files(minilm_folder()), _TORCH_STACK)
-    if key == "minilm-int8" and not {"model_path", "tokenizer_path"} & set(kw):
+    if key in ("minilm-int8", "minilm-w8a8") and not {"model_path", "tokenizer_path"} & set(kw):
         files = (packaged_int8_model(), minilm_folder() / "tokenizer.json")
-        return Recipe("minilm-int8", kw, files, ("onnxruntime", "tokenizers"))
+        return Recipe(key, kw, files, ("onnxruntime", "onnx", "tokenizers"))
     if key not in _REGISTRY and Path(name).expanduser().is_dir():
         folder = Path(name).expanduser().resolve()
         return Recipe(
