@@ -132,7 +132,7 @@ def ratio_table(v: V) -> list[str]:
     for kind, text in KINDS.items():
         flat = _flat(v, kind)
         out.append(
-            f"| chunker, one line of {text}, time per character from "
+            f"| chunker, one line of {text}, CPU time per character from "
             f"{LINES_KB[0]} to {LINES_KB[-1]} kB | {flat:.2f} (largest ÷ smallest) "
             f"| at most 1.5 | {'yes' if flat <= 1.5 else '**no**'} | |"
         )
@@ -173,7 +173,7 @@ def cli_table(v: V) -> list[str]:
 
 
 def chunker_table(v: V) -> list[str]:
-    out = ["| text | µs per character (min) |", "|---|---:|"]
+    out = ["| text | µs of CPU per character (min) |", "|---|---:|"]
     for times in (1, 4, 16):
         out.append(f"| corpus ×{times} | {v[f'speed_chunker_corpus_{times}x_us_per_char']:.3f} |")
     for kind, text in KINDS.items():
