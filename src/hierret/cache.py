@@ -8,7 +8,19 @@ new vectors. A shard is a small header followed by fixed-size records::
     record = 32-byte key | dimension x float32 (little-endian) | uint32 crc32
 
 The key is SHA-256 of (identity key, precision, window, role, text); a record's
-crc32 covers the identity key, the key and the vector bytes. Every record is
+crc32 covers the identity key, the key and the vector bytes.
+
+Token matrices (one ``(n_tokens, dimension)`` matrix per text, for late
+interaction: :class:`hierret.rerank.MaxSimReranker`) are kept the same way,
+per :class:`TokenIdentity`, with :meth:`VectorCache.get_matrices` and
+:meth:`VectorCache.put_matrices`. Their shards (header ``"layout": "ragged"``)
+hold a table of fixed-size records followed by every matrix's rows, end to end::
+
+    record = 32-byte key | uint64 first row | uint32 rows | uint32 crc32
+    rows   = total rows x dimension x float32 (little-endian)
+
+where a record's crc32 covers the identity key, the record and its matrix's
+bytes. What follows holds for both kinds of shard. Every record is
 checked before its vector is used: a record that fails (flipped bytes) or is
 missing (truncated file) is logged as a warning naming the file and recomputed,
 and the damaged shard is rewritten without it. Files are written to a temporary
@@ -83,7 +95,9 @@ __all__ = [
     "CacheStats",
     "CachedEncoder",
     "MissingVectorsError",
+    "TokenIdentity",
     "VectorCache",
+    "can_store",
     "default_cache_dir",
     "text_keys",
 ]
@@ -180,8 +194,77 @@ def default_cache_dir() -> Path:
     return (base / "hierret" / "vectors").resolve()
 
 
-def text_keys(identity: EncoderIdentity, role: Role, texts: Sequence[str]) -> list[bytes]:
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Everything that decides which token matrix a text gets (for late interaction).
+
+    Parameters
+    ----------
+    encoder : EncoderIdentity
+        The model whose token vectors are taken: weights, precision, window,
+        prefixes and engine.
+    tokens : str
+        How the matrix is made from the model's output, with a version to
+        change when that code changes: which tokens are dropped, how long
+        texts are split (e.g. ``"st-tokens-v1: skip_punctuation=True, ..."``).
+    normalized : bool, default True
+        Whether rows are L2-normalised (as :class:`~hierret.rerank.MaxSimReranker`
+        keeps them).
+
+    Examples
+    --------
+    >>> enc = EncoderIdentity("m", "hash", "v1", "fp32", 8, 128)
+    >>> ident = TokenIdentity(enc, "rules-v1")
+    >>> len(ident.key()), ident.key() == TokenIdentity(enc, "rules-v2").key()
+    (16, False)
+    >>> ident.key() == enc.key(), ident.dimension, ident.label()
+    (False, 8, 'm fp32 tokens')
+    """
+
+    encoder: EncoderIdentity
+    tokens: str
+    normalized: bool = True
+
+    def key(self) -> str:
+        """16 hex digits of SHA-256 over all fields (never an encoder identity's key)."""
+        blob = json.dumps({"kind": "tokens", **self.as_dict()}, sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return self.encoder.name
+
+    @property
+    def dimension(self) -> int:
+        """Columns of every matrix."""
+        return self.encoder.dimension
+
+    def label(self) -> str:
+        """The encoder's label and ``tokens``, e.g. ``"all-MiniLM-L6-v2 fp32 tokens"``."""
+        return f"{self.encoder.label()} tokens"
+
+    def describe(self) -> str:
+        """One line for logs and error messages."""
+        return f"token vectors ({self.tokens}) of {self.encoder.describe()}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """All fields as a JSON-ready ``dict``."""
+        return {
+            "encoder": self.encoder.as_dict(),
+            "tokens": self.tokens,
+            "normalized": self.normalized,
+        }
+
+
+#: Identities of what a :class:`VectorCache` stores: vectors, or token matrices.
+Identity = EncoderIdentity | TokenIdentity
+
+
+def text_keys(identity: Identity, role: Role, texts: Sequence[str]) -> list[bytes]:
     """32-byte cache keys: SHA-256 of identity key, precision, window, role and text.
+
+    For a :class:`TokenIdentity`: of its key (which covers everything), role and text.
 
     Examples
     --------
@@ -189,9 +272,18 @@ def text_keys(identity: EncoderIdentity, role: Role, texts: Sequence[str]) -> li
     >>> a, b = text_keys(ident, "query", ["x", "x"])
     >>> a == b, len(a), a == text_keys(ident, "passage", ["x"])[0]
     (True, 32, False)
+    >>> a == text_keys(TokenIdentity(ident, "rules-v1"), "query", ["x"])[0]
+    False
     """
-    identity.prefix(role)  # validates role
-    head = f"hierret-vector-v1\0{identity.key()}\0{identity.precision}\0{identity.window}\0{role}\0"
+    if isinstance(identity, TokenIdentity):
+        identity.encoder.prefix(role)  # validates role
+        head = f"hierret-tokens-v1\0{identity.key()}\0{role}\0"
+    else:
+        identity.prefix(role)  # validates role
+        head = (
+            f"hierret-vector-v1\0{identity.key()}\0{identity.precision}\0"
+            f"{identity.window}\0{role}\0"
+        )
     base = hashlib.sha256(head.encode())
     keys = []
     for text in texts:
@@ -238,23 +330,66 @@ class CacheStats:
         return {**asdict(self), "hit_rate": self.hit_rate}
 
 
-def _record_dtype(dimension: int) -> np.dtype[Any]:
+def _record_dtype(dimension: int, ragged: bool = False) -> np.dtype[Any]:
+    if ragged:  # the rows follow the records
+        return np.dtype([("key", "V32"), ("start", "<u8"), ("rows", "<u4"), ("crc", "<u4")])
     return np.dtype([("key", "V32"), ("vec", "<f4", (dimension,)), ("crc", "<u4")])
 
 
+#: What a shard holds per key: a vector (a row of an array), or a token matrix.
+Values = NDArray[np.float32] | list[NDArray[np.float32]]
+
+
 class _Shard:
-    """One shard file held in memory; each record is checked before its first use."""
+    """One shard file held in memory; each record is checked before its first use.
+
+    ``payload`` holds the rows of a ragged shard's matrices (``row_bytes`` each).
+    """
 
     def __init__(
-        self, path: Path, raw: bytes | memoryview, dtype: np.dtype[Any], seed: int
+        self,
+        path: Path,
+        raw: bytes | memoryview,
+        dtype: np.dtype[Any],
+        seed: int,
+        payload: bytes | memoryview = b"",
+        row_bytes: int = 0,
     ) -> None:
         self.path = path
         self.raw = memoryview(raw).cast("B")
         self.size = dtype.itemsize
         self.records = np.frombuffer(self.raw, dtype=dtype)
         self.seed = seed
+        self.payload = memoryview(payload).cast("B")
+        self.row_bytes = row_bytes
         self.checked = np.zeros(len(self.records), dtype=bool)
         self.damaged = False
+
+    def _span(self, row: int) -> tuple[int, int]:
+        """Byte range of a ragged record's matrix in :attr:`payload`."""
+        start = int(self.records["start"][row]) * self.row_bytes
+        return start, start + int(self.records["rows"][row]) * self.row_bytes
+
+    def crc(self, row: int) -> int | None:
+        """The checksum record ``row`` should carry (with its matrix's bytes, when
+        ragged); ``None`` when the matrix runs past the end of :attr:`payload`."""
+        size = self.size
+        crc = zlib.crc32(self.raw[row * size : (row + 1) * size - 4], self.seed)
+        if not self.row_bytes:
+            return crc
+        a, b = self._span(row)
+        return zlib.crc32(self.payload[a:b], crc) if b <= len(self.payload) else None
+
+    def values(self, rows: NDArray[np.intp]) -> Values:
+        """The vectors of ``rows`` (an array), or their matrices (read-only views)."""
+        if not self.row_bytes:
+            return self.records["vec"][rows]
+        d = self.row_bytes // 4
+        out = []
+        for r in rows.tolist():
+            a, b = self._span(r)
+            out.append(np.frombuffer(self.payload[a:b], dtype="<f4").reshape(-1, d))
+        return out
 
     def keys(self) -> list[bytes]:
         blob = np.ascontiguousarray(self.records["key"]).tobytes()
@@ -264,11 +399,11 @@ class _Shard:
         """``True`` for each row whose checksum holds."""
         ok = np.ones(len(rows), dtype=bool)
         crcs = self.records["crc"]
-        size, raw, checked = self.size, self.raw, self.checked
+        checked = self.checked
         for j, r in enumerate(rows.tolist()):
             if checked[r]:
                 continue
-            if zlib.crc32(raw[r * size : (r + 1) * size - 4], self.seed) == int(crcs[r]):
+            if self.crc(r) == int(crcs[r]):
                 checked[r] = True
             else:
                 ok[j] = False
@@ -280,14 +415,17 @@ class _UnreadableShard(Exception):
 
 
 class _Shelf:
-    """All shards of one encoder identity, with an in-memory key index."""
+    """All shards of one identity, with an in-memory key index; token matrices
+    (a :class:`TokenIdentity`) in ragged shards."""
 
-    def __init__(self, folder: Path, identity: EncoderIdentity) -> None:
+    def __init__(self, folder: Path, identity: Identity) -> None:
         self.folder = folder
         self.identity = identity
         self.ident_key = identity.key()
         self.seed = zlib.crc32(self.ident_key.encode())
-        self.dtype = _record_dtype(identity.dimension)
+        self.ragged = isinstance(identity, TokenIdentity)
+        self.row_bytes = 4 * identity.dimension if self.ragged else 0
+        self.dtype = _record_dtype(identity.dimension, self.ragged)
         self.shards: list[_Shard] = []
         self.broken: list[Path] = []  # unreadable files, removed at the next write
         self.index: dict[bytes, tuple[int, int]] = {}
@@ -383,17 +521,20 @@ class _Shelf:
                 raise ValueError(f"written for identity {meta.get('identity')!r}")
             if meta.get("dimension") != self.identity.dimension:
                 raise ValueError(f"dimension {meta.get('dimension')}")
-            count = int(meta["count"])
-            if count < 0:
-                raise ValueError(f"record count {count}")
+            if meta.get("layout", "fixed") != ("ragged" if self.ragged else "fixed"):
+                raise ValueError(f"layout {meta.get('layout')!r}")
+            count, total = int(meta["count"]), int(meta["rows"]) if self.ragged else 0
+            if count < 0 or total < 0:
+                raise ValueError(f"record count {count}, rows {total}")
         except (ValueError, KeyError, TypeError, AttributeError, struct.error) as err:
             log.warning("vector cache: ignoring unreadable shard %s (%s)", path, err)
             return None
         body = memoryview(data)[16 + hlen :]
         size = self.dtype.itemsize
         whole = min(len(body) // size, count)
-        shard = _Shard(path, body[: whole * size], self.dtype, self.seed)
-        if whole != count or len(body) != count * size:
+        payload = body[count * size : count * size + total * self.row_bytes]
+        shard = _Shard(path, body[: whole * size], self.dtype, self.seed, payload, self.row_bytes)
+        if whole != count or len(body) != count * size + total * self.row_bytes:
             log.warning(
                 "vector cache: shard %s is truncated or padded (%d bytes for %d records); "
                 "missing records will be recomputed",
@@ -413,9 +554,28 @@ class _Shelf:
     def get(
         self, keys: Sequence[bytes], stats: CacheStats
     ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
-        n, d = len(keys), self.identity.dimension
-        out = np.zeros((n, d), dtype=np.float32)
-        found = np.zeros(n, dtype=bool)
+        out = np.zeros((len(keys), self.identity.dimension), dtype=np.float32)
+        found = np.zeros(len(keys), dtype=bool)
+        for shard, pos, rows in self._locate(keys, stats):
+            out[pos] = shard.values(rows)
+            found[pos] = True
+        return out, found
+
+    def get_matrices(
+        self, keys: Sequence[bytes], stats: CacheStats
+    ) -> list[NDArray[np.float32] | None]:
+        out: list[NDArray[np.float32] | None] = [None] * len(keys)
+        for shard, pos, rows in self._locate(keys, stats):
+            for p, matrix in zip(pos.tolist(), shard.values(rows), strict=True):
+                out[p] = matrix
+        return out
+
+    def _locate(
+        self, keys: Sequence[bytes], stats: CacheStats
+    ) -> list[tuple[_Shard, NDArray[np.intp], NDArray[np.intp]]]:
+        """Per shard, the positions in ``keys`` found there with sound records, and
+        those records' rows; damaged records are logged, counted and forgotten."""
+        found = []
         by_shard: dict[int, tuple[list[int], list[int]]] = {}
         for pos, key in enumerate(keys):
             loc = self.index.get(key)
@@ -439,9 +599,8 @@ class _Shelf:
                 shard.damaged = True
                 for key in (keys[p] for p in pos_a[~ok]):
                     self.index.pop(key, None)  # a key asked for twice is dropped once
-            out[pos_a[ok]] = shard.records["vec"][rows_a[ok]]
-            found[pos_a[ok]] = True
-        return out, found
+            found.append((shard, pos_a[ok], rows_a[ok]))
+        return found
 
     def check_writable(self) -> None:
         """Create the folder and a probe file in it, or raise :class:`CacheNotWritableError`."""
@@ -460,38 +619,44 @@ class _Shelf:
             ) from err
         self.writable = True
 
-    def put(self, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> None:
+    def put(self, keys: Sequence[bytes], values: Values) -> None:
         self.check_writable()
         self.folder.mkdir(parents=True, exist_ok=True)  # in case it was cleared since
         ident_file = self.folder / "identity.json"
         if not ident_file.exists():
-            doc = {"key": self.ident_key, **asdict(self.identity)}
+            doc = {"key": self.ident_key, **self.identity.as_dict()}
             atomic_write(ident_file, json.dumps(doc, indent=2).encode())
         name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
-        shard = self._write(self.folder / name, keys, vectors)
+        shard = self._write(self.folder / name, keys, values)
         self.seen.add(name)
         self._add(shard)
 
-    def _write(self, path: Path, keys: Sequence[bytes], vectors: NDArray[np.float32]) -> _Shard:
+    def _write(self, path: Path, keys: Sequence[bytes], values: Values) -> _Shard:
         records = np.zeros(len(keys), dtype=self.dtype)
         records["key"] = np.frombuffer(b"".join(keys), dtype="V32")
-        records["vec"] = vectors
-        raw, size = records.tobytes(), self.dtype.itemsize
-        records["crc"] = [
-            zlib.crc32(raw[r * size : (r + 1) * size - 4], self.seed) for r in range(len(keys))
-        ]
-        meta = {
+        meta: dict[str, Any] = {
             "format": _FORMAT,
             "identity": self.ident_key,
             "dimension": self.identity.dimension,
             "count": len(keys),
             "name": self.identity.name,
         }
+        payload = b""
+        if self.ragged:
+            counts = np.asarray([len(m) for m in values], dtype=np.int64)
+            records["rows"] = counts
+            records["start"] = np.cumsum(counts) - counts
+            payload = b"".join(np.ascontiguousarray(m, dtype="<f4").tobytes() for m in values)
+            meta |= {"layout": "ragged", "rows": int(counts.sum())}
+        else:
+            records["vec"] = values
+        shard = _Shard(path, records.tobytes(), self.dtype, self.seed, payload, self.row_bytes)
+        records["crc"] = [shard.crc(r) for r in range(len(keys))]
         head = json.dumps(meta, sort_keys=True).encode()
         prelude = _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
         body = records.tobytes()
-        atomic_write(path, lambda f: f.writelines([prelude, body]))
-        shard = _Shard(path, body, self.dtype, self.seed)
+        atomic_write(path, lambda f: f.writelines([prelude, body, payload]))
+        shard = _Shard(path, body, self.dtype, self.seed, payload, self.row_bytes)
         shard.checked[:] = True
         return shard
 
@@ -500,7 +665,7 @@ class _Shelf:
         when ``everything``) into one new shard and delete the old files."""
         chosen = [i for i, s in enumerate(self.shards) if everything or s.damaged]
         keys: list[bytes] = []
-        vecs: list[NDArray[np.float32]] = []
+        parts: list[Values] = []
         for i in chosen:
             shard = self.shards[i]
             current = [
@@ -517,7 +682,7 @@ class _Shelf:
                     shard.path,
                 )
             keys.extend(k for (_, k), good in zip(current, ok, strict=True) if good)
-            vecs.append(shard.records["vec"][rows[ok]])
+            parts.append(shard.values(rows[ok]))
         old = [self.shards[i].path for i in chosen] + self.broken
         kept = [s for i, s in enumerate(self.shards) if i not in set(chosen)]
         self.shards, self.broken, self.index = [], [], {}
@@ -526,7 +691,10 @@ class _Shelf:
         if keys:
             name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
             self.seen.add(name)
-            self._add(self._write(self.folder / name, keys, np.concatenate(vecs)))
+            joined: Values = (
+                [m for part in parts for m in part] if self.ragged else np.concatenate(parts)
+            )
+            self._add(self._write(self.folder / name, keys, joined))
         for path in old:
             path.unlink(missing_ok=True)
 
@@ -566,14 +734,21 @@ class VectorCache:
     def __repr__(self) -> str:
         return f"VectorCache({str(self.root)!r})"
 
-    def _shelf(self, identity: EncoderIdentity) -> _Shelf:
+    def _shelf(self, identity: Identity, ragged: bool | None = None) -> _Shelf:
+        """The shelf of ``identity``; ``ragged`` says which kind the caller expects."""
+        if ragged is not None and ragged != isinstance(identity, TokenIdentity):
+            want = "a TokenIdentity" if ragged else "an EncoderIdentity"
+            raise TypeError(
+                f"expected {want}, got {type(identity).__name__}: vectors go through "
+                "get()/put(), token matrices through get_matrices()/put_matrices()"
+            )
         key = identity.key()
         shelf = self._shelves.get(key)
         if shelf is None:
             shelf = self._shelves[key] = _Shelf(self.root / key, identity)
         return shelf
 
-    def folder(self, identity: EncoderIdentity) -> Path:
+    def folder(self, identity: Identity) -> Path:
         """Where the shards of ``identity`` live."""
         return self.root / identity.key()
 
@@ -605,16 +780,60 @@ class VectorCache:
         When keys are missing, the folder is listed again for shards written by
         other processes since it was first read.
         """
-        shelf = self._shelf(identity)
+        shelf = self._shelf(identity, ragged=False)
         vectors, found = shelf.get(keys, self.stats)
         if not found.all() and shelf.refresh():
             miss = np.flatnonzero(~found)
             more, more_found = shelf.get([keys[i] for i in miss.tolist()], self.stats)
             vectors[miss], found[miss] = more, more_found
-        hits = int(found.sum())
-        self.stats.hits += hits
-        self.stats.misses += len(keys) - hits
+        self._count(len(keys), int(found.sum()))
         return vectors, found
+
+    def get_matrices(
+        self, identity: TokenIdentity, keys: Sequence[bytes]
+    ) -> list[NDArray[np.float32] | None]:
+        """Stored token matrices for ``keys``, ``None`` where missing.
+
+        What :meth:`get` is for vectors: damaged records are logged and left
+        out (``None``), and a miss re-lists the folder once.
+
+        Parameters
+        ----------
+        identity : TokenIdentity
+        keys : sequence of bytes
+            From :func:`text_keys` of ``identity``.
+
+        Returns
+        -------
+        list of (ndarray of float32, shape (n_tokens, dimension)) or None
+            Read-only arrays, bit for bit as :meth:`put_matrices` was given them.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> cache = VectorCache(tmp.name)
+        >>> ident = TokenIdentity(EncoderIdentity("m", "hash", "v1", "fp32", 2, 16), "v1")
+        >>> keys = text_keys(ident, "passage", ["x", "y", "z"])
+        >>> cache.put_matrices(ident, keys[:2], [np.ones((3, 2), np.float32),
+        ...                                      np.zeros((0, 2), np.float32)])
+        >>> [None if m is None else m.shape for m in cache.get_matrices(ident, keys)]
+        [(3, 2), (0, 2), None]
+        >>> tmp.cleanup()
+        """
+        shelf = self._shelf(identity, ragged=True)
+        matrices = shelf.get_matrices(keys, self.stats)
+        miss = [i for i, m in enumerate(matrices) if m is None]
+        if miss and shelf.refresh():
+            more = shelf.get_matrices([keys[i] for i in miss], self.stats)
+            for i, m in zip(miss, more, strict=True):
+                matrices[i] = m
+        self._count(len(keys), sum(m is not None for m in matrices))
+        return matrices
+
+    def _count(self, asked: int, hits: int) -> None:
+        self.stats.hits += hits
+        self.stats.misses += asked - hits
 
     def lookup(
         self, identity: EncoderIdentity, texts: Sequence[str], role: Role = "passage"
@@ -657,7 +876,7 @@ class VectorCache:
             )
         return vectors
 
-    def check_writable(self, identity: EncoderIdentity) -> None:
+    def check_writable(self, identity: Identity) -> None:
         """Create the folder of ``identity`` and probe it with a temporary file.
 
         Raises
@@ -683,23 +902,52 @@ class VectorCache:
                 f"vectors have shape {vectors.shape}, expected {(len(keys), identity.dimension)} "
                 f"for {identity.describe()}"
             )
+        self._put(identity, keys, vectors)
+
+    def put_matrices(
+        self,
+        identity: TokenIdentity,
+        keys: Sequence[bytes],
+        matrices: Sequence[NDArray[np.float32]],
+    ) -> None:
+        """Store token ``matrices`` (one per key, any number of rows) as one new shard.
+
+        Raises
+        ------
+        ValueError
+            A matrix is not 2-d with ``identity.dimension`` columns, or there
+            are not as many matrices as keys.
+        CacheNotWritableError
+            The folder cannot be created or written; nothing was stored.
+        """
+        if len(matrices) != len(keys):
+            raise ValueError(f"{len(matrices)} matrices for {len(keys)} keys")
+        for m in matrices:
+            if m.ndim != 2 or m.shape[1] != identity.dimension:
+                raise ValueError(
+                    f"a token matrix has shape {m.shape}, expected (n, {identity.dimension}) "
+                    f"for {identity.describe()}"
+                )
+        self._put(identity, keys, [np.asarray(m, dtype=np.float32) for m in matrices])
+
+    def _put(self, identity: Identity, keys: Sequence[bytes], values: Values) -> None:
         if any(len(k) != 32 for k in keys):
             raise ValueError("keys must be 32-byte digests from text_keys()")
         if not keys:
             return
-        shelf = self._shelf(identity)
-        shelf.put(keys, vectors)
+        shelf = self._shelf(identity, ragged=not isinstance(values, np.ndarray))
+        shelf.put(keys, values)
         self.stats.stored += len(keys)
         if len(shelf.shards) > self.max_shards:
             shelf.compact(everything=True)
         else:
             self.repair(identity)
 
-    def count(self, identity: EncoderIdentity) -> int:
+    def count(self, identity: Identity) -> int:
         """Number of distinct texts stored for ``identity`` (any role)."""
         return len(self._shelf(identity).index)
 
-    def compact(self, identity: EncoderIdentity) -> None:
+    def compact(self, identity: Identity) -> None:
         """Merge the shards of ``identity`` into one, dropping damaged records.
 
         Raises
@@ -712,7 +960,7 @@ class VectorCache:
             shelf.check_writable()
             shelf.compact(everything=True)
 
-    def repair(self, identity: EncoderIdentity) -> bool:
+    def repair(self, identity: Identity) -> bool:
         """Rewrite the shards of ``identity`` found damaged so far without their
         damaged records, and delete unreadable ones; ``True`` if there were any.
 
@@ -728,7 +976,7 @@ class VectorCache:
         shelf.compact(everything=False)
         return True
 
-    def clear(self, identity: EncoderIdentity | None = None) -> None:
+    def clear(self, identity: Identity | None = None) -> None:
         """Delete the stored vectors of ``identity`` (of every identity when ``None``).
 
         Only the cache's own files are deleted: shards, ``identity.json`` and
@@ -836,7 +1084,8 @@ class CachedEncoder(Encoder):
         self.stats.duplicates += len(items) - len(unique_keys)
         timing.count(ident.label(), cached=len(unique_keys) - len(missing))
         if len(missing):
-            store = self._can_store(ident)  # before the (expensive) embedding
+            store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")
+            self._warned |= not store  # checked before the (expensive) embedding
             fresh = self.encoder.encode([unique_texts[j] for j in missing], role)
             vectors[missing] = fresh
             if store:
@@ -849,17 +1098,36 @@ class CachedEncoder(Encoder):
                 log.debug("vector cache: could not repair %s (%s)", self.cache, err)
         return vectors[positions]
 
-    def _can_store(self, ident: EncoderIdentity) -> bool:
-        try:
-            self.cache.check_writable(ident)
-        except CacheNotWritableError as err:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"{err}. Vectors are computed but not stored (this warning is shown once "
-                    "per CachedEncoder).",
-                    CacheNotWritableWarning,
-                    stacklevel=3,
-                )
-            return False
-        return True
+
+def can_store(cache: VectorCache, identity: Identity, *, warn: bool, what: str) -> bool:
+    """Whether ``cache`` can store what ``identity`` computes; when not and ``warn``,
+    a :class:`CacheNotWritableWarning` saying ``what`` is computed but not stored.
+
+    What :class:`CachedEncoder` (and :class:`~hierret.rerank.MaxSimReranker`) ask
+    before computing anything, each warning once.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> blocker = Path(tmp.name) / "a-file"
+    >>> _ = blocker.write_text("not a folder")
+    >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+    >>> can_store(VectorCache(tmp.name), ident, warn=True, what="Vectors")
+    True
+    >>> can_store(VectorCache(blocker), ident, warn=False, what="Vectors")
+    False
+    >>> tmp.cleanup()
+    """
+    try:
+        cache.check_writable(identity)
+    except CacheNotWritableError as err:
+        if warn:
+            warnings.warn(
+                f"{err}. {what} are computed but not stored (this warning is shown once "
+                "per encoder).",
+                CacheNotWritableWarning,
+                stacklevel=4,
+            )
+        return False
+    return True

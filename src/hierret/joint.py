@@ -84,6 +84,10 @@ def timed_reranker(
 ) -> Reranker:
     """A reranker set up for timing: candidates kept without limit, queries never cached.
 
+    A MaxSim reranker over an encoder in a :class:`~hierret.cache.CachedEncoder`
+    keeps its candidates' token matrices in that encoder's vector cache too, so
+    a rerun reads them (what :meth:`JointMatrix.prepare` computes, untimed).
+
     ``kind`` ``"maxsim"`` gives a :class:`~hierret.rerank.MaxSimReranker`
     over ``encoder``'s token vectors (``reduce`` combines the per-token
     maxima); ``"encoder"`` an :class:`~hierret.rerank.EncoderReranker`
@@ -112,9 +116,9 @@ def timed_reranker(
 def unprepared(reranker: Reranker) -> Reranker:
     """A copy of ``reranker`` that keeps nothing between calls, to time a cold start.
 
-    A MaxSim reranker gets no token cache; an encoder reranker its encoder
-    without a :class:`~hierret.cache.CachedEncoder`. Any other reranker (a
-    cross-encoder has nothing to prepare) is returned as it is.
+    A MaxSim reranker gets no token cache, in memory or on disk; an encoder
+    reranker its encoder without a :class:`~hierret.cache.CachedEncoder`. Any
+    other reranker (a cross-encoder has nothing to prepare) is returned as it is.
 
     Examples
     --------
@@ -128,7 +132,9 @@ def unprepared(reranker: Reranker) -> Reranker:
     """
     name = reranker.identity.name
     if isinstance(reranker, MaxSimReranker):
-        return MaxSimReranker(reranker.tokens, reduce=reranker.reduce, cache_size=0, name=name)
+        return MaxSimReranker(
+            reranker.tokens, reduce=reranker.reduce, cache_size=0, name=name, cache=None
+        )
     if isinstance(reranker, EncoderReranker):
         encoder = reranker.encoder
         while isinstance(encoder, CachedEncoder):

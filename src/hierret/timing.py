@@ -16,7 +16,9 @@ Every embedding also counts its texts: those sent to the model (``embedded``,
 counted where the model runs, :meth:`hierret.encoders.Encoder.encode`) and
 those a :class:`~hierret.cache.CachedEncoder` read from the vector cache
 (``cached``: distinct texts found; a text repeated within one request is
-neither).
+neither). A :class:`~hierret.rerank.MaxSimReranker` counts its token matrices
+the same way, under the encoder's label and ``tokens``, in an ``embed <model>
+tokens`` stage.
 
 There is one recorder per process (:func:`current`; :func:`recording` puts a
 fresh one in place for a block). When ``$HIERRET_TIMING`` names a file, the

@@ -7,7 +7,10 @@ query token with its most similar document token and summing those cosines::
 
 ColBERT trains its encoder for this. Here the token vectors are those of an
 off-the-shelf bi-encoder's transformer (the output before pooling), so the
-method costs no training, only one forward pass per candidate (cached).
+method costs no training, only one forward pass per candidate, once: the
+matrices are kept in memory and, for an encoder in a
+:class:`~hierret.cache.CachedEncoder`, in its vector cache on disk, so a rerun
+reads them instead (:class:`~hierret.cache.TokenIdentity` says what they depend on).
 
 Examples
 --------
@@ -24,19 +27,21 @@ Token matrices can come from anything that implements :class:`TokenEncoder`:
 
 from __future__ import annotations
 
+import logging
 import string
 import unicodedata
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hierret import timing
 from hierret._quiet import quiet_import
+from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, can_store, text_keys
 from hierret.encoders import Encoder, Role, l2_normalize
 from hierret.rerank.base import Reranker, RerankerIdentity
 
@@ -52,6 +57,13 @@ __all__ = [
 Reduce = Literal["sum", "mean"]
 
 _PUNCT = frozenset(string.punctuation)
+
+log = logging.getLogger(__name__)
+
+#: Version of :class:`SentenceTransformerTokens`' rules (which tokens are kept, how
+#: long texts are split): change it when they change, and cached matrices are
+#: recomputed.
+_TOKEN_RULES = "st-tokens-v1"
 
 
 def _is_punctuation(text: str) -> bool:
@@ -75,6 +87,15 @@ class TokenEncoder(ABC):
     def settings(self) -> str:
         """Anything besides :attr:`name` that changes the vectors (for the identity)."""
         return ""
+
+    @property
+    def identity(self) -> TokenIdentity | None:
+        """Everything that decides the matrices, for keeping them on disk.
+
+        ``None`` (the default) keeps them in memory only: :attr:`name` and
+        :attr:`settings` need not say everything that changes them.
+        """
+        return None
 
     @abstractmethod
     def encode_tokens(self, texts: Sequence[str], role: Role) -> list[NDArray[Any]]:
@@ -163,6 +184,12 @@ class SentenceTransformerTokens(TokenEncoder):
     def settings(self) -> str:
         return f"skip_punctuation={self.skip_punctuation}"
 
+    @property
+    def identity(self) -> TokenIdentity:
+        """The encoder's identity (weights, window, prefixes, engine) and these rules."""
+        rules = f"{_TOKEN_RULES}: {self.settings}, windows joined, specials and prefix dropped"
+        return TokenIdentity(self.encoder.identity, rules)
+
     def _keep(self, text: str, prefix_len: int) -> tuple[list[int], list[bool]]:
         enc = self._tokenizer(
             text,
@@ -215,6 +242,31 @@ class SentenceTransformerTokens(TokenEncoder):
         ]
 
 
+def _disk_cache(
+    tokens: TokenEncoder, cache: VectorCache | Literal["encoder"] | None
+) -> tuple[VectorCache | None, TokenIdentity | None]:
+    """The disk cache :class:`MaxSimReranker` keeps ``tokens``' matrices in, and their identity."""
+    ident = tokens.identity
+    if isinstance(cache, VectorCache):
+        if ident is None:
+            raise ValueError(
+                f"{type(tokens).__name__} declares no identity, so its token matrices "
+                "cannot be kept on disk; give it an `identity` (a TokenIdentity), or pass "
+                "cache=None"
+            )
+        return cache, ident
+    if cache is None or ident is None:
+        return None, ident
+    if cache != "encoder":
+        raise ValueError(f"cache must be a VectorCache, 'encoder' or None, got {cache!r}")
+    current = getattr(tokens, "encoder", None)
+    for _ in range(8):  # the CachedEncoder among the encoder's layers
+        if isinstance(current, CachedEncoder):
+            return current.cache, ident
+        current = getattr(current, "encoder", None)
+    return None, ident
+
+
 @dataclass(frozen=True)
 class TokenCacheInfo:
     """Hits, misses and size of a :class:`MaxSimReranker`'s token cache."""
@@ -241,9 +293,17 @@ class MaxSimReranker(Reranker):
     candidate of a query with no tokens.
 
     Token matrices are kept in memory per (role, text), least recently used
-    first out, so a candidate shared by several queries or runs is encoded
-    once; :meth:`clear_cache` empties it (to time a cold start). At 384 float32
-    dimensions a 900-character candidate takes about 0.3 MB.
+    first out, so a candidate shared by several queries is encoded once;
+    :meth:`clear_cache` empties it. Behind that, ``cache`` keeps them on disk
+    across runs, keyed by the token encoder's
+    :attr:`~TokenEncoder.identity`, role and text: with the default, an
+    encoder in a :class:`~hierret.cache.CachedEncoder` (as
+    :func:`hierret.available.encoders` gives) has its token matrices kept in
+    that encoder's vector cache, so a rerun reads them instead of running the
+    model. Each lookup that misses in memory is an ``embed <model> tokens``
+    stage of :mod:`hierret.timing`, which counts the texts encoded
+    (``embedded``) and read from disk (``cached``). At 384 float32 dimensions
+    a 900-character candidate takes about 0.3 MB, in memory and on disk.
 
     Scoring is one small matrix product per candidate. On a machine with few,
     busy cores, a multi-threaded BLAS under NumPy can make these products a
@@ -259,7 +319,7 @@ class MaxSimReranker(Reranker):
         :class:`TokenEncoder`) for other settings.
     reduce : {"sum", "mean"}, default "sum"
     cache_size : int or None, default 8192
-        Most texts kept; ``None`` for no limit, 0 for no cache.
+        Most texts kept in memory; ``None`` for no limit, 0 for none.
     cache_queries : bool, default True
         Whether query token matrices are cached too. Pass ``False`` when timing:
         a query arrives once in a deployment, so a cached query would hide the
@@ -267,6 +327,20 @@ class MaxSimReranker(Reranker):
         (e.g. when several profiles run the same questions).
     name : str, optional
         Label; defaults to ``"maxsim:<model name>"``.
+    cache : VectorCache, "encoder" or None, default "encoder"
+        Where token matrices are kept on disk: ``"encoder"``, the vector cache
+        of the :class:`~hierret.cache.CachedEncoder` that ``encoder`` is (or
+        wraps), none when it is in none or its token encoder declares no
+        :attr:`~TokenEncoder.identity`; a :class:`~hierret.cache.VectorCache`;
+        or ``None``, memory only (to time a cold start). A cache that cannot be
+        written is read, and what is computed is returned unstored, with one
+        :class:`~hierret.cache.CacheNotWritableWarning`.
+
+    Raises
+    ------
+    ValueError
+        A bad ``reduce`` or ``cache_size``, or a ``VectorCache`` given for a
+        token encoder without an identity.
 
     Examples
     --------
@@ -287,6 +361,7 @@ class MaxSimReranker(Reranker):
         cache_size: int | None = 8192,
         cache_queries: bool = True,
         name: str | None = None,
+        cache: VectorCache | Literal["encoder"] | None = "encoder",
     ) -> None:
         if reduce not in ("sum", "mean"):
             raise ValueError(f"reduce must be 'sum' or 'mean', got {reduce!r}")
@@ -302,6 +377,10 @@ class MaxSimReranker(Reranker):
         self._cache: OrderedDict[tuple[str, str], NDArray[np.float32]] = OrderedDict()
         self._hits = 0
         self._misses = 0
+        self.disk, self._token_identity = _disk_cache(tokens, cache)
+        ident = self._token_identity
+        self._label = ident.label() if ident else f"{tokens.name.split(' (')[0]} tokens"
+        self._warned = False
         settings = ", ".join(s for s in (f"reduce={reduce}", tokens.settings) if s)
         self._identity = RerankerIdentity(
             name=name or f"maxsim:{tokens.name.split(' (')[0]}",
@@ -326,7 +405,10 @@ class MaxSimReranker(Reranker):
         self.token_vectors(list(dict.fromkeys(candidates)), "passage")
 
     def clear_cache(self) -> None:
-        """Forget every cached token matrix (and the hit/miss counts)."""
+        """Forget every token matrix kept in memory (and the hit/miss counts).
+
+        Those on disk stay: a cold start needs a reranker made with ``cache=None``.
+        """
         self._cache.clear()
         self._hits = self._misses = 0
 
@@ -362,14 +444,41 @@ class MaxSimReranker(Reranker):
         self._hits += len(texts) - len(missing)
         self._misses += len(missing)
         if missing:
-            for text, normed in zip(missing, self._encode(missing, role), strict=True):
+            for text, normed in zip(missing, self._fetch(missing, role), strict=True):
                 found[text] = normed
                 self._store((role, text), normed)
         return [found[t] for t in texts]
 
+    def _fetch(self, texts: list[str], role: Role) -> list[NDArray[np.float32]]:
+        """The matrices of ``texts`` from the disk cache, encoding (and storing) the rest."""
+        if self.disk is None or self._token_identity is None:
+            return self._encode(texts, role)
+        ident, disk = self._token_identity, self.disk
+        with timing.stage(f"embed {self._label}"):
+            keys = text_keys(ident, role, texts)
+            stored = disk.get_matrices(ident, keys)
+            todo = [i for i, m in enumerate(stored) if m is None]
+            timing.count(self._label, cached=len(texts) - len(todo))
+            if not todo:  # a damaged shard may have been skipped: repair it, if we may
+                try:
+                    disk.repair(ident)
+                except OSError as err:  # a read-only cache: the damage is skipped each time
+                    log.debug("token cache: could not repair %s (%s)", disk, err)
+                return cast(list[NDArray[np.float32]], stored)
+            store = can_store(disk, ident, warn=not self._warned, what="Token matrices")
+            self._warned |= not store
+            fresh = self._encode([texts[i] for i in todo], role)
+            if store:
+                disk.put_matrices(ident, [keys[i] for i in todo], fresh)
+            for i, matrix in zip(todo, fresh, strict=True):
+                stored[i] = matrix
+            return cast(list[NDArray[np.float32]], stored)
+
     def _encode(self, texts: list[str], role: Role) -> list[NDArray[np.float32]]:
-        """Fresh L2-normalised token matrices (read-only), bypassing the cache."""
-        fresh = self.tokens.encode_tokens(texts, role)
+        """Fresh L2-normalised token matrices (read-only), bypassing every cache."""
+        with timing.stage(f"embed {self._label}"):
+            timing.count(self._label, embedded=len(texts))
+            fresh = self.tokens.encode_tokens(texts, role)
         if len(fresh) != len(texts):
             raise RuntimeError(
                 f"{type(self.tokens).__name__} returned {len(fresh)} matrices "
