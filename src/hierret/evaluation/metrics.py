@@ -208,7 +208,10 @@ def _parse(name: str) -> _Spec:
 
 
 def _score_query(
-    ranking: Sequence[tuple[str, float]], grades: Mapping[str, int], specs: Sequence[_Spec]
+    ranking: Sequence[tuple[str, float]],
+    grades: Mapping[str, int],
+    specs: Sequence[_Spec],
+    ideal_dcg: dict[tuple[int, ...], float],
 ) -> list[float] | None:
     """Every metric of ``specs`` for one query, from one pass over its ranking.
 
@@ -216,7 +219,8 @@ def _score_query(
     metric is then a few operations on those ranks, with the same float
     operations in the same order as the single-metric functions above, so
     the values are bit-identical to theirs. None when the ranking lists a
-    unit twice. ``_DISCOUNTS`` must already cover the largest nDCG cutoff.
+    unit twice. ``_DISCOUNTS`` must already cover the largest nDCG cutoff;
+    ``ideal_dcg`` caches the ideal DCG of each top of ideal grades seen.
     """
     position = {u: i for i, (u, _) in enumerate(ranking)}
     if len(position) != len(ranking):
@@ -226,7 +230,7 @@ def _score_query(
     # (0-based rank, grade) of each relevant unit retrieved, best first
     found = sorted((position[u], g) for u, g in grades.items() if g > 0 and u in position)
     ranks = [i for i, _ in found]
-    ideal: list[int] | None = None  # the relevant grades, best first, once nDCG asks
+    ideal: tuple[int, ...] | None = None  # the relevant grades, best first, once nDCG asks
     discount = _DISCOUNTS
     values: list[float] = []
     for _, kind, k in specs:
@@ -234,12 +238,15 @@ def _score_query(
         n_found = bisect_left(ranks, depth)  # relevant units retrieved above ``depth``
         if kind == "ndcg":
             if ideal is None:
-                ideal = sorted(relevant, reverse=True)
-            idcg = sum(g * discount[i] for i, g in enumerate(ideal[:depth]))
-            if idcg == 0.0:
+                ideal = tuple(sorted(relevant, reverse=True))
+            top = ideal[:depth]
+            idcg = ideal_dcg.get(top)
+            if idcg is None:
+                idcg = ideal_dcg[top] = sum([g * discount[i] for i, g in enumerate(top)])
+            if idcg == 0.0 or n_found == 0:  # 0 / idcg is 0.0 too
                 values.append(0.0)
             else:
-                values.append(sum(g * discount[i] for i, g in found[:n_found]) / idcg)
+                values.append(sum([g * discount[i] for i, g in found[:n_found]]) / idcg)
         elif kind == "mrr":
             values.append(1.0 / (ranks[0] + 1) if n_found else 0.0)
         elif kind == "hit":
@@ -312,8 +319,9 @@ def evaluate(
     _discount(max((k or 1 for _, kind, k in specs if kind == "ndcg"), default=1) - 1)
     qids = sorted(qrels)
     rows = []
+    ideal_dcg: dict[tuple[int, ...], float] = {}
     for qid in qids:
-        values = _score_query(run.get(qid, ()), qrels[qid], specs)
+        values = _score_query(run.get(qid, ()), qrels[qid], specs, ideal_dcg)
         if values is None:
             raise ValueError(f"query {qid!r}: the ranking lists a unit more than once")
         rows.append(values)
