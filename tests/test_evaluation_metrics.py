@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 from hierret.evaluation import (
     Qrels,
     Run,
+    average_precision,
     evaluate,
     hit_at,
     mean_scores,
     mrr,
     ndcg_at,
+    precision_at,
+    r_precision,
     rank,
     read_run,
     recall_at,
@@ -177,3 +180,55 @@ def test_agrees_with_trec_eval_per_query_on_runs_full_of_ties(tmp_path: Path) ->
         for name, trec_name in OURS_TO_TREC.items():
             for qid, measures in theirs.items():
                 assert abs(ours[name][qid] - measures[trec_name]) <= 1e-9, (name, qid)
+
+
+#: Each metric name of evaluate() as its single-metric function.
+SINGLE = {
+    "ndcg@1": lambda r, g: ndcg_at(r, g, 1),
+    "ndcg@10": lambda r, g: ndcg_at(r, g, 10),
+    "ndcg@200": lambda r, g: ndcg_at(r, g, 200),
+    "recall@3": lambda r, g: recall_at(r, g, 3),
+    "recall@200": lambda r, g: recall_at(r, g, 200),
+    "hit@1": lambda r, g: hit_at(r, g, 1),
+    "hit@7": lambda r, g: hit_at(r, g, 7),
+    "p@1": lambda r, g: precision_at(r, g, 1),
+    "p@200": lambda r, g: precision_at(r, g, 200),
+    "mrr": mrr,
+    "mrr@3": lambda r, g: mrr(r, g, k=3),
+    "map": average_precision,
+    "map@5": lambda r, g: average_precision(r, g, k=5),
+    "rprec": r_precision,
+}
+
+
+def _ties_case(rng: random.Random, n_queries: int) -> tuple[Run, Qrels]:
+    """Rankings by rank() over three score values; grades -1 to 2, some judged units unretrieved."""
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(n_queries):
+        pool = [f"d{i:03d}" for i in range(rng.randint(1, 60))]
+        judged = rng.sample(pool, rng.randint(0, len(pool)))
+        qrels[f"q{q}"] = {u: rng.choice((-1, 0, 1, 1, 2)) for u in judged}
+        retrieved = rng.sample(pool, rng.randint(0, len(pool)))
+        run[f"q{q}"] = rank({u: float(rng.choice((0.0, 0.5, 1.0))) for u in retrieved})
+    return run, qrels
+
+
+@pytest.mark.parametrize("case", ["random", "ties"])
+def test_evaluate_is_bit_identical_to_the_single_metric_functions(case: str) -> None:
+    """evaluate()'s one pass per query gives exactly (==) each metric function's value."""
+    rng = random.Random(11)
+    run, qrels = _random_case(rng, 300) if case == "random" else _ties_case(rng, 300)
+    run["q0"] = []  # an empty ranking, and a judged query missing from the run
+    del run["q1"]
+    names = [*SINGLE, "mrr"]  # a name twice
+    ours = evaluate(run, qrels, names)
+    assert list(ours) == list(SINGLE)
+    for name, fn in SINGLE.items():
+        assert list(ours[name]) == sorted(qrels)
+        for qid, grades in qrels.items():
+            expected = fn([u for u, _ in run.get(qid, [])], grades)
+            assert ours[name][qid] == expected, (name, qid)
+            assert type(ours[name][qid]) is float, (name, qid)
+    assert evaluate(run, qrels, []) == {}
+    assert evaluate(run, {}, ["map"]) == {"map": {}}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, permutation_test
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
@@ -25,6 +25,7 @@ from hierret.stats import (
     paired_randomization,
     wilson_interval,
 )
+from hierret.stats.resampling import _sign_flip_means
 
 
 def _limits(ci: Interval, digits: int = 3) -> tuple[float, float]:
@@ -255,6 +256,53 @@ def test_randomization_exact_matches_enumeration() -> None:
     assert paired_randomization(a, b, n_resamples=1000) == pytest.approx(expected)
     # All five differences positive: only the all-+ and all-- patterns are as extreme.
     assert paired_randomization([2, 3, 4, 5, 6], [1, 1, 1, 1, 1]) == pytest.approx(2 / 32)
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "n_resamples", "seed"),
+    [
+        ("scores", 2, 3, 0),  # 4 patterns > 3 resamples: random, not exact
+        ("scores", 13, 10_000, 1),  # 2**13 <= 10_000: scipy's exact test
+        ("scores", 14, 10_000, 2),
+        ("scores", 40, 999, 3),
+        ("scores", 300, 10_000, 0),
+        ("hits", 30, 999, 4),  # 0/±1 differences: null means tie the observed one
+        ("hits", 300, 10_000, 5),
+        ("hits", 300, 10_000, 8),
+        ("zeros", 20, 999, 6),
+        ("tenths", 60, 10_000, 9),  # equal sums that round differently: scipy's tolerance
+        ("tiny", 50, 999, 7),  # observed mean a few ulps from 0
+    ],
+)
+def test_randomization_equals_scipy_permutation_test_bit_for_bit(
+    kind: str, n: int, n_resamples: int, seed: int
+) -> None:
+    rng = np.random.default_rng(n)
+    if kind == "hits":
+        a, b = (rng.random(n) < 0.6).astype(float), (rng.random(n) < 0.5).astype(float)
+    elif kind == "zeros":
+        a = b = rng.random(n)
+    elif kind == "tenths":
+        a, b = rng.integers(0, 10, n) / 10, rng.integers(0, 10, n) / 10
+    elif kind == "tiny":
+        a, b = rng.random(n), rng.random(n)
+        b = b - (b.mean() - a.mean())
+    else:
+        a, b = rng.random(n), rng.random(n)
+
+    def mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(np.mean(x, axis=axis))
+
+    args = {"permutation_type": "samples", "vectorized": True, "n_resamples": n_resamples}
+    expected = permutation_test((a - b,), mean, rng=np.random.default_rng(seed), **args)
+    ours = paired_randomization(a, b, n_resamples=n_resamples, seed=seed)
+    assert ours == min(1.0, float(expected.pvalue))
+    if n_resamples < 2**n:  # the random test: hierret's null distribution is scipy's, bit for bit
+        null = _sign_flip_means(a - b, n_resamples, np.random.default_rng(seed))
+        assert np.array_equal(null, expected.null_distribution)
+    if kind == "hits":  # the case the tie tolerance exists for: some null means equal it
+        null = expected.null_distribution
+        assert np.any(np.abs(null) == abs(float(expected.statistic)))
 
 
 # --- Validation ---------------------------------------------------------------------------

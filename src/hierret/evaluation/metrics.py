@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 
 from hierret.runs import Qrels, Run
 
@@ -31,7 +31,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_Metric = Callable[[Sequence[str], Mapping[str, int]], float]
 _NAME = re.compile(r"(ndcg|recall|hit|mrr|map|p|rprec)(?:@([1-9][0-9]*))?")
 #: Metrics that take no cutoff, or an optional one.
 _NO_CUTOFF = {"mrr": True, "map": True, "rprec": False}
@@ -189,7 +188,11 @@ def r_precision(ranked: Sequence[str], grades: Mapping[str, int]) -> float:
     return sum(1 for u in ranked[:n_relevant] if grades.get(u, 0) > 0) / n_relevant
 
 
-def _parse(name: str) -> _Metric:
+#: A parsed metric name: (name, kind, cutoff or None).
+_Spec = tuple[str, str, int | None]
+
+
+def _parse(name: str) -> _Spec:
     match = _NAME.fullmatch(name)
     optional = _NO_CUTOFF.get(match[1]) if match else None
     if (
@@ -201,17 +204,65 @@ def _parse(name: str) -> _Metric:
             f"unknown metric {name!r}; use 'ndcg@K', 'recall@K', 'hit@K', 'p@K', 'mrr', "
             "'mrr@K', 'map', 'map@K' or 'rprec'"
         )
-    functions: dict[str, Callable[..., float]] = {
-        "ndcg": ndcg_at,
-        "recall": recall_at,
-        "hit": hit_at,
-        "mrr": mrr,
-        "map": average_precision,
-        "p": precision_at,
-        "rprec": r_precision,
-    }
-    fn = functions[match[1]]
-    return fn if match[2] is None else partial(fn, k=int(match[2]))
+    return name, match[1], None if match[2] is None else int(match[2])
+
+
+def _score_query(
+    ranking: Sequence[tuple[str, float]],
+    grades: Mapping[str, int],
+    specs: Sequence[_Spec],
+    ideal_dcg: dict[tuple[int, ...], float],
+) -> list[float] | None:
+    """Every metric of ``specs`` for one query, from one pass over its ranking.
+
+    The ranking is read once, into the ranks of its relevant units; each
+    metric is then a few operations on those ranks, with the same float
+    operations in the same order as the single-metric functions above, so
+    the values are bit-identical to theirs. None when the ranking lists a
+    unit twice. ``_DISCOUNTS`` must already cover the largest nDCG cutoff;
+    ``ideal_dcg`` caches the ideal DCG of each top of ideal grades seen.
+    """
+    position = {u: i for i, (u, _) in enumerate(ranking)}
+    if len(position) != len(ranking):
+        return None
+    relevant = [g for g in grades.values() if g > 0]
+    n_relevant = len(relevant)
+    # (0-based rank, grade) of each relevant unit retrieved, best first
+    found = sorted((position[u], g) for u, g in grades.items() if g > 0 and u in position)
+    ranks = [i for i, _ in found]
+    ideal: tuple[int, ...] | None = None  # the relevant grades, best first, once nDCG asks
+    discount = _DISCOUNTS
+    values: list[float] = []
+    for _, kind, k in specs:
+        depth = n_relevant if kind == "rprec" else len(ranking) if k is None else k
+        n_found = bisect_left(ranks, depth)  # relevant units retrieved above ``depth``
+        if kind == "ndcg":
+            if ideal is None:
+                ideal = tuple(sorted(relevant, reverse=True))
+            top = ideal[:depth]
+            idcg = ideal_dcg.get(top)
+            if idcg is None:
+                idcg = ideal_dcg[top] = sum([g * discount[i] for i, g in enumerate(top)])
+            if idcg == 0.0 or n_found == 0:  # 0 / idcg is 0.0 too
+                values.append(0.0)
+            else:
+                values.append(sum([g * discount[i] for i, g in found[:n_found]]) / idcg)
+        elif kind == "mrr":
+            values.append(1.0 / (ranks[0] + 1) if n_found else 0.0)
+        elif kind == "hit":
+            values.append(1.0 if n_found else 0.0)
+        elif kind == "p":
+            values.append(n_found / depth)
+        elif n_relevant == 0:  # recall, map and rprec are 0 with nothing relevant
+            values.append(0.0)
+        elif kind == "map":
+            total = 0.0
+            for j, i in enumerate(ranks[:n_found]):
+                total += (j + 1) / (i + 1)
+            values.append(total / n_relevant)
+        else:  # recall@k, rprec
+            values.append(n_found / n_relevant)
+    return values
 
 
 def evaluate(
@@ -223,7 +274,10 @@ def evaluate(
 
     Every query in ``qrels`` is scored, a query missing from the run as 0.
     Queries in the run but not in ``qrels`` are left out, with a warning on the
-    ``hierret.evaluation.metrics`` logger giving their number.
+    ``hierret.evaluation.metrics`` logger giving their number. Each value is
+    bit-identical to the single-metric function of its name (:func:`ndcg_at`,
+    :func:`recall_at`, ...) on the same ranking; all of a query's metrics come
+    from one pass over its ranking.
 
     Parameters
     ----------
@@ -254,7 +308,7 @@ def evaluate(
     >>> evaluate(run, {"q1": {"b": 1}, "q2": {"d": 1}}, ["mrr", "hit@1"])
     {'mrr': {'q1': 0.5, 'q2': 0.0}, 'hit@1': {'q1': 0.0, 'q2': 0.0}}
     """
-    parsed = [(name, _parse(name)) for name in metrics]
+    specs = [_parse(name) for name in metrics]
     unjudged = [qid for qid in run if qid not in qrels]
     if unjudged:
         logger.warning(
@@ -262,14 +316,21 @@ def evaluate(
             len(unjudged),
             ", ".join(map(repr, unjudged[:5])),
         )
-    result: dict[str, dict[str, float]] = {name: {} for name, _ in parsed}
-    for qid in sorted(qrels):
-        ranked = [uid for uid, _ in run.get(qid, ())]
-        if len(set(ranked)) != len(ranked):
+    _discount(max((k or 1 for _, kind, k in specs if kind == "ndcg"), default=1) - 1)
+    qids = sorted(qrels)
+    rows = []
+    ideal_dcg: dict[tuple[int, ...], float] = {}
+    for qid in qids:
+        values = _score_query(run.get(qid, ()), qrels[qid], specs, ideal_dcg)
+        if values is None:
             raise ValueError(f"query {qid!r}: the ranking lists a unit more than once")
-        for name, fn in parsed:
-            result[name][qid] = fn(ranked, qrels[qid])
-    return result
+        rows.append(values)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(specs)
+    # a name given twice keeps its first place and, like every column, the same values
+    return {
+        name: dict(zip(qids, column, strict=True))
+        for (name, _, _), column in zip(specs, columns, strict=True)
+    }
 
 
 def mean_scores(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]:

@@ -154,7 +154,10 @@ def paired_randomization(
     the sign of each per-query difference ``a - b`` is flipped at random
     (:func:`scipy.stats.permutation_test` with ``permutation_type="samples"``;
     scipy enumerates all ``2**n`` sign patterns when that is no more than
-    ``n_resamples``).
+    ``n_resamples``). With fewer resamples than patterns the same random
+    sign-flips are drawn and averaged in one vector operation per query
+    rather than by scipy's loop: the same p-value, bit for bit, in a fraction
+    of the time.
 
     Parameters
     ----------
@@ -179,14 +182,47 @@ def paired_randomization(
     y = as_vector("b", b)
     check_same_length(x, y)
     n_resamples = check_resamples(n_resamples)
+    d = x - y
+    rng = np.random.default_rng(seed)
     with timing.stage("statistics"):
-        res = permutation_test(
-            (x - y,),
-            _mean,
-            permutation_type="samples",
-            vectorized=True,
-            n_resamples=n_resamples,
-            alternative="two-sided",
-            rng=np.random.default_rng(seed),
-        )
-    return min(1.0, float(res.pvalue))
+        if d.size < 2 or n_resamples >= 2**d.size:  # scipy's checks and its exact test
+            res = permutation_test(
+                (d,),
+                _mean,
+                permutation_type="samples",
+                vectorized=True,
+                n_resamples=n_resamples,
+                alternative="two-sided",
+                rng=rng,
+            )
+            return min(1.0, float(res.pvalue))
+        null = _sign_flip_means(d, n_resamples, rng)
+    # scipy.stats.permutation_test's two-sided p-value, its tolerance for ties included
+    observed = _mean(d)
+    gamma = np.abs(np.finfo(np.float64).eps * 100 * observed)
+    below = np.count_nonzero(null <= observed + gamma) + 1
+    above = np.count_nonzero(null >= observed - gamma) + 1
+    return min(1.0, float(np.clip(min(below, above) / (n_resamples + 1) * 2, 0.0, 1.0)))
+
+
+def _sign_flip_means(
+    d: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """The null distribution of :func:`scipy.stats.permutation_test` for ``(d,)``, faster.
+
+    scipy (``permutation_type="samples"``, one sample, random rather than
+    exact) draws one ``uint32`` per resample and observation from ``rng``, C
+    order, and keeps the observation's sign where the draw's lowest bit is 1;
+    its mean sums the signed observations in observation order. This does the
+    same with one draw of every bit and one vector addition per observation,
+    instead of scipy's loop over observations indexing a batch of per-pair
+    permutations, so the means, and the p-value, are bit-identical for the
+    same ``rng`` (``tests/test_stats.py`` checks them against scipy).
+    """
+    draws = rng.integers(0, 2**32, size=(n_resamples, d.size), dtype=np.uint32)
+    keep = np.ascontiguousarray((draws & 1).astype(bool).T)  # one row per observation
+    negated = -d
+    total = np.where(keep[0], d[0], negated[0])
+    for i in range(1, d.size):
+        total += np.where(keep[i], d[i], negated[i])
+    return np.asarray(total / d.size, dtype=np.float64)
