@@ -18,6 +18,7 @@ from typing import Any
 
 from bad_input_cases import Case, Facts, kept, right
 from hierret import cli
+from hierret.cache import CachedEncoder
 from hierret.cli import main
 from hierret.encoders import Encoder, HashEncoder
 
@@ -72,13 +73,13 @@ class _Recording(HashEncoder):
 @contextlib.contextmanager
 def _encoder(enc: Encoder) -> Iterator[None]:
     """``--encoder hash`` gives ``enc``; Ctrl-C raises KeyboardInterrupt meanwhile."""
-    load = cli.load_encoder
-    cli.load_encoder = lambda name, **kw: enc  # type: ignore[assignment]
+    load = cli.cached_encoder
+    cli.cached_encoder = lambda name, cache, **kw: CachedEncoder(enc, cache)  # type: ignore[assignment]
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        cli.load_encoder = load
+        cli.cached_encoder = load
         signal.signal(signal.SIGINT, old)
 
 

@@ -97,6 +97,7 @@ __all__ = [
     "MissingVectorsError",
     "TokenIdentity",
     "VectorCache",
+    "cached_encoder",
     "can_store",
     "default_cache_dir",
     "text_keys",
@@ -1131,3 +1132,35 @@ def can_store(cache: VectorCache, identity: Identity, *, warn: bool, what: str) 
             )
         return False
     return True
+
+
+def cached_encoder(name: str, cache: VectorCache | None = None, **kw: Any) -> CachedEncoder:
+    """The encoder ``name`` behind ``cache``, its model loaded only if a text is missing.
+
+    :func:`~hierret.encoders.load_encoder_lazily` with its identity manifests in
+    the cache's ``identities/`` folder: when every vector a run asks for is
+    cached, the model (and torch, for the sentence-transformers models) is
+    never loaded.
+
+    Parameters
+    ----------
+    name : str
+        As for :func:`~hierret.encoders.load_encoder`.
+    cache : VectorCache, optional
+        Defaults to ``VectorCache()`` at :func:`default_cache_dir`.
+    **kw
+        Passed to the encoder's constructor.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> enc = cached_encoder("hash", VectorCache(tmp.name), dimension=8)
+    >>> enc.encode_passages(["a cat"]).shape, enc.stats.misses
+    ((1, 8), 1)
+    >>> tmp.cleanup()
+    """
+    from hierret.encoders import load_encoder_lazily
+
+    store = cache if cache is not None else VectorCache()
+    return CachedEncoder(load_encoder_lazily(name, store.root / "identities", **kw), store)

@@ -12,7 +12,7 @@ id, span, section path and a one-line snippet. Vectors are cached on disk
 (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE`` or ``--cache-dir``),
 so only the first call embeds the corpus (with a progress bar for a real
 model). The model's identity is kept beside the vectors
-(:func:`~hierret.encoders.load_encoder_lazily`), so a later call loads the
+(:func:`~hierret.cache.cached_encoder`), so a later call loads the
 model, and imports torch, only when a text is missing from the cache: a
 question asked before is answered from the cache alone.
 
@@ -35,10 +35,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hierret.cache import CachedEncoder, VectorCache
+from hierret.cache import VectorCache, cached_encoder
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import load
-from hierret.encoders import load_encoder_lazily
 from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
@@ -242,8 +241,7 @@ def _search(args: argparse.Namespace) -> int:
     hierarchy = build_hierarchy(
         corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )
-    cache = VectorCache(args.cache_dir)
-    encoder = CachedEncoder(load_encoder_lazily(args.encoder, cache.root / "identities"), cache)
+    encoder = cached_encoder(args.encoder, VectorCache(args.cache_dir))
     profile = profile_from_args(args)
     searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())

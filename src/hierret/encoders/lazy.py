@@ -20,8 +20,7 @@ belong to another identity) and replaces the manifest.
 
 Examples
 --------
->>> import tempfile
->>> from hierret.encoders.base import HashEncoder
+>>> >>> from hierret.encoders.base import HashEncoder
 >>> tmp = tempfile.TemporaryDirectory()
 >>> recipe = Recipe("hash", {"dimension": 8}, files=(), distributions=("numpy",))
 >>> loads = []
@@ -44,7 +43,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret import timing
+from hierret._files import atomic_write
 from hierret._validate import check_texts
 from hierret.encoders.base import Encoder, EncoderIdentity, Role, file_sha256, installed_versions
 
@@ -210,10 +209,7 @@ class LazyEncoder(Encoder):
         data = {"recipe": self._recipe.name, "identity": identity.as_dict()}
         try:
             self._folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self._folder, prefix=".manifest-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-            os.replace(tmp, self.manifest)
+            atomic_write(self.manifest, json.dumps(data, indent=1, sort_keys=True))
         except OSError as err:  # read-only cache: the next process loads the model again
             log.debug("could not write the encoder manifest %s (%s)", self.manifest, err)
 
