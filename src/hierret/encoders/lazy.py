@@ -20,7 +20,8 @@ belong to another identity) and replaces the manifest.
 
 Examples
 --------
->>> >>> from hierret.encoders.base import HashEncoder
+>>> import tempfile
+>>> from hierret.encoders.base import HashEncoder
 >>> tmp = tempfile.TemporaryDirectory()
 >>> recipe = Recipe("hash", {"dimension": 8}, files=(), distributions=("numpy",))
 >>> loads = []
