@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from hierret.cache import (
     default_cache_dir,
     text_keys,
 )
-from hierret.encoders import EncoderIdentity, HashEncoder
+from hierret.encoders import EncoderIdentity, HashEncoder, Role
 
 TEXTS = [f"passage number {i} about topic {i % 7}" for i in range(40)]
 
@@ -601,3 +602,24 @@ def test_repeated_key_with_a_damaged_record_is_no_keyerror(
     assert not found.any()
     assert not vecs.any()
     assert "checksum mismatch" in caplog.text
+
+
+def test_token_counts_are_counted_once_per_text(tmp_path: Path) -> None:
+    class Counting(HashEncoder):
+        def __init__(self) -> None:
+            super().__init__(dimension=8)
+            self.asked: list[str] = []
+
+        def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
+            self.asked.extend(texts)
+            return super().count_tokens(texts, role)
+
+    inner = Counting()
+    enc = CachedEncoder(inner, VectorCache(tmp_path))
+    texts = ["a cat sat", "a dog ran far", "a cat sat"]
+    first = enc.count_tokens(texts)
+    assert first == HashEncoder(dimension=8).count_tokens(texts)
+    assert enc.count_tokens(texts[::-1]) == first[::-1]
+    assert inner.asked == ["a cat sat", "a dog ran far"]  # each distinct text once
+    enc.count_tokens(["a cat sat"], "query")  # another role: its own count
+    assert inner.asked[-1] == "a cat sat"

@@ -1042,6 +1042,7 @@ class CachedEncoder(Encoder):
         self.cache = cache if cache is not None else VectorCache()
         self.stats = CacheStats()
         self._warned = False
+        self._counts: dict[tuple[Role, str], int] = {}
 
     @property
     def identity(self) -> EncoderIdentity:
@@ -1058,7 +1059,18 @@ class CachedEncoder(Encoder):
         return self.encoder._token_offsets(text)
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        return self.encoder.count_tokens(texts, role)
+        """The wrapped encoder's token counts, each distinct text counted once per process.
+
+        Searches ask for the counts of the same units again and again (every
+        dense index checks its units against the window); tokenising is the
+        cost, so the counts are kept in memory.
+        """
+        items = check_texts(texts)
+        missing = list(dict.fromkeys(t for t in items if (role, t) not in self._counts))
+        if missing:
+            counts = self.encoder.count_tokens(missing, role)
+            self._counts.update(zip(((role, t) for t in missing), counts, strict=True))
+        return [self._counts[role, t] for t in items]
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
         with timing.stage(f"embed {self.identity.label()}"):
