@@ -187,11 +187,11 @@ class OnnxEncoder(Encoder):
         Token window, special tokens included: the tokenizer truncates here
         (overriding whatever truncation the file sets).
     batch_size : int
-        Texts per forward pass (texts are sorted by length first). The
-        default, 8, was the fastest of 1, 8 and 32 for the int8 MiniLM on
-        two cores (``nox -s bench``: ``bench_encode.py``'s batch sweep); its
-        vectors do not depend on the batch size (bit-identical: a test
-        checks it).
+        Texts per forward pass (texts are sorted by length first). Its
+        vectors do not depend on the batch size (bit-identical: a test checks
+        it), so it is chosen for speed alone: on two cores batches of 32 ran
+        the int8 MiniLM slowest of 1, 8 and 32, and 1 and 8 were within the
+        machine's noise of each other (``nox -s bench``: the batch sweep).
     activations : {"fp32", "int8"}
         ``"int8"`` runs the weight-only int8 graph with int8 arithmetic
         (:func:`dynamic_int8_graph`; precision ``"w8a8"`` in the identity,
