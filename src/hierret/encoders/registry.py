@@ -12,7 +12,7 @@ from hierret import timing
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.lazy import LazyEncoder, Recipe
-from hierret.encoders.onnx import OnnxEncoder, packaged_int8_model
+from hierret.encoders.onnx import OnnxEncoder, counting_tokenizer, packaged_int8_model
 from hierret.encoders.sentence_transformers import (
     MINILM,
     MINILM_ALIASES,
@@ -131,11 +131,7 @@ def _folder_files(folder: Path) -> tuple[Path, ...]:
 
 def _token_counter(tokenizer_file: Path) -> Callable[[list[str]], list[int]]:
     """Token counts (special tokens included) by the ``tokenizers`` library alone."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    tokenizer.no_truncation()  # MiniLM's file truncates and pads at 128
-    tokenizer.no_padding()
+    tokenizer = counting_tokenizer(tokenizer_file)
 
     def count(texts: list[str]) -> list[int]:
         return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=True)]
