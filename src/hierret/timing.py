@@ -270,6 +270,17 @@ def _stage_order(name: str) -> tuple[int, str]:
     return (STAGES.index(head) if head in STAGES else len(STAGES), name)
 
 
+def _colour(stage: str) -> Any:
+    """One colour per stage, the same in every figure: tab20's dark hues, then its
+    light ones; ``other`` (the unmeasured rest) light grey."""
+    import matplotlib.pyplot as plt
+
+    if stage not in STAGES:
+        return "0.85"
+    i = STAGES.index(stage)
+    return plt.get_cmap("tab20")(2 * i if i < 10 else 2 * (i - 10) + 1)
+
+
 def record_values(
     runs: Mapping[str, tuple[float, Timings]],
 ) -> tuple[dict[str, int | float], dict[str, Any]]:
@@ -411,9 +422,8 @@ def figure(record: Mapping[str, Any]) -> Figure:
     wide = wide.loc[list(dict.fromkeys(frame.index.get_level_values("notebook")))]
     fig, ax = plt.subplots(figsize=(WIDTH, 1.6 + 0.45 * len(wide)), layout="constrained")
     left = [0.0] * len(wide)
-    colours = plt.get_cmap("tab10")
-    for i, name in enumerate(wide.columns):
-        ax.barh(list(wide.index), wide[name], left=left, label=name, color=colours(i % 10))
+    for name in wide.columns:
+        ax.barh(list(wide.index), wide[name], left=left, label=name, color=_colour(name))
         left = [a + b for a, b in zip(left, wide[name], strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("wall seconds")
