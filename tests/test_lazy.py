@@ -131,6 +131,23 @@ def test_token_counts_without_the_model_equal_the_models(
     assert counts[3] > 256
 
 
+def test_token_windows_without_the_model_equal_the_models(
+    minilm: object, tmp_path: Path
+) -> None:
+    """Offsets, word starts, special tokens and the windows built from them: from the file."""
+    load_encoder_lazily("minilm", tmp_path).identity  # noqa: B018 - writes the manifest
+    fresh = load_encoder_lazily("minilm", tmp_path)
+    long = " ".join(TEXTS) * 12  # several windows, splits among Unicode and code
+    assert fresh.n_special_tokens == minilm.n_special_tokens  # type: ignore[attr-defined]
+    for text in [*TEXTS, long, ""]:
+        assert fresh._token_offsets(text) == minilm._token_offsets(text)  # type: ignore[attr-defined]
+        for window in (None, 16):
+            spans = fresh.token_window_spans(text, window)
+            assert spans == minilm.token_window_spans(text, window)  # type: ignore[attr-defined]
+    assert len(fresh.token_window_spans(long)) > 2
+    assert not fresh.loaded  # type: ignore[attr-defined]
+
+
 def _tiny_beir(root: Path) -> Path:
     root.mkdir()
     docs = [

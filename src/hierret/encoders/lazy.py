@@ -56,6 +56,7 @@ from hierret import timing
 from hierret._files import atomic_write
 from hierret._validate import check_texts
 from hierret.encoders.base import Encoder, EncoderIdentity, Role, file_sha256, installed_versions
+from hierret.encoders.onnx import FileTokenizer
 
 __all__ = ["IdentityMismatchError", "LazyEncoder", "Recipe"]
 
@@ -131,11 +132,12 @@ class LazyEncoder(Encoder):
         Where manifests are kept (``identities/`` of the vector cache, for
         :func:`hierret.encoders.load_encoder_lazily`). A folder that cannot be
         written only costs the next process a model load.
-    counter : callable, optional
-        Token counts (special tokens included) of already-prefixed texts, from
-        the model's own tokenizer file, so that :meth:`count_tokens` (which
-        every search calls, to warn about truncated questions) needs no model
-        before it is loaded. Without one, counting loads the model.
+    tokenizer : FileTokenizer, optional
+        The model's own tokenizer file, read by the ``tokenizers`` library:
+        token counts (which every search takes, to warn about truncated
+        questions), token offsets and the special-token count (which token
+        windows take) then need no model before it is loaded. Without one,
+        they load the model.
 
     Attributes
     ----------
@@ -148,10 +150,10 @@ class LazyEncoder(Encoder):
         factory: Callable[[], Encoder],
         recipe: Recipe,
         folder: str | os.PathLike[str],
-        counter: Callable[[list[str]], list[int]] | None = None,
+        tokenizer: FileTokenizer | None = None,
     ) -> None:
         self._factory = factory
-        self._counter = counter
+        self._tokens = tokenizer
         self._recipe = recipe
         self._folder = Path(folder)
         self._encoder: Encoder | None = None
@@ -214,9 +216,14 @@ class LazyEncoder(Encoder):
         except OSError as err:  # read-only cache: the next process loads the model again
             log.debug("could not write the encoder manifest %s (%s)", self.manifest, err)
 
+    def _tokenizer_file(self) -> FileTokenizer | None:
+        # the file answers only while the model is not loaded; afterwards the model does
+        return self._tokens if self._encoder is None else None
+
     @property
     def n_special_tokens(self) -> int:
-        return self.encoder.n_special_tokens
+        tokens = self._tokenizer_file()
+        return self.encoder.n_special_tokens if tokens is None else tokens.n_special_tokens
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         return self.encoder._embed(texts)
@@ -226,13 +233,15 @@ class LazyEncoder(Encoder):
         return self.encoder.encode(texts, role)
 
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
-        return self.encoder._token_offsets(text)
+        tokens = self._tokenizer_file()
+        return self.encoder._token_offsets(text) if tokens is None else tokens.offsets(text)
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        if self._encoder is not None or self._counter is None:
+        tokens = self._tokenizer_file()
+        if tokens is None:
             return self.encoder.count_tokens(texts, role)
         prefix = self.identity.prefix(role)
-        return self._counter([prefix + t for t in check_texts(texts)])
+        return tokens.count([prefix + t for t in check_texts(texts)])
 
     def __getattr__(self, name: str) -> Any:
         # tokenizer, batch_size, ...: whatever the real encoder has

@@ -35,7 +35,10 @@ from hierret.encoders.base import (
 )
 from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 
-__all__ = ["OnnxEncoder", "counting_tokenizer", "dynamic_int8_graph", "packaged_int8_model"]
+__all__ = [
+    "FileTokenizer",
+    "OnnxEncoder",
+    "counting_tokenizer", "dynamic_int8_graph", "packaged_int8_model"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,48 @@ def counting_tokenizer(tokenizer_file: str | os.PathLike[str]) -> Any:
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer
+
+
+class FileTokenizer:
+    """What windows and counts need from a tokenizer, read from ``tokenizer.json`` alone.
+
+    Token counts (special tokens included), each token's character offsets
+    with whether it starts a word, and the number of special tokens a text
+    gets: exactly what the model's own fast tokenizer gives, since both run
+    the same file through the ``tokenizers`` library (no model, no torch).
+
+    Parameters
+    ----------
+    tokenizer_file : str or Path
+        The model's ``tokenizer.json``.
+
+    Examples
+    --------
+    >>> from hierret.encoders.sentence_transformers import minilm_folder
+    >>> tok = FileTokenizer(minilm_folder() / "tokenizer.json")
+    >>> tok.count(["hello world", "word " * 300]), tok.n_special_tokens
+    ([4, 302], 2)
+    >>> tok.offsets("hierret cats")  # hi ##er ##ret cats
+    ([(0, 2), (2, 6), (6, 7), (8, 12)], [True, False, False, True])
+    """
+
+    def __init__(self, tokenizer_file: str | os.PathLike[str]) -> None:
+        self._tokenizer = counting_tokenizer(tokenizer_file)
+
+    @property
+    def n_special_tokens(self) -> int:
+        """Special tokens the tokenizer adds to one text ([CLS] and [SEP]: 2)."""
+        processor = self._tokenizer.post_processor
+        return 0 if processor is None else int(processor.num_special_tokens_to_add(False))
+
+    def count(self, texts: list[str]) -> list[int]:
+        """Tokens of each text, special tokens included, never truncated."""
+        return [len(e.ids) for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
+    def offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
+        """Character span of each token of ``text`` (no special tokens), and word starts."""
+        enc = self._tokenizer.encode(text, add_special_tokens=False)
+        return [(int(a), int(b)) for a, b in enc.offsets], word_starts(enc.word_ids)
 
 
 def dynamic_int8_graph(model_path: str | os.PathLike[str]) -> bytes:
@@ -297,9 +342,8 @@ class OnnxEncoder(Encoder):
         # The MiniLM tokenizer.json truncates at 128 and pads to 128: use the real window.
         tokenizer.enable_truncation(max_length=max_length)
         tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
-        counter = counting_tokenizer(tok_file)
         self._tokenizer = tokenizer
-        self._counter = counter
+        self._counter = FileTokenizer(tok_file)
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = num_threads or available_cpus()
@@ -346,8 +390,7 @@ class OnnxEncoder(Encoder):
 
     @property
     def n_special_tokens(self) -> int:
-        processor = self._counter.post_processor
-        return 0 if processor is None else int(processor.num_special_tokens_to_add(False))
+        return self._counter.n_special_tokens
 
     @property
     def tokenizer(self) -> Any:
@@ -379,14 +422,11 @@ class OnnxEncoder(Encoder):
         return out
 
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
-        enc = self._counter.encode(text, add_special_tokens=False)
-        offsets = [(int(a), int(b)) for a, b in enc.offsets]
-        return offsets, word_starts(enc.word_ids)
+        return self._counter.offsets(text)
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
         items = check_texts(texts)
         if not items:
             return []
         prefix = self._identity.prefix(role)
-        encodings = self._counter.encode_batch([prefix + t for t in items])
-        return [len(e.ids) for e in encodings]
+        return self._counter.count([prefix + t for t in items])

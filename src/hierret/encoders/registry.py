@@ -12,7 +12,7 @@ from hierret import timing
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.lazy import LazyEncoder, Recipe
-from hierret.encoders.onnx import OnnxEncoder, counting_tokenizer, packaged_int8_model
+from hierret.encoders.onnx import FileTokenizer, OnnxEncoder, packaged_int8_model
 from hierret.encoders.sentence_transformers import (
     MINILM,
     MINILM_ALIASES,
@@ -129,16 +129,6 @@ def _folder_files(folder: Path) -> tuple[Path, ...]:
     return tuple(sorted(p for p in folder.rglob("*") if p.is_file()))
 
 
-def _token_counter(tokenizer_file: Path) -> Callable[[list[str]], list[int]]:
-    """Token counts (special tokens included) by the ``tokenizers`` library alone."""
-    tokenizer = counting_tokenizer(tokenizer_file)
-
-    def count(texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=True)]
-
-    return count
-
-
 def _recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
     """The recipe of an encoder whose model is costly to load, else ``None``."""
     key = name.strip().lower()
@@ -195,9 +185,9 @@ def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
     recipe = _recipe(name, kw)
     if recipe is None:
         return load_encoder(name, **kw)
-    # the MiniLM's own tokenizer file counts query tokens without the model (counts
-    # equal to the loaded tokenizer's: tests/test_lazy.py); other folders load for it
-    counter: Callable[[list[str]], list[int]] | None = None
+    # the MiniLM's own tokenizer file counts tokens and gives their offsets without the
+    # model (equal to the loaded tokenizer's: tests/test_lazy.py); other folders load
+    tokens = None
     if not recipe.name.startswith("folder-") and kw.get("max_length") is None:
-        counter = _token_counter(minilm_folder() / "tokenizer.json")
-    return LazyEncoder(lambda: load_encoder(name, **kw), recipe, folder, counter)
+        tokens = FileTokenizer(minilm_folder() / "tokenizer.json")
+    return LazyEncoder(lambda: load_encoder(name, **kw), recipe, folder, tokens)
