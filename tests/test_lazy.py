@@ -131,9 +131,7 @@ def test_token_counts_without_the_model_equal_the_models(
     assert counts[3] > 256
 
 
-def test_token_windows_without_the_model_equal_the_models(
-    minilm: object, tmp_path: Path
-) -> None:
+def test_token_windows_without_the_model_equal_the_models(minilm: object, tmp_path: Path) -> None:
     """Offsets, word starts, special tokens and the windows built from them: from the file."""
     load_encoder_lazily("minilm", tmp_path).identity  # noqa: B018 - writes the manifest
     fresh = load_encoder_lazily("minilm", tmp_path)

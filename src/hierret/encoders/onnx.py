@@ -38,7 +38,10 @@ from hierret.encoders.sentence_transformers import MINILM, minilm_folder
 __all__ = [
     "FileTokenizer",
     "OnnxEncoder",
-    "counting_tokenizer", "dynamic_int8_graph", "packaged_int8_model"]
+    "counting_tokenizer",
+    "dynamic_int8_graph",
+    "packaged_int8_model",
+]
 
 log = logging.getLogger(__name__)
 
