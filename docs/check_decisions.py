@@ -1,4 +1,4 @@
-"""Check (or update) the published numbers in DECISIONS.md against the result records.
+"""Check (or update) the published numbers in DECISIONS.md and README.md against the records.
 
     python docs/check_decisions.py [--results data/results] [--update]
 
@@ -21,24 +21,37 @@ from hierret import claims
 from hierret.report import check_markdown, load_results, update_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The pages whose marked numbers are checked: the records, and the README's run times.
+PAGES = (ROOT / "DECISIONS.md", ROOT / "README.md")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
-    ap.add_argument("--file", type=Path, default=ROOT / "DECISIONS.md")
+    ap.add_argument(
+        "--file",
+        type=Path,
+        action="append",
+        help="a page to check (repeatable; default: DECISIONS.md, with its claims, and README.md)",
+    )
     ap.add_argument("--update", action="store_true", help="rewrite the numbers from the records")
     args = ap.parse_args(argv)
     results = load_results(args.results)
-    text = args.file.read_text(encoding="utf-8")
+    problems = []
+    for page in args.file or PAGES:
+        text = page.read_text(encoding="utf-8")
+        with_claims = page.name == "DECISIONS.md"  # the records' claims tables live there
+        if args.update:
+            text = update_markdown(text, results)
+            page.write_text(claims.update(text, results) if with_claims else text, "utf-8")
+            print(f"updated {page}")
+            continue
+        found = check_markdown(text, results) + (claims.check(text, results) if with_claims else [])
+        problems += [f"{page.name}: {p}" for p in found]
     if args.update:
-        text = claims.update(update_markdown(text, results), results)
-        args.file.write_text(text, encoding="utf-8")
-        print(f"updated {args.file}")
         return 0
-    problems = check_markdown(text, results) + claims.check(text, results)
     for p in problems:
-        print(f"{args.file.name}: {p}", file=sys.stderr)
+        print(p, file=sys.stderr)
     if problems:
         print(
             "Published numbers or claims differ from what the notebooks produced. If the "
@@ -48,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"{args.file.name}: every published number matches {args.results}")
+    names = ", ".join(p.name for p in args.file or PAGES)
+    print(f"{names}: every published number matches {args.results}")
     return 0
 
 

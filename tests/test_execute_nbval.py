@@ -16,6 +16,7 @@ import pytest
 
 import hierret
 from hierret import timing
+from hierret.report import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 nbformat = pytest.importorskip("nbformat")
@@ -81,3 +82,21 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
     assert set(recorded.seconds) == {"rank"}
     assert recorded.embedded == {"m": 2}
     assert not (folder / "bad.json").exists()  # it never entered a stage
+
+
+@pytest.mark.parametrize(
+    ("cache_bytes", "smoke", "n_notebooks", "cold"),
+    [(0, False, 2, True), (10, False, 2, False), (0, True, 2, False), (0, False, 1, False)],
+)
+def test_a_full_run_on_an_empty_cache_is_also_the_cold_record(
+    execute: ModuleType, tmp_path: Path, cache_bytes: int, smoke: bool, n_notebooks: int, cold: bool
+) -> None:
+    runs = {f"0{i}_nb": (2.0, timing.Timings({"rank": 1.0})) for i in range(n_notebooks)}
+    identity = {"smoke": smoke, "cache_bytes_before": cache_bytes}
+    execute._write_timing(runs, identity, [tmp_path])
+    records = load_results(tmp_path)
+    assert set(records) == ({"timing", "timing_cold"} if cold else {"timing"})
+    assert records["timing"]["values"]["all_wall_min"] == 2.0 * n_notebooks / 60
+    if cold:
+        assert records["timing_cold"]["values"] == records["timing"]["values"]
+        assert (tmp_path / "timing-cold.json").is_file()

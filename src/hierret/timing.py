@@ -297,7 +297,8 @@ def record_values(
         By :func:`hierret.record.key`: ``{notebook}_wall_s``, ``{notebook}_{stage}_s``
         for each stage and ``other`` (the wall time no stage claims),
         ``{notebook}_{encoder}_embedded`` and ``_cached``, and the same summed
-        over notebooks under ``all``.
+        over notebooks under ``all`` (whose wall time is also given as
+        ``all_wall_min`` and ``all_wall_h``, for prose).
     layout : dict
         ``notebooks``, and for each notebook its ``stages`` and ``encoders``,
         in order: what :func:`table` reads the values by (put it in the
@@ -336,6 +337,7 @@ def record_values(
         layout["stages"][nb], layout["encoders"][nb] = [*stages, "other"], encoders
         wall += seconds
     values[key("all", "wall", "s")] = wall
+    values[key("all", "wall", "min")], values[key("all", "wall", "h")] = wall / 60, wall / 3600
     for name, seconds in total.seconds.items():
         values[key("all", name, "s")] = seconds
     for enc in total.embedded:
