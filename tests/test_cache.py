@@ -623,3 +623,23 @@ def test_token_counts_are_counted_once_per_text(tmp_path: Path) -> None:
     assert inner.asked == ["a cat sat", "a dog ran far"]  # each distinct text once
     enc.count_tokens(["a cat sat"], "query")  # another role: its own count
     assert inner.asked[-1] == "a cat sat"
+
+
+def test_raw_vectors_are_cached_apart_from_unit_vectors(tmp_path: Path) -> None:
+    """encode_unnormalized keeps the model's rows under identity(normalized=False)."""
+    from dataclasses import replace
+
+    raw_encoder = HashEncoder(dimension=8)
+    texts = ["a cat sat", "dogs bark loudly", "a cat sat"]
+    enc = CachedEncoder(raw_encoder, VectorCache(tmp_path))
+    raw = enc.encode_unnormalized(texts)
+    np.testing.assert_array_equal(raw, raw_encoder.encode_unnormalized(texts))
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)  # really the raw rows
+    unit = enc.encode(texts)
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, rtol=1e-6)
+    ident = raw_encoder.identity
+    assert enc.cache.count(replace(ident, normalized=False)) == 2
+    assert enc.cache.count(ident) == 2
+    fresh = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp_path))
+    np.testing.assert_array_equal(fresh.encode_unnormalized(texts), raw)
+    assert fresh.stats.misses == 0

@@ -48,10 +48,11 @@ def test_environment_yml_in_step_with_pyproject() -> None:
     assert "python=3.11" in env["dependencies"]
 
 
-def test_published_numbers_match_result_records() -> None:
+@pytest.mark.parametrize("page", ["DECISIONS.md", "README.md"])
+def test_published_numbers_match_result_records(page: str) -> None:
     records = load_results(ROOT / "data" / "results")
-    text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
-    assert "<!--@" in text, "DECISIONS.md quotes no checked number"
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert "<!--@" in text, f"{page} quotes no checked number"
     assert check_markdown(text, records) == []
 
 

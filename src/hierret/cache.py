@@ -74,7 +74,7 @@ import time
 import warnings
 import zlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -1076,9 +1076,34 @@ class CachedEncoder(Encoder):
         with timing.stage(f"embed {self.identity.label()}"):
             return self._encode(texts, role)
 
-    def _encode(self, texts: Sequence[str], role: Role) -> NDArray[np.float32]:
+    def encode_unnormalized(
+        self, texts: Sequence[str], role: Role = "passage"
+    ) -> NDArray[np.float32]:
+        """The model's own vectors (before L2 normalisation), cached under their own identity.
+
+        The identity is the encoder's with ``normalized=False``, so raw rows
+        never mix with the unit vectors indexes read.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from hierret.encoders import HashEncoder
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp.name))
+        >>> raw = enc.encode_unnormalized(["a cat sat"])
+        >>> again = enc.encode_unnormalized(["a cat sat"])
+        >>> bool((raw == again).all()), enc.stats.hits, enc.stats.misses
+        (True, 1, 1)
+        >>> bool((raw == enc.encoder.encode_unnormalized(["a cat sat"])).all())
+        True
+        >>> tmp.cleanup()
+        """
+        with timing.stage(f"embed {self.identity.label()}"):
+            return self._encode(texts, role, raw=True)
+
+    def _encode(self, texts: Sequence[str], role: Role, raw: bool = False) -> NDArray[np.float32]:
         items = check_texts(texts)
-        ident = self.identity
+        ident = replace(self.identity, normalized=False) if raw else self.identity
         keys = text_keys(ident, role, items)
         first: dict[bytes, int] = {}
         positions = np.empty(len(items), dtype=np.intp)
@@ -1099,7 +1124,8 @@ class CachedEncoder(Encoder):
         if len(missing):
             store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")
             self._warned |= not store  # checked before the (expensive) embedding
-            fresh = self.encoder.encode([unique_texts[j] for j in missing], role)
+            compute = self.encoder.encode_unnormalized if raw else self.encoder.encode
+            fresh = compute([unique_texts[j] for j in missing], role)
             vectors[missing] = fresh
             if store:
                 self.cache.put(ident, [unique_keys[j] for j in missing], fresh)

@@ -318,7 +318,8 @@ def normalization_effect(
     Parameters
     ----------
     encoder : Encoder
-        Raw vectors are not cached: a cached encoder embeds everything anew.
+        A :class:`~hierret.cache.CachedEncoder` keeps the raw vectors under
+        their own identity (``normalized=False``); any other embeds them anew.
     bed : Testbed
         The units, their texts, the questions and their judgments.
     level : {"passages", "sections", "documents"}, optional
