@@ -34,6 +34,7 @@ import pandas as pd
 
 from hierret.encoders import Encoder
 from hierret.index import VectorIndex
+from hierret.measured import Measurements, text_digest
 from hierret.units import Query
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ def measure_cost(
     texts: Sequence[str],
     queries: Sequence[str | Query],
     k: int = 10,
+    *,
+    memo: Measurements | None = None,
 ) -> EncoderCost:
     """Time ``encoder`` embedding ``texts`` in one batch, then each query alone plus a search.
 
@@ -108,6 +111,10 @@ def measure_cost(
         :class:`~hierret.units.Query` stands for its text.
     k : int, default 10
         Ranking length of each search.
+    memo : Measurements, optional
+        Keeps the result; a later call on this machine with the same code,
+        encoder identity, texts, queries, index and ``k`` reuses it instead of
+        timing again (see :mod:`hierret.measured`).
 
     Returns
     -------
@@ -122,6 +129,23 @@ def measure_cost(
     """
     if not texts:
         raise ValueError("texts is empty: give at least one text to time the throughput")
+    if memo is not None:
+        index.check(encoder.identity.describe())
+        words = [q.text if isinstance(q, Query) else q for q in queries]
+        inputs = {
+            "encoder": encoder.identity.key(),
+            "texts": text_digest(texts),
+            "queries": text_digest(words),
+            "index": [len(index), text_digest(index.ids)],
+            "k": k,
+        }
+        return memo.recall(
+            "encoder-cost",
+            inputs,
+            lambda: measure_cost(encoder, index, texts, queries, k),
+            dump=lambda c: {"per_second": c.per_second, "latency_ms": list(c.latency_ms)},
+            load=lambda d: EncoderCost(float(d["per_second"]), tuple(map(float, d["latency_ms"]))),
+        )
     start = time.perf_counter()
     encoder.encode_passages(list(texts))
     per_second = len(texts) / (time.perf_counter() - start)

