@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -153,6 +155,35 @@ def test_timed_rerankers_never_cache_queries() -> None:
     assert not e.cache_queries
     with pytest.raises(ValueError, match="unknown reranker kind 'cross'"):
         joint.timed_reranker("cross", enc, "c")
+
+
+class SlowQueries(HashEncoder):
+    """A hash encoder whose every query encoding takes 20 ms, and that counts them."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=64)
+        self.queries: list[str] = []
+
+    def encode(self, texts, role="passage"):  # type: ignore[no-untyped-def]
+        if role == "query":
+            time.sleep(0.02)
+            self.queries += list(texts)
+        return super().encode(texts, role)
+
+
+def test_every_arm_pays_for_the_query_encoding_its_reranker_did_once(setup) -> None:
+    """A timed reranker encodes each question once; every arm's latency still holds it."""
+    s, qs = setup
+    slow = SlowQueries()
+    stages = {"bm25": Arm(Profile(ranker="bm25"), s), "dense": Arm(Profile(), s)}
+    rr = {"slow": joint.timed_reranker("encoder", slow, "slow")}
+    matrix = joint.JointMatrix(stages, rr, candidates=4)
+    result = matrix.run(qs, "passages", metrics=["ndcg@10"], n_resamples=100)
+    # the untimed warm-up, then each question once (the warm-up's encoding is not kept)
+    assert slow.queries == [qs[0].text, *(q.text for q in qs)]
+    for arm in ("bm25+slow", "dense+slow"):
+        seconds = result.traces[arm].rerank_seconds
+        assert min(seconds.values()) >= 0.02, arm  # the encoding is in every arm's latency
 
 
 def test_first_stages_share_one_searcher_per_encoder(setup) -> None:

@@ -59,7 +59,14 @@ from hierret.experiment import Arm, Result
 from hierret.hierarchy import Hierarchy
 from hierret.profile import Profile, Ranker
 from hierret.record import key
-from hierret.rerank import EncoderReranker, MaxSimReranker, Reranker, Selection, TokenEncoder
+from hierret.rerank import (
+    EncoderReranker,
+    MaxSimReranker,
+    QueryClock,
+    Reranker,
+    Selection,
+    TokenEncoder,
+)
 from hierret.search import Searcher
 from hierret.units import Level, Query
 
@@ -262,6 +269,9 @@ class JointMatrix:
             reranker.prepare([texts[u] for u in pool])
             if pool:
                 reranker.score(queries[0].text, [texts[pool[0]]])
+            clock = getattr(reranker, "query_clock", None)
+            if isinstance(clock, QueryClock):  # the warm-up's encoding is not a timing
+                clock.clear()
         return len(pool)
 
     def values(

@@ -82,7 +82,7 @@ from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import minmax_fuse, rrf
-from hierret.rerank.base import Reranker, rerank
+from hierret.rerank.base import Reranker, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
 from hierret.rerank.profiles import ProfileRun
 from hierret.runs import Ranking, Run, tie_keys
@@ -388,7 +388,9 @@ class Searcher:
             first stage's ``candidates`` units with its scores when the profile
             has a reranker, else its top ``k``), ``reranked`` (the reranker's
             order and scores of all of them, or the first stage), ``run`` (the
-            final rankings), ``rerank_seconds`` (reranking time per query).
+            final rankings), ``rerank_seconds`` (reranking time per query,
+            including the encoding time a reranker's
+            :class:`~hierret.rerank.QueryClock` charges for a query it kept).
         """
         if not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
@@ -416,11 +418,13 @@ class Searcher:
                 "sections" if profile.level == "fused" else profile.level
             )
             reranked = {}
+            charged_seconds(reranker)  # whatever was charged before this trace is not ours
             for q in queries:
                 start = time.perf_counter()
                 with timing.stage("rerank"):
                     reranked[q.id] = rerank(reranker, q.text, first[q.id], unit_texts)
-                seconds[q.id] = time.perf_counter() - start
+                # a query encoding kept from an earlier profile: the time it took counts
+                seconds[q.id] = time.perf_counter() - start + charged_seconds(reranker)
         keep = profile.selection
         final = {q: (r if keep.keeps_all else keep.select(r))[:k] for q, r in reranked.items()}
         return ProfileRun(

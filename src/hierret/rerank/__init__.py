@@ -25,7 +25,7 @@ Examples
 [('b', 0.88388...)]
 """
 
-from hierret.rerank.base import Reranker, RerankerIdentity, rerank
+from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.cross_encoder import Activation, CrossEncoderReranker
 from hierret.rerank.dense import EncoderReranker
 from hierret.rerank.maxsim import (
@@ -53,12 +53,14 @@ __all__ = [
     "MaxSimReranker",
     "ProfileEvaluation",
     "ProfileRun",
+    "QueryClock",
     "Reranker",
     "RerankerIdentity",
     "Selection",
     "SentenceTransformerTokens",
     "TokenCacheInfo",
     "TokenEncoder",
+    "charged_seconds",
     "evaluate_profile",
     "latency_summary",
     "rerank",

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hierret.runs import Ranking, rank
 
-__all__ = ["Reranker", "RerankerIdentity", "rerank"]
+__all__ = ["QueryClock", "Reranker", "RerankerIdentity", "charged_seconds", "rerank"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -151,3 +155,59 @@ def rerank(reranker: Reranker, query: str, ranking: Ranking, texts: Mapping[str,
     scores = np.asarray(reranker.score(query, [texts[uid] for uid in ids]), dtype=np.float64)
     _check_scores(scores, len(ids), reranker.identity)
     return rank(dict(zip(ids, scores.tolist(), strict=True)))
+
+
+class QueryClock(Generic[T]):
+    """Query encodings kept in memory with the time each took, that time charged on reuse.
+
+    A timed reranker must not hide a query's encoding behind a cache: in a
+    deployment a question arrives once. But an experiment asks the same
+    question of several first stages, and encoding it again for each only
+    measures the same thing again (the encoders are deterministic). The clock
+    encodes each distinct query once, timing it, and on every later use returns
+    the same encoding and adds the time it took to :meth:`take`, which
+    :meth:`hierret.search.Searcher.trace` adds to that query's latency
+    (through :func:`charged_seconds`).
+
+    Examples
+    --------
+    >>> clock = QueryClock()
+    >>> clock.encode("why?", lambda: [1.0, 2.0])
+    [1.0, 2.0]
+    >>> clock.take()  # a first encoding is in the measured wall time itself
+    0.0
+    >>> clock.encode("why?", lambda: None)  # reused: its first time is charged
+    [1.0, 2.0]
+    >>> clock.take() >= 0.0, clock.take()
+    (True, 0.0)
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[T, float]] = {}
+        self._charged = 0.0
+
+    def encode(self, query: str, compute: Callable[[], T]) -> T:
+        """``compute()`` for ``query``: timed the first time, then kept and charged."""
+        kept = self._kept.get(query)
+        if kept is None:
+            start = time.perf_counter()
+            kept = self._kept[query] = (compute(), time.perf_counter() - start)
+        else:
+            self._charged += kept[1]
+        return kept[0]
+
+    def clear(self) -> None:
+        """Forget every kept encoding (say, after an untimed warm-up call)."""
+        self._kept.clear()
+        self._charged = 0.0
+
+    def take(self) -> float:
+        """Seconds charged since the last call (and reset to zero)."""
+        charged, self._charged = self._charged, 0.0
+        return charged
+
+
+def charged_seconds(reranker: Reranker) -> float:
+    """Seconds ``reranker``'s :class:`QueryClock` charged since last asked (0 without one)."""
+    clock = getattr(reranker, "query_clock", None)
+    return clock.take() if isinstance(clock, QueryClock) else 0.0

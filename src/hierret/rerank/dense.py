@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret.encoders import Encoder
-from hierret.rerank.base import Reranker, RerankerIdentity
+from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity
 
 __all__ = ["EncoderReranker"]
 
@@ -35,10 +35,11 @@ class EncoderReranker(Reranker):
         Label; defaults to ``"encoder:<model name>"``.
     cache_queries : bool, default True
         With ``False``, queries bypass a :class:`~hierret.cache.CachedEncoder`
-        (its wrapped encoder embeds them every time) while candidates still come
-        from the cache. Use it when timing: a query arrives once in a
-        deployment, so a cached query vector would hide the query-time encoding
-        from :meth:`~hierret.search.Searcher.trace`'s latency.
+        while candidates still come from the cache. Use it when timing: a query
+        arrives once in a deployment, so a cached query vector would hide the
+        query-time encoding from :meth:`~hierret.search.Searcher.trace`'s
+        latency. Each distinct query is then embedded once and the time it took
+        is charged to every later use (:class:`~hierret.rerank.QueryClock`).
 
     Examples
     --------
@@ -62,6 +63,9 @@ class EncoderReranker(Reranker):
         while not cache_queries and isinstance(query_encoder, CachedEncoder):
             query_encoder = query_encoder.encoder
         self._query_encoder = query_encoder
+        self.query_clock: QueryClock[NDArray[np.float32]] | None = (
+            None if cache_queries else QueryClock()
+        )
         ident = encoder.identity
         self._identity = RerankerIdentity(
             name=name or f"encoder:{ident.name}",
@@ -97,6 +101,11 @@ class EncoderReranker(Reranker):
             raise TypeError("candidates must be a sequence of strings, not a single str")
         if len(candidates) == 0:
             return np.zeros(0, dtype=np.float64)
-        q = self._query_encoder.encode_queries([query])[0].astype(np.float64)
+        if self.query_clock is None:
+            q = self._query_encoder.encode_queries([query])[0].astype(np.float64)
+        else:  # timed once per distinct query, charged on reuse (see QueryClock)
+            q = self.query_clock.encode(
+                query, lambda: self._query_encoder.encode_queries([query])[0]
+            ).astype(np.float64)
         passages = self.encoder.encode_passages(list(candidates)).astype(np.float64)
         return np.asarray(passages @ q, dtype=np.float64)

@@ -43,7 +43,7 @@ from hierret import timing
 from hierret._quiet import quiet_import
 from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, can_store, text_keys
 from hierret.encoders import Encoder, Role, l2_normalize
-from hierret.rerank.base import Reranker, RerankerIdentity
+from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity
 
 __all__ = [
     "MaxSimReranker",
@@ -324,7 +324,9 @@ class MaxSimReranker(Reranker):
         Whether query token matrices are cached too. Pass ``False`` when timing:
         a query arrives once in a deployment, so a cached query would hide the
         query-time encoding from :meth:`~hierret.search.Searcher.trace`'s latency
-        (e.g. when several profiles run the same questions).
+        (e.g. when several profiles run the same questions). Without the cache
+        each distinct query is encoded once and the time it took is charged to
+        every later use (:class:`~hierret.rerank.QueryClock`).
     name : str, optional
         Label; defaults to ``"maxsim:<model name>"``.
     cache : VectorCache, "encoder" or None, default "encoder"
@@ -374,6 +376,7 @@ class MaxSimReranker(Reranker):
         self.reduce = reduce
         self.cache_size = cache_size
         self.cache_queries = cache_queries
+        self.query_clock: QueryClock[NDArray[np.float32]] = QueryClock()
         self._cache: OrderedDict[tuple[str, str], NDArray[np.float32]] = OrderedDict()
         self._hits = 0
         self._misses = 0
@@ -510,8 +513,9 @@ class MaxSimReranker(Reranker):
             return np.zeros(0, dtype=np.float64)
         if self.cache_queries:
             q = self.token_vectors([query], "query")[0].astype(np.float64)
-        else:
-            q = self._encode([query], "query")[0].astype(np.float64)
+        else:  # timed once per distinct query, charged on reuse (see QueryClock)
+            q = self.query_clock.encode(query, lambda: self._encode([query], "query")[0])
+            q = q.astype(np.float64)
         out = np.zeros(len(candidates), dtype=np.float64)
         if len(q) == 0:
             return out
