@@ -23,6 +23,7 @@ from typing import Any
 from hierret import figures, timing
 
 TITLE = "# Where the time goes\n\n"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cell(value: Any, column: str) -> str:
@@ -64,8 +65,11 @@ def _about(record: dict[str, Any]) -> str:
     )
 
 
-def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
-    """The page's Markdown; the figure is saved in ``figure_dir``."""
+def page(
+    record: dict[str, Any] | None, figure_dir: Path, cold: dict[str, Any] | None = None
+) -> str:
+    """The page's Markdown (with the first run's record ``cold``, when there is one);
+    the figures are saved in ``figure_dir``."""
     text = TITLE + (
         "Each notebook's wall time, cut into the stages the package times itself "
         "(`hierret.timing`): loading a corpus, loading models, cutting the corpus into "
@@ -78,18 +82,45 @@ def page(record: dict[str, Any] | None, figure_dir: Path) -> str:
         "those read from the vector cache (*cached*).\n\n"
     )
     if record is None:
-        return text + (
-            "This build has no timing record: its notebooks were executed "
-            "before runs recorded their timings. `nox -s reproduce` (or `nox -s "
-            "docs -- --smoke`) executes them again and writes one.\n"
+        return (
+            text
+            + (
+                "This build has no timing record: its notebooks were executed "
+                "before runs recorded their timings. `nox -s reproduce` (or `nox -s "
+                "docs -- --smoke`) executes them again and writes one.\n"
+            )
+            + _cold(cold, figure_dir)
         )
-    figures.save(timing.figure(record), figure_dir, "timing.png", show=False)
     return (
         text
-        + _about(record)
-        + "```{figure} figures/timing.png\n:alt: Each notebook's wall time as a bar "
+        + "## The run behind these pages\n\n"
+        + _section(record, figure_dir, "timing")
+        + _cold(cold, figure_dir)
+    )
+
+
+def _section(record: dict[str, Any], figure_dir: Path, name: str) -> str:
+    figures.save(timing.figure(record), figure_dir, f"{name}.png", show=False)
+    return (
+        _about(record)
+        + f"```{{figure}} figures/{name}.png\n:alt: Each notebook's wall time as a bar "
         "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
         "```\n\n" + _table(record)
+    )
+
+
+def _cold(record: dict[str, Any] | None, figure_dir: Path) -> str:
+    if record is None:
+        return ""
+    ident = record["identity"]
+    return (
+        "\n## The first run, on an empty cache\n\n"
+        "What the first `nox -s reproduce` on a machine costs: every notebook on its "
+        "reference parameters, starting with an empty vector cache, so that every "
+        "text is embedded and every cost measured (the `timing_cold` record, written "
+        f"by hierret {record['hierret_version']}; the cache held "
+        f"{ident.get('cache_bytes_after', 0) / 2**20:,.0f} MiB afterwards).\n\n"
+        + _section(record, figure_dir, "timing-cold")
     )
 
 
@@ -97,13 +128,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--record", required=True, type=Path, help="timing.json of the run")
     ap.add_argument("--out", required=True, type=Path, help="the page to write (.md)")
+    ap.add_argument(
+        "--cold",
+        type=Path,
+        default=ROOT / "data" / "results" / "timing-cold.json",
+        help="the timing_cold record of a first run (default: the committed one)",
+    )
     args = ap.parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")  # a file, not a kernel's inline display
-    record = json.loads(args.record.read_text(encoding="utf-8")) if args.record.is_file() else None
+    record, cold = (
+        json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        for path in (args.record, args.cold)
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page(record, args.out.parent / "figures"), encoding="utf-8")
+    args.out.write_text(page(record, args.out.parent / "figures", cold), encoding="utf-8")
     print(f"[timing] {args.out}")
     return 0
 

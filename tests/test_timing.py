@@ -217,4 +217,16 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     assert "load average 1.5 when the run started and 2.0 when it ended" in text
     assert (tmp_path / "figures" / "timing.png").is_file()
     assert "This build has no timing record" in module.page(None, tmp_path / "none")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    cold = {
+        **record,
+        "name": "timing_cold",
+        "identity": {**record["identity"], "cache_bytes_after": 3 * 2**20},
+    }
+    both = module.page(record, tmp_path / "both", cold)
+    assert "## The first run, on an empty cache" in both
+    assert "the cache held 3 MiB afterwards" in both
+    assert both.count("| 02_x | **total** |") == 2
+    assert (tmp_path / "both" / "timing-cold.png").is_file()
+    assert "first run" not in text  # no cold record: no such section
     assert not (tmp_path / "none").exists()
