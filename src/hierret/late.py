@@ -57,6 +57,7 @@ from hierret.cache import VectorCache, text_keys
 from hierret.encoders import Encoder, EncoderIdentity, l2_normalize
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
+from hierret.measured import Measurements, text_digest
 from hierret.rerank.maxsim import sentence_transformer
 from hierret.units import Corpus
 
@@ -180,6 +181,20 @@ class LateVectors:
         }
 
 
+def _file_tokenizer(encoder: Encoder) -> Any:
+    """The tokenizer file of a lazily loaded encoder not loaded yet (under any cache), or None."""
+    from hierret.encoders.lazy import LazyEncoder
+
+    current: Any = encoder
+    for _ in range(8):
+        if isinstance(current, LazyEncoder):
+            return current.file_tokenizer
+        current = getattr(current, "encoder", None)
+        if not isinstance(current, Encoder):
+            return None
+    return None
+
+
 class LateChunker:
     """Late-chunked passage vectors from a sentence-transformers encoder's token vectors.
 
@@ -226,14 +241,13 @@ class LateChunker:
         use_cache: bool = True,
     ) -> None:
         self.encoder = encoder
-        self._model = sentence_transformer(encoder)
-        self._tok = self._model.tokenizer
-        if not getattr(self._tok, "is_fast", False):
-            raise TypeError("late chunking needs a fast (Rust) tokenizer for character offsets")
         self.window = check_count(window or encoder.identity.window, "window")
-        limit = int(self._model[0].auto_model.config.max_position_embeddings)
-        if self.window > limit:
-            raise ValueError(f"window {self.window} exceeds the model's {limit} positions")
+        # a lazily loaded encoder (hierret.encoders.LazyEncoder) tokenizes from its
+        # tokenizer file: cached passage vectors then need no model at all
+        self._file = _file_tokenizer(encoder)
+        self._st: Any = None
+        if self._file is None:
+            self._load()
         self._prefix = self._ids(encoder.identity.passage_prefix)[0]
         self.budget = self.window - 2 - len(self._prefix)
         self.overlap = check_count(overlap, "overlap", minimum=0)
@@ -250,17 +264,41 @@ class LateChunker:
         method = f"+late-chunking(sections, window {self.window}, overlap {self.overlap})"
         return replace(base, name=base.name + method, window=self.window)
 
+    def _load(self) -> Any:
+        """The sentence-transformers model, loaded (and checked) on first need."""
+        if self._st is None:
+            model = sentence_transformer(self.encoder)
+            if not getattr(model.tokenizer, "is_fast", False):
+                raise TypeError("late chunking needs a fast (Rust) tokenizer for character offsets")
+            limit = int(model[0].auto_model.config.max_position_embeddings)
+            if self.window > limit:
+                raise ValueError(f"window {self.window} exceeds the model's {limit} positions")
+            self._st = model
+        return self._st
+
+    @property
+    def _model(self) -> Any:
+        return self._load()
+
+    @property
+    def _tok(self) -> Any:
+        return self._load().tokenizer
+
     def _ids(self, text: str) -> tuple[list[int], NDArray[np.int64]]:
-        enc = self._tok(
-            text,
-            add_special_tokens=False,
-            return_offsets_mapping=True,
-            truncation=False,
-            verbose=False,
-        )
-        offsets = np.array(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+        if self._st is None and self._file is not None:
+            ids, pairs = self._file.ids(text)
+        else:
+            enc = self._tok(
+                text,
+                add_special_tokens=False,
+                return_offsets_mapping=True,
+                truncation=False,
+                verbose=False,
+            )
+            ids, pairs = enc["input_ids"], enc["offset_mapping"]
+        offsets = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         real = offsets[:, 1] > offsets[:, 0]
-        return [t for t, r in zip(enc["input_ids"], real, strict=True) if r], offsets[real]
+        return [t for t, r in zip(ids, real, strict=True) if r], offsets[real]
 
     def _forward(self, rows: list[list[int]]) -> list[NDArray[np.float32]]:
         import torch
@@ -412,6 +450,8 @@ def cost(
     max_passages: int = 64,
     overlap: int = 64,
     windows: Sequence[int | None] = (None, 512),
+    *,
+    memo: Measurements | None = None,
 ) -> pd.DataFrame:
     """Measured time per passage: plain passage vectors, and late chunking per window.
 
@@ -420,7 +460,9 @@ def cost(
     encoder (unwrapped from a ``CachedEncoder``), then late-chunked with each
     window length (``None``: the encoder's). A window beyond the one the
     model was trained on costs what it would cost; its vectors are not the
-    point.
+    point. With ``memo``, a measurement made before on this machine with the
+    same code, encoder identity, passages and settings is reused
+    (:mod:`hierret.measured`).
 
     Returns
     -------
@@ -429,6 +471,23 @@ def cost(
         ``passages``, ``windows``
         (forward windows), ``seconds``, ``ms_per_passage``.
     """
+    if memo is not None:
+        units = text_units(hierarchy, "passages")
+        inputs = {
+            "encoder": encoder.identity.key(),
+            "passages": text_digest(hierarchy.text(u) for u in units),
+            "documents": text_digest(d.id for d in hierarchy.corpus),
+            "max_passages": max_passages,
+            "overlap": overlap,
+            "windows": list(windows),
+        }
+        return memo.recall(
+            "late-chunking-cost",
+            inputs,
+            lambda: cost(encoder, hierarchy, max_passages, overlap, windows),
+            dump=lambda t: t.reset_index().to_dict("records"),
+            load=lambda rows: pd.DataFrame.from_records(rows).set_index("method"),
+        )
     docs, n = [], 0
     for doc in hierarchy.corpus:
         docs.append(doc)

@@ -216,6 +216,11 @@ class LazyEncoder(Encoder):
         except OSError as err:  # read-only cache: the next process loads the model again
             log.debug("could not write the encoder manifest %s (%s)", self.manifest, err)
 
+    @property
+    def file_tokenizer(self) -> FileTokenizer | None:
+        """The tokenizer file that answers for the model while it is not loaded, or None."""
+        return self._tokenizer_file()
+
     def _tokenizer_file(self) -> FileTokenizer | None:
         # the file answers only while the model is not loaded; afterwards the model does
         return self._tokens if self._encoder is None else None

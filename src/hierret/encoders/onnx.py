@@ -124,6 +124,11 @@ class FileTokenizer:
         """Tokens of each text, special tokens included, never truncated."""
         return [len(e.ids) for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
+    def ids(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids of ``text`` (no special tokens) and each token's character span."""
+        enc = self._tokenizer.encode(text, add_special_tokens=False)
+        return list(enc.ids), [(int(a), int(b)) for a, b in enc.offsets]
+
     def offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
         """Character span of each token of ``text`` (no special tokens), and word starts."""
         enc = self._tokenizer.encode(text, add_special_tokens=False)
