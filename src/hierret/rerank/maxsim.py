@@ -514,8 +514,8 @@ class MaxSimReranker(Reranker):
         if self.cache_queries:
             q = self.token_vectors([query], "query")[0].astype(np.float64)
         else:  # timed once per distinct query, charged on reuse (see QueryClock)
-            q = self.query_clock.encode(query, lambda: self._encode([query], "query")[0])
-            q = q.astype(np.float64)
+            kept = self.query_clock.encode(query, lambda: self._encode([query], "query")[0])
+            q = kept.astype(np.float64)
         out = np.zeros(len(candidates), dtype=np.float64)
         if len(q) == 0:
             return out
