@@ -21,7 +21,13 @@ from hierret.encoders.sentence_transformers import (
 )
 from hierret.encoders.static import WordLlamaEncoder
 
-__all__ = ["load_encoder", "load_encoder_lazily", "register_encoder", "registered_encoders"]
+__all__ = [
+    "encoder_recipe",
+    "load_encoder",
+    "load_encoder_lazily",
+    "register_encoder",
+    "registered_encoders",
+]
 
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -129,8 +135,15 @@ def _folder_files(folder: Path) -> tuple[Path, ...]:
     return tuple(sorted(p for p in folder.rglob("*") if p.is_file()))
 
 
-def _recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
-    """The recipe of an encoder whose model is costly to load, else ``None``."""
+def encoder_recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
+    """The :class:`~hierret.encoders.lazy.Recipe` of an encoder whose model is costly to
+    load (its name, options, model files' digests and package versions), else ``None``.
+
+    Examples
+    --------
+    >>> encoder_recipe("minilm", {}).name, encoder_recipe("hash", {}) is None
+    ('minilm', True)
+    """
     key = name.strip().lower()
     if key in MINILM_ALIASES:
         return Recipe("minilm", kw, _folder_files(minilm_folder()), _TORCH_STACK)
@@ -182,7 +195,7 @@ def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
     'hash'
     >>> tmp.cleanup()
     """
-    recipe = _recipe(name, kw)
+    recipe = encoder_recipe(name, kw)
     if recipe is None:
         return load_encoder(name, **kw)
     # the MiniLM's own tokenizer file counts tokens and gives their offsets without the

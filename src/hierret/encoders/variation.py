@@ -36,7 +36,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hierret import timing
-from hierret.encoders.registry import load_encoder
+from hierret.encoders.registry import encoder_recipe, load_encoder
 from hierret.measured import Measurements, text_digest
 
 __all__ = ["embedding_variation"]
@@ -141,9 +141,7 @@ def embedding_variation(
         and ``min_cosine``.
     """
     if memo is not None:
-        from hierret.encoders.registry import _recipe
-
-        recipe = _recipe(name, dict(kwargs))  # the model files' digests, where they matter
+        recipe = encoder_recipe(name, dict(kwargs))  # the model files' digests, where they matter
         inputs = {
             "name": name,
             "kwargs": kwargs,
