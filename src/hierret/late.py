@@ -222,6 +222,14 @@ class LateChunker:
     windows_encoded : int
         Windows run through the model.
 
+    Notes
+    -----
+    Over a :class:`~hierret.encoders.LazyEncoder` whose model is not loaded,
+    texts are tokenized from its tokenizer file (the same ids and offsets) and
+    the model is loaded for the first forward pass only: a run whose passage
+    vectors are all cached never loads it. The model checks below then happen
+    at that first pass.
+
     Raises
     ------
     TypeError
