@@ -117,3 +117,25 @@ def test_embedding_variation_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyP
     pd.testing.assert_frame_equal(again, first)
     with pytest.raises(AssertionError, match="started a process"):
         variation_mod.embedding_variation("hash", TEXTS, seed=1, memo=memo)
+
+
+def test_a_model_loaded_on_first_use_is_not_timed_as_throughput(tmp_path: Path) -> None:
+    """measure_cost warms the encoder up untimed (a LazyEncoder loads its model then)."""
+    import time
+
+    from hierret.encoders.lazy import LazyEncoder, Recipe
+
+    def slow_load() -> HashEncoder:
+        time.sleep(0.5)
+        return HashEncoder(dimension=16)
+
+    recipe = Recipe("hash", {"dimension": 16}, (), ("numpy",))
+    LazyEncoder(slow_load, recipe, tmp_path).identity  # noqa: B018 - writes the manifest
+    lazy = LazyEncoder(slow_load, recipe, tmp_path)
+    assert not lazy.loaded
+    index = VectorIndex(
+        ["a", "b", "c"], HashEncoder(dimension=16).encode_passages(TEXTS), lazy.identity.describe()
+    )
+    measured_cost = cost.measure_cost(lazy, index, TEXTS, [])
+    assert lazy.loaded
+    assert measured_cost.per_second > len(TEXTS) / 0.5  # the half-second load is not in it

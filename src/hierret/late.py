@@ -466,7 +466,9 @@ def cost(
     The first documents of ``hierarchy`` holding at least ``max_passages``
     passages are embedded afresh (no cache): each passage as one text by the
     encoder (unwrapped from a ``CachedEncoder``), then late-chunked with each
-    window length (``None``: the encoder's). A window beyond the one the
+    window length (``None``: the encoder's), after one untimed passage (a
+    model loaded on first use, or a first call's set-up, is not counted).
+    A window beyond the one the
     model was trained on costs what it would cost; its vectors are not the
     point. With ``memo``, a measurement made before on this machine with the
     same code, encoder identity, passages and settings is reused
@@ -511,6 +513,7 @@ def cost(
     )
     plain = getattr(encoder, "encoder", encoder)
     texts = [sub.text(p) for p in text_units(sub, "passages")]
+    plain.encode_passages(texts[:1])  # untimed warm-up: a lazy model loads here
     start = time.perf_counter()
     plain.encode_passages(texts)
     rows = [
