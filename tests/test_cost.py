@@ -34,12 +34,12 @@ def _index(enc: Encoder) -> VectorIndex:
     return VectorIndex(["a", "b", "c", "d"], enc.encode_passages(TEXTS), enc.identity.describe())
 
 
-def test_texts_once_in_one_batch_then_each_query_alone() -> None:
+def test_a_warm_up_text_then_the_texts_in_one_batch_then_each_query_alone() -> None:
     enc = CountingEncoder()
     index = _index(enc)
     enc.batches.clear()
     cost = measure_cost(enc, index, TEXTS[:3], ["why do dogs bark", Query("q", "do cats purr", ())])
-    assert enc.batches == [TEXTS[:3], ["why do dogs bark"], ["do cats purr"]]
+    assert enc.batches == [TEXTS[:1], TEXTS[:3], ["why do dogs bark"], ["do cats purr"]]
     assert cost.per_second > 0
     assert len(cost.latency_ms) == 2
     assert all(ms >= 0 for ms in cost.latency_ms)
