@@ -51,13 +51,13 @@ def _table(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _about(record: dict[str, Any]) -> str:
+def _about(record: dict[str, Any], lead: str = "The notebooks this site shows") -> str:
     ident, machine = record["identity"], record["machine"]
     run = "smoke parameters" if ident.get("smoke") else "the reference parameters"
     load = ident.get("load_average_before", [float("nan")])[0]
     after = ident.get("load_average_after", [float("nan")])[0]
     return (
-        f"The notebooks this site shows ran on {run}, executed by "
+        f"{lead} ran on {run}, executed by "
         f"{ident.get('executor', 'papermill')} on {machine['cpu']} "
         f"({ident.get('cpus', '?')} CPUs, load average {load:.1f} when the run started "
         f"and {after:.1f} when it ended; on a shared machine the absolute times are "
@@ -99,10 +99,10 @@ def page(
     )
 
 
-def _section(record: dict[str, Any], figure_dir: Path, name: str) -> str:
+def _section(record: dict[str, Any], figure_dir: Path, name: str, lead: str = "") -> str:
     figures.save(timing.figure(record), figure_dir, f"{name}.png", show=False)
     return (
-        _about(record)
+        (_about(record, lead) if lead else _about(record))
         + f"```{{figure}} figures/{name}.png\n:alt: Each notebook's wall time as a bar "
         "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
         "```\n\n" + _table(record)
@@ -119,8 +119,10 @@ def _cold(record: dict[str, Any] | None, figure_dir: Path) -> str:
         "reference parameters, starting with an empty vector cache, so that every "
         "text is embedded and every cost measured (the `timing_cold` record, written "
         f"by hierret {record['hierret_version']}; the cache held "
-        f"{ident.get('cache_bytes_after', 0) / 2**20:,.0f} MiB afterwards).\n\n"
-        + _section(record, figure_dir, "timing-cold")
+        f"{ident.get('cache_bytes_after', 0) / 2**20:,.0f} MiB afterwards)."
+        + (f" {ident['note'][0].upper()}{ident['note'][1:]}." if ident.get("note") else "")
+        + "\n\n"
+        + _section(record, figure_dir, "timing-cold", lead="Its notebooks")
     )
 
 
