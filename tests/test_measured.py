@@ -139,3 +139,10 @@ def test_a_model_loaded_on_first_use_is_not_timed_as_throughput(tmp_path: Path) 
     measured_cost = cost.measure_cost(lazy, index, TEXTS, [])
     assert lazy.loaded
     assert measured_cost.per_second > len(TEXTS) / 0.5  # the half-second load is not in it
+
+
+def test_inputs_that_json_cannot_name_exactly_are_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    with pytest.raises(TypeError, match=r"must be JSON values.*text_digest"):
+        Measurements(tmp_path).recall("m", {"vectors": np.zeros(3)}, Counting())

@@ -491,12 +491,10 @@ def cost(
             "overlap": overlap,
             "windows": list(windows),
         }
-        return memo.recall(
+        return memo.recall_frame(
             "late-chunking-cost",
             inputs,
             lambda: cost(encoder, hierarchy, max_passages, overlap, windows),
-            dump=lambda t: t.reset_index().to_dict("records"),
-            load=lambda rows: pd.DataFrame.from_records(rows).set_index("method"),
         )
     docs, n = [], 0
     for doc in hierarchy.corpus:

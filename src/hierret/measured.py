@@ -55,9 +55,12 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hierret._files import atomic_write
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["REMEASURE_ENV", "Measurements", "text_digest"]
 
@@ -98,24 +101,15 @@ def text_digest(texts: Iterable[str]) -> str:
 
 
 @functools.cache
-def _code_digest() -> str:
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
-
-@functools.cache
 def _environment() -> dict[str, Any]:
-    from hierret.encoders.base import available_cpus, installed_versions
+    from hierret.encoders.base import available_cpus, installed_versions, source_digest
     from hierret.report import machine_facts
 
     return {
         "machine": machine_facts(),
         "cpus": available_cpus(),
         "packages": installed_versions(*_STACK),
-        "hierret_code": _code_digest(),
+        "hierret_code": source_digest(Path(__file__).resolve().parent, "**/*.py")[:16],
     }
 
 
@@ -152,10 +146,22 @@ class Measurements:
         self.measured = 0
 
     def path(self, what: str, inputs: Mapping[str, Any]) -> Path:
-        """The file that keeps ``what`` measured on ``inputs`` (here, with this code)."""
-        blob = json.dumps(
-            {"what": what, "inputs": inputs, **_environment()}, sort_keys=True, default=str
-        )
+        """The file that keeps ``what`` measured on ``inputs`` (here, with this code).
+
+        Raises
+        ------
+        TypeError
+            ``inputs`` holds a value JSON cannot write (say, an array): it
+            could not name the measurement exactly, so pass a digest instead.
+        """
+        try:
+            blob = json.dumps({"what": what, "inputs": inputs, **_environment()}, sort_keys=True)
+        except TypeError as err:
+            raise TypeError(
+                f"the inputs of the {what!r} measurement must be JSON values (strings, "
+                f"numbers, lists, dicts) so that they name it exactly ({err}); pass a "
+                "digest of texts or arrays, e.g. hierret.measured.text_digest(texts)"
+            ) from None
         return self.root / f"{what}-{hashlib.sha256(blob.encode()).hexdigest()[:20]}.json"
 
     def recall(
@@ -208,6 +214,33 @@ class Measurements:
         except OSError as err:  # read-only: the next run measures again
             log.info("could not keep the measurement %s (%s)", path, err)
         return value
+
+    def recall_frame(
+        self, what: str, inputs: Mapping[str, Any], measure: Callable[[], pandas.DataFrame]
+    ) -> pandas.DataFrame:
+        """:meth:`recall` of a table: kept as its rows, its index restored by name.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> table = pd.DataFrame({"kind": ["a", "b"], "ms": [1.5, 2.0]}).set_index("kind")
+        >>> memo = Measurements(tmp.name)
+        >>> _ = memo.recall_frame("t", {}, lambda: table)
+        >>> memo.recall_frame("t", {}, lambda: None).equals(table), memo.reused
+        (True, 1)
+        >>> tmp.cleanup()
+        """
+        import pandas as pd
+
+        return self.recall(
+            what,
+            inputs,
+            measure,
+            dump=lambda t: {"index": t.index.name, "rows": t.reset_index().to_dict("records")},
+            load=lambda d: pd.DataFrame.from_records(d["rows"]).set_index(d["index"]),
+        )
 
     def summary(self) -> str:
         """How many results were measured now and how many reused, in a sentence."""

@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
     "installed_versions",
     "l2_normalize",
     "progress_bar",
+    "source_digest",
     "truncation_report",
     "weights_digest",
     "word_starts",
@@ -550,6 +552,32 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     """
     st = os.stat(path)
     return _sha256_at(os.fspath(path), st.st_size, st.st_mtime_ns)
+
+
+def source_digest(folder: str | os.PathLike[str], pattern: str = "*.py") -> str:
+    """Hex SHA-256 over the files ``pattern`` matches under ``folder``: each one's
+    path relative to ``folder`` and its own SHA-256, in sorted order.
+
+    What a kept result names the code it came from by (an encoder manifest's
+    recipe, a kept measurement); any edit to any file changes it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> _ = (Path(tmp.name) / "a.py").write_text("x = 1")
+    >>> before = source_digest(tmp.name)
+    >>> _ = (Path(tmp.name) / "a.py").write_text("x = 2")
+    >>> before != source_digest(tmp.name), len(before)
+    (True, 64)
+    >>> tmp.cleanup()
+    """
+    root = Path(folder)
+    h = hashlib.sha256()
+    for path in sorted(root.glob(pattern)):
+        name = path.relative_to(root).as_posix()
+        h.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(path)))
+    return h.hexdigest()
 
 
 def weights_digest(path: str | os.PathLike[str]) -> str:

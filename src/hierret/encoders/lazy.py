@@ -55,7 +55,14 @@ from numpy.typing import NDArray
 from hierret import timing
 from hierret._files import atomic_write
 from hierret._validate import check_texts
-from hierret.encoders.base import Encoder, EncoderIdentity, Role, file_sha256, installed_versions
+from hierret.encoders.base import (
+    Encoder,
+    EncoderIdentity,
+    Role,
+    file_sha256,
+    installed_versions,
+    source_digest,
+)
 from hierret.encoders.onnx import FileTokenizer
 
 __all__ = ["IdentityMismatchError", "LazyEncoder", "Recipe"]
@@ -67,10 +74,7 @@ _CODE = Path(__file__).resolve().parent
 
 def _code_digest() -> str:
     """SHA-256 over hierret's encoder modules: code that computes identities."""
-    h = hashlib.sha256()
-    for path in sorted(_CODE.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + bytes.fromhex(file_sha256(path)))
-    return h.hexdigest()
+    return source_digest(_CODE)
 
 
 @dataclass(frozen=True)

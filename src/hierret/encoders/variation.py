@@ -150,14 +150,12 @@ def embedding_variation(
             "seed": seed,
             "other_threads": other_threads,
         }
-        return memo.recall(
+        return memo.recall_frame(
             "embedding-variation",
             inputs,
             lambda: embedding_variation(
                 name, texts, seed=seed, other_threads=other_threads, **kwargs
             ),
-            dump=lambda t: t.reset_index().to_dict("records"),
-            load=lambda rows: pd.DataFrame.from_records(rows).set_index("kind"),
         )
     enc = load_encoder(name, **kwargs)
     ref = enc.encode_passages(list(texts))
