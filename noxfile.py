@@ -164,17 +164,25 @@ def tests(session: nox.Session) -> None:
 def reproduce(session: nox.Session) -> None:
     """Run every notebook on its reference parameters, check DECISIONS.md, build the site.
 
-    `nox -s reproduce -- --update-decisions` rewrites the marked numbers in
-    DECISIONS.md from the new result records instead of failing on a difference.
+    The run's result records go to build/site/results. Its findings must equal
+    the published ones; machine facts (times, costs) are the reference
+    machine's, kept in data/results, and the site shows this run's beside
+    them. `nox -s reproduce -- --update-decisions` adopts the run as the new
+    reference instead: its records replace data/results and the marked
+    numbers in DECISIONS.md and README.md are rewritten from them.
     """
     _install(session, "notebooks,docs,models")
     site = BUILD / "site"
     src = _assemble(site)
-    results = ROOT / "data" / "results"
+    results = site / "results"
+    if results.exists():
+        shutil.rmtree(results)
     _execute(session, src, "--results", str(results))
     update = ["--update"] if "--update-decisions" in session.posargs else []
-    session.run("python", "docs/check_decisions.py", "--results", str(results), *update)
+    check = ["python", "docs/check_decisions.py", "--results", str(results)]
+    session.run(*check, *update, env=_env())
     _copy_decisions(src)
+    session.run(*check, "--site-copy", str(src / "_include" / "DECISIONS.md"), env=_env())
     _sphinx(session, site)
 
 
@@ -192,6 +200,16 @@ def _build_docs(session: nox.Session) -> Path:
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
         _execute(session, src, "--smoke")
+    elif (site / "results").is_dir():  # the last reproduce's machine facts beside the reference's
+        session.run(
+            "python",
+            "docs/check_decisions.py",
+            "--results",
+            str(site / "results"),
+            "--site-copy",
+            str(src / "_include" / "DECISIONS.md"),
+            env=_env(),
+        )
     return _sphinx(session, site)
 
 

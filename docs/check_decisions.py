@@ -1,42 +1,91 @@
 """Check (or update) the published numbers in DECISIONS.md and README.md against the records.
 
-    python docs/check_decisions.py [--results data/results] [--update]
+    python docs/check_decisions.py [--results RUN] [--reference data/results]
+        [--update] [--site-copy PATH]
 
-A number is published as `0.900<!--@dr001.hit1_chunks-->`; the record
-`data/results/*.json` named `dr001` must hold the same value under
-`hit1_chunks`, formatted the same way. Every record's "Claims and tests"
-table is checked too (`hierret.claims`): each row's test resolves in the
-result records and its verdict is what the numbers say, and every comparative
-sentence cites a row. Exit 1 lists every difference; `--update` rewrites the
-numbers and the verdicts.
+A number is published as `0.900<!--@dr001.hit1_chunks-->`; the record named
+`dr001` must hold the same value under `hit1_chunks`, formatted the same way.
+
+Two kinds of value are checked two ways (hierret.report). *Findings* must
+reproduce on any machine: they are compared with the run's records
+(--results, default: the reference records). *Machine facts* (times, costs,
+throughputs, run-to-run variation: the keys a record lists under "facts")
+are compared with the committed reference records (--reference,
+data/results), never with a new run, and the prose must say they are the
+reference machine's: a run on another machine, or a loaded one, measures
+other times, and that is no reason to fail.
+
+Every record's "Claims and tests" table is checked too (hierret.claims):
+each row's test resolves in the run's records and its verdict is what the
+numbers say, and every comparative sentence cites a row. Exit 1 lists every
+difference. `--update` adopts the run as the new reference: it copies the
+run's records into --reference and rewrites the numbers and the verdicts.
+`--site-copy PATH` writes DECISIONS.md for the site, with this run's value
+beside each machine fact the text quotes from the reference machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 from hierret import claims
-from hierret.report import check_markdown, load_results, update_markdown
+from hierret.report import annotate_run, check_markdown, load_results, update_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "data" / "results"
 #: The pages whose marked numbers are checked: the records, and the README's run times.
 PAGES = (ROOT / "DECISIONS.md", ROOT / "README.md")
 
 
+def _adopt(run: Path, reference: Path) -> None:
+    """Copy the run's records into the reference folder (the new reference)."""
+    if run.resolve() == reference.resolve():
+        return
+    reference.mkdir(parents=True, exist_ok=True)
+    for record in sorted(run.glob("*.json")):
+        shutil.copyfile(record, reference / record.name)
+        print(f"adopted {record.name} as the reference record")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
+    ap.add_argument(
+        "--results", type=Path, help="the run's records (default: the reference records)"
+    )
+    ap.add_argument(
+        "--reference",
+        type=Path,
+        default=REFERENCE,
+        help="the committed reference records (default: data/results)",
+    )
     ap.add_argument(
         "--file",
         type=Path,
         action="append",
         help="a page to check (repeatable; default: DECISIONS.md, with its claims, and README.md)",
     )
-    ap.add_argument("--update", action="store_true", help="rewrite the numbers from the records")
+    ap.add_argument(
+        "--update", action="store_true", help="adopt the run as the reference, rewrite the numbers"
+    )
+    ap.add_argument(
+        "--site-copy",
+        type=Path,
+        help="write DECISIONS.md here with this run's value beside each machine fact",
+    )
     args = ap.parse_args(argv)
-    results = load_results(args.results)
+    run_dir = args.results or args.reference
+    if args.update:
+        _adopt(run_dir, args.reference)
+    results, reference = load_results(run_dir), load_results(args.reference)
+    if args.site_copy:
+        text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+        args.site_copy.parent.mkdir(parents=True, exist_ok=True)
+        args.site_copy.write_text(annotate_run(text, results, reference), "utf-8")
+        print(f"wrote {args.site_copy} (this run's machine facts beside the reference's)")
+        return 0
     problems = []
     for page in args.file or PAGES:
         text = page.read_text(encoding="utf-8")
@@ -46,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             page.write_text(claims.update(text, results) if with_claims else text, "utf-8")
             print(f"updated {page}")
             continue
-        found = check_markdown(text, results) + (claims.check(text, results) if with_claims else [])
+        found = check_markdown(text, results, reference)
+        found += claims.check(text, results) if with_claims else []
         problems += [f"{page.name}: {p}" for p in found]
     if args.update:
         return 0
@@ -54,15 +104,19 @@ def main(argv: list[str] | None = None) -> int:
         print(p, file=sys.stderr)
     if problems:
         print(
-            "Published numbers or claims differ from what the notebooks produced. If the "
-            "new run is right, run `nox -s reproduce -- --update-decisions` and review the "
-            "diff; a comparative sentence without a claim needs a row in its record's "
-            "'Claims and tests' table (see hierret.claims).",
+            "Published findings or claims differ from what the notebooks produced. If the "
+            "new run is right, run `nox -s reproduce -- --update-decisions` (it adopts the "
+            "run's records as the reference) and review the diff; a comparative sentence "
+            "without a claim needs a row in its record's 'Claims and tests' table (see "
+            "hierret.claims).",
             file=sys.stderr,
         )
         return 1
     names = ", ".join(p.name for p in args.file or PAGES)
-    print(f"{names}: every published number matches {args.results}")
+    print(
+        f"{names}: every published finding matches {run_dir}, every machine fact "
+        f"the reference records ({args.reference})"
+    )
     return 0
 
 

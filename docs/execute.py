@@ -169,8 +169,12 @@ def _write_timing(
         names.append("timing_cold")
     for folder in folders:
         for name in names:
-            path = write_results(
-                folder / f"{name.replace('_', '-')}.json", name, values, {**layout, **identity}
+            path = write_results(  # every value of a timing record is a machine fact
+                folder / f"{name.replace('_', '-')}.json",
+                name,
+                values,
+                {**layout, **identity},
+                facts=values,
             )
             print(f"[execute] {name} record: {path}", flush=True)
 

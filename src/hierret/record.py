@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -187,6 +188,7 @@ def publish(
     values: Mapping[str, Any],
     identity: Mapping[str, Any],
     results_dir: str | os.PathLike[str] | None,
+    facts: Sequence[str] = (),
 ) -> None:
     """Glue every value for the site, and write the record ``results_dir/{name}.json``.
 
@@ -203,13 +205,41 @@ def publish(
     results_dir : path-like or None
         Where records go (a notebook's ``results_dir`` parameter, which
         ``nox -s reproduce`` sets); ``None`` glues only.
+    facts : sequence of str, optional
+        Shell-style patterns (``"cost_*"``) of the keys that are machine facts
+        (times, costs, throughputs, run-to-run variation): the record lists
+        the keys they match under ``"facts"``, and the numbers check holds
+        those to the reference record instead of asking another machine to
+        reproduce them (:mod:`hierret.report`).
+
+    Raises
+    ------
+    ValueError
+        A pattern that matches no key (a typo would leave a time checked as a
+        finding).
 
     Notes
     -----
     Returns nothing, so that a notebook cell ending with it shows no output;
     :func:`hierret.report.load_results` reads a folder of records back.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     publish("dr9", {"hit1": 0.9, "cost_ms": 54.0}, {}, tmp, facts=["cost_*"])
+    ...     json.loads((Path(tmp) / "dr9.json").read_text())["facts"]
+    ['cost_ms']
     """
+    matched = {p: [k for k in values if fnmatch.fnmatchcase(k, p)] for p in facts}
+    idle = [p for p, keys in matched.items() if not keys]
+    if idle:
+        raise ValueError(
+            f"the facts patterns {idle} match no published key: give patterns of the "
+            "keys that hold machine facts (times, costs), e.g. 'cost_*'"
+        )
     for k, value in values.items():
         glue(k, value)
     if results_dir is not None:
-        write_results(Path(results_dir) / f"{name}.json", name, values, identity)
+        keys = {k for keys in matched.values() for k in keys}
+        write_results(Path(results_dir) / f"{name}.json", name, values, identity, keys)

@@ -8,6 +8,15 @@ writing it followed by a marker, ``0.900<!--@dr001.hit1_chunks-->``; the
 marker is invisible on GitHub and on the site, and :func:`check_markdown`
 fails when a quoted number differs from the record.
 
+A record keeps two kinds of value apart. *Findings* (a mean nDCG, an
+interval, a count) must reproduce on any machine. *Machine facts* (texts
+embedded per second, a latency, a wall time, run-to-run variation) are true
+of the machine that measured them and of nothing else; the record lists their
+keys under ``"facts"``. Prose quotes a machine fact as the reference
+machine's: its paragraph says "reference machine", and the check compares
+it with the committed reference record, never with a new run, so a run on
+another machine (or a loaded one) cannot fail on a time.
+
 Examples
 --------
 >>> results = {"dr001": {"values": {"hit1": 0.9, "n": 40}}}
@@ -15,6 +24,13 @@ Examples
 []
 >>> check_markdown("Hit rate 0.850<!--@dr001.hit1-->.", results)
 ["dr001.hit1: the text says '0.850', the results say '0.900'"]
+
+A machine fact is checked against the reference records, not the run's:
+
+>>> reference = {"dr001": {"values": {"hit1": 0.9, "ms": 54}, "facts": ["ms"]}}
+>>> run = {"dr001": {"values": {"hit1": 0.9, "ms": 71}, "facts": ["ms"]}}
+>>> check_markdown("On the reference machine, 54<!--@dr001.ms--> ms.", run, reference)
+[]
 """
 
 from __future__ import annotations
@@ -22,7 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +46,9 @@ import hierret
 from hierret._files import atomic_write
 
 __all__ = [
+    "annotate_run",
     "check_markdown",
+    "facts_of",
     "format_value",
     "glue",
     "load_results",
@@ -142,6 +160,7 @@ def write_results(
     name: str,
     values: Mapping[str, Any],
     identity: Mapping[str, Any],
+    facts: Iterable[str] = (),
 ) -> Path:
     """Write a result record atomically as JSON.
 
@@ -156,13 +175,30 @@ def write_results(
     identity : mapping
         Corpus fingerprint, parameters, model identities... of the run.
         :func:`machine_facts` are added under ``"machine"``.
+    facts : iterable of str, optional
+        The keys of ``values`` that are machine facts (times, costs,
+        throughputs, run-to-run variation): kept under ``"facts"``, checked
+        against the reference record rather than reproduced (module notes).
+
+    Raises
+    ------
+    ValueError
+        A fact key that is not a key of ``values``.
     """
+    facts = sorted(set(facts))
+    unknown = [k for k in facts if k not in values]
+    if unknown:
+        raise ValueError(
+            f"facts {unknown[:5]} are not keys of the values: list the keys of the "
+            "machine facts among the values published"
+        )
     record = {
         "name": name,
         "hierret_version": hierret.__version__,
         "machine": machine_facts(),
         "identity": {k: _plain(v) for k, v in identity.items()},
         "values": {k: _plain(v) for k, v in sorted(values.items())},
+        "facts": facts,
     }
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -206,9 +242,43 @@ def _lookup(results: Mapping[str, Mapping[str, Any]], key: str) -> Any:
         ) from None
 
 
-def check_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def facts_of(results: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The marker keys (``record.key``) of every machine fact in ``results``.
+
+    Examples
+    --------
+    >>> sorted(facts_of({"t": {"values": {"s": 1.0, "n": 3}, "facts": ["s"]}}))
+    ['t.s']
+    """
+    return {f"{name}.{k}" for name, rec in results.items() for k in rec.get("facts", ())}
+
+
+#: What a paragraph quoting a machine fact must say (module notes).
+REFERENCE_LABEL = "reference machine"
+
+
+def _paragraph(text: str, at: int) -> str:
+    """The paragraph (or list item) of ``text`` around position ``at``."""
+    start = max(text.rfind("\n\n", 0, at), text.rfind("\n* ", 0, at), text.rfind("\n- ", 0, at))
+    ends = [
+        e for e in (text.find("\n\n", at), text.find("\n* ", at), text.find("\n- ", at)) if e >= 0
+    ]
+    return text[max(start, 0) : min(ends, default=len(text))]
+
+
+def check_markdown(
+    text: str,
+    results: Mapping[str, Mapping[str, Any]],
+    reference: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
     """List every marked number in ``text`` that differs from ``results``, and every marker
     that is not one.
+
+    Findings are compared with ``results`` (the run's records). Machine facts
+    (the keys a record lists under ``"facts"``) are compared with
+    ``reference`` (the committed records; default: ``results``), and the
+    paragraph quoting one must say ``"reference machine"``: a new run on
+    another machine re-measures them, which is no reason to fail.
 
     A marker must follow its number directly and close with ``-->``: an unclosed
     ``<!--@key>`` is checked by nothing, and on the site it either shows as
@@ -230,12 +300,53 @@ def check_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[
                 f"line {line}: a marker the check cannot read (not "
                 f"'<number><!--@record.key-->'): {around!r}"
             )
+    reference = results if reference is None else reference
+    facts = facts_of(reference) | facts_of(results)
     for m in _MARKER.finditer(text):
-        want = format_value(_lookup(results, m["key"]), m["fmt"])
+        fact = m["key"] in facts
+        want = format_value(_lookup(reference if fact else results, m["key"]), m["fmt"])
         got = m["num"].replace("−", "-")
         if got != want:
-            problems.append(f"{m['key']}: the text says {got!r}, the results say {want!r}")
+            source = "the reference record says" if fact else "the results say"
+            problems.append(f"{m['key']}: the text says {got!r}, {source} {want!r}")
+        if fact and REFERENCE_LABEL not in _paragraph(text, m.start()).replace("\n", " "):
+            problems.append(
+                f"{m['key']}: a machine fact quoted in a paragraph that does not say it "
+                f"is the {REFERENCE_LABEL}'s (another machine measures another value): "
+                f"write 'on the {REFERENCE_LABEL}' beside it"
+            )
     return problems
+
+
+def annotate_run(
+    text: str,
+    run: Mapping[str, Mapping[str, Any]],
+    reference: Mapping[str, Mapping[str, Any]],
+) -> str:
+    """``text`` with this run's value beside each machine fact quoted from the reference.
+
+    For the site: a reader sees the reference machine's number, which the
+    record's prose discusses, and what the run that built the page measured.
+    Findings are left as they are (the numbers check holds them equal).
+
+    Examples
+    --------
+    >>> ref = {"t": {"values": {"ms": 54}, "facts": ["ms"]}}
+    >>> annotate_run("54<!--@t.ms--> ms", {"t": {"values": {"ms": 71}, "facts": ["ms"]}}, ref)
+    '54<!--@t.ms--> (this run: 71) ms'
+    """
+    facts = facts_of(reference) | facts_of(run)
+
+    def repl(m: re.Match[str]) -> str:
+        if m["key"] not in facts:
+            return m[0]
+        try:
+            value = format_value(_lookup(run, m["key"]), m["fmt"])
+        except KeyError:
+            return m[0]
+        return f"{m[0]} (this run: {value})"
+
+    return _MARKER.sub(repl, text)
 
 
 def update_markdown(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:

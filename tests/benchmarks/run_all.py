@@ -138,7 +138,7 @@ def main() -> None:
     }
     results = args.results if args.results is not None else args.out
     with contextlib.redirect_stdout(io.StringIO()):  # publish also glues, for notebooks
-        publish("bench", values, identity, results)
+        publish("bench", values, identity, results, facts=["*"])  # all machine facts
     print(f"wrote {results / 'bench.json'} ({len(values)} values)")
 
 
