@@ -32,7 +32,13 @@ import sys
 from pathlib import Path
 
 from hierret import claims
-from hierret.report import annotate_run, check_markdown, load_results, update_markdown
+from hierret.report import (
+    annotate_run,
+    check_markdown,
+    compare_records,
+    load_results,
+    update_markdown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "results"
@@ -48,6 +54,19 @@ def _adopt(run: Path, reference: Path) -> None:
     for record in sorted(run.glob("*.json")):
         shutil.copyfile(record, reference / record.name)
         print(f"adopted {record.name} as the reference record")
+
+
+def _summarise(comparison: dict[str, dict[str, list[str]]]) -> None:
+    """Print how the run's records compare with the reference, key by key."""
+    for name, diff in comparison.items():
+        parts = [
+            f"{len(v)} {k} differ" if k in ("findings", "facts") else f"{len(v)} {k}"
+            for k, v in diff.items()
+            if v
+        ]
+        print(f"{name}: " + ("identical" if not parts else "; ".join(parts)))
+        for key in diff["findings"][:10]:
+            print(f"  finding {key} differs from the reference (published or not)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         args.site_copy.write_text(annotate_run(text, results, reference), "utf-8")
         print(f"wrote {args.site_copy} (this run's machine facts beside the reference's)")
         return 0
+    if args.results and not args.update:
+        _summarise(compare_records(results, reference))
     problems = []
     for page in args.file or PAGES:
         text = page.read_text(encoding="utf-8")

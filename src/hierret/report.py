@@ -48,6 +48,7 @@ from hierret._files import atomic_write
 __all__ = [
     "annotate_run",
     "check_markdown",
+    "compare_records",
     "facts_of",
     "format_value",
     "glue",
@@ -240,6 +241,37 @@ def _lookup(results: Mapping[str, Mapping[str, Any]], key: str) -> Any:
             f"marker <!--@{key}--> names no published value: record {name!r} "
             f"{'exists' if name in results else 'is missing'}; rerun `nox -s reproduce`"
         ) from None
+
+
+def compare_records(
+    run: Mapping[str, Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, list[str]]]:
+    """Every value of every record compared key by key: what differs, findings and facts apart.
+
+    Returns, per record present in both, ``{"findings": [...], "facts": [...],
+    "missing": [...], "new": [...]}``: the keys whose values differ (exactly,
+    published or not), the keys only the reference has, and those only the
+    run has. Findings should be empty on any machine; facts are expected to
+    differ.
+
+    Examples
+    --------
+    >>> ref = {"dr": {"values": {"a": 0.5, "ms": 54}, "facts": ["ms"]}}
+    >>> compare_records({"dr": {"values": {"a": 0.5, "ms": 71}, "facts": ["ms"]}}, ref)
+    {'dr': {'findings': [], 'facts': ['ms'], 'missing': [], 'new': []}}
+    """
+    out = {}
+    for name in sorted(set(run) & set(reference)):
+        a, b = run[name]["values"], reference[name]["values"]
+        facts = set(run[name].get("facts", ())) | set(reference[name].get("facts", ()))
+        differ = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+        out[name] = {
+            "findings": [k for k in differ if k not in facts],
+            "facts": [k for k in differ if k in facts],
+            "missing": sorted(set(b) - set(a)),
+            "new": sorted(set(a) - set(b)),
+        }
+    return out
 
 
 def facts_of(results: Mapping[str, Mapping[str, Any]]) -> set[str]:
