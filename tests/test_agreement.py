@@ -8,6 +8,7 @@ import pytest
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
 from hierret.evaluation.agreement import (
+    TIE_TOLERANCE,
     normalization_effect,
     precision_agreement,
     score_run,
@@ -65,7 +66,7 @@ def test_an_encoder_agrees_with_itself(bed: Testbed) -> None:
 
 def test_precision_agreement_is_the_direct_computation(bed: Testbed) -> None:
     ref, other = HashEncoder(dimension=64, window=40), Noisy(0.3)
-    agree = precision_agreement(ref, other, bed, n=5)
+    agree = precision_agreement(ref, other, bed, n=5, tolerance=0.0)  # the raw floats
     texts, ids = bed.texts(), [u.id for u in bed.units()]
     a, b = ref.encode_passages(texts), other.encode_passages(texts)
     qs = [q.text for q in bed.queries]
@@ -107,6 +108,7 @@ def test_precision_agreement_is_the_direct_computation(bed: Testbed) -> None:
         "long_mean",
         "queries_min",
         "queries_mean",
+        "tolerance",
         "dense_overlap",
         "dense_delta",
         "hybrid_overlap",
@@ -148,3 +150,28 @@ def test_a_self_normalising_model_has_nothing_to_ablate(bed: Testbed) -> None:
     effect = normalization_effect(UnitHash(dimension=64), bed)
     assert set(effect) == {"norm min", "norm max"}
     assert effect["norm min"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_near_ties_rank_the_same_whatever_the_cpus_last_bits() -> None:
+    """Scores moved by the size of float32 kernel variation (another CPU) rank the same
+    once near ties count as ties; ranked by the raw floats, near-tied pairs swap."""
+    rng = np.random.default_rng(0)
+    distinct = np.arange(200) * 1e-3  # distinct units, far apart
+    scores = np.repeat(distinct, 2) + rng.uniform(0, 2e-7, 400)  # each with a near twin
+    moved = scores + rng.uniform(-1e-7, 1e-7, 400)  # the same scores on another CPU
+    ids, q = [f"u{i:03d}" for i in range(400)], ["q"]
+
+    def order(s: np.ndarray, tol: float) -> list[str]:
+        return [u for u, _ in score_run(q, ids, s[None, :], k=400, tolerance=tol)["q"]]
+
+    assert order(scores, TIE_TOLERANCE) == order(moved, TIE_TOLERANCE)
+    assert order(scores, 0.0) != order(moved, 0.0)
+    a = score_run(q, ids, scores[None, :], k=10, tolerance=TIE_TOLERANCE)
+    b = score_run(q, ids, moved[None, :], k=10, tolerance=TIE_TOLERANCE)
+    assert top_overlap(a, b, 10) == 1.0
+
+
+def test_precision_agreement_records_its_tolerance(bed: Testbed) -> None:
+    enc = HashEncoder(dimension=64, window=40)
+    assert precision_agreement(enc, enc, bed).values()["tolerance"] == TIE_TOLERANCE
+    assert precision_agreement(enc, enc, bed, tolerance=0.0).values()["tolerance"] == 0.0

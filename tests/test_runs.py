@@ -53,3 +53,12 @@ def test_evaluation_re_exports_the_run_types() -> None:
         hierret.runs.Qrels,
     )
     assert (ev.lift, ev.ancestors_at) == (hierret.lifting.lift, hierret.lifting.ancestors_at)
+
+
+def test_rank_with_a_tolerance_ties_near_scores_by_id_and_checks_it() -> None:
+    ranked = rank({"a": 0.5000003, "b": 0.5, "c": 0.4, "d": 0.39999}, tolerance=1e-4)
+    assert ranked == [("b", 0.5000003), ("a", 0.5000003), ("d", 0.4), ("c", 0.4)]
+    assert rank({"a": 1.0, "b": 1.0 + 1e-9}) == [("b", 1.0 + 1e-9), ("a", 1.0)]
+    for bad in (-1e-5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="tolerance"):
+            rank({"a": 1.0}, tolerance=bad)

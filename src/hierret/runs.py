@@ -37,34 +37,66 @@ Run = dict[str, Ranking]
 Qrels = dict[str, dict[str, int]]
 
 
-def rank(scores: Mapping[str, float]) -> Ranking:
+def rank(scores: Mapping[str, float], tolerance: float = 0.0) -> Ranking:
     """Rank units by score, descending, breaking ties by unit id descending (trec_eval's rule).
 
     Parameters
     ----------
     scores : Mapping[str, float]
         Unit id to score.
+    tolerance : float, default 0.0
+        Scores closer than this count as tied. Float32 scores move in their
+        last bits with the CPU's kernels (another CPU model, another code
+        path), so two units whose scores differ by less than that variation
+        are ordered by chance of hardware unless they are tied: with a
+        tolerance, units are grouped by walking the scores downwards, a unit
+        joining the group above when its score is within ``tolerance`` of
+        the next higher one (so a group may span more than ``tolerance``),
+        every unit takes its group's highest score, and each group is
+        ordered by id, as exact ties are. The ranking then changes with the
+        CPU only when a gap between two scores lies within the variation of
+        ``tolerance`` itself, instead of whenever two scores are that close.
 
     Returns
     -------
     Ranking
-        ``(unit_id, score)`` pairs in rank order.
+        ``(unit_id, score)`` pairs in rank order (with a tolerance, each
+        unit's score is its group's).
 
     Raises
     ------
     ValueError
-        If a score is NaN (it has no place in an order).
+        If a score is NaN (it has no place in an order), or the tolerance is
+        negative or not finite.
 
     Examples
     --------
     >>> rank({"b": 1.0, "a": 1.0, "c": 2.5})
     [('c', 2.5), ('b', 1.0), ('a', 1.0)]
+
+    Two scores 3e-7 apart are a tie at a tolerance of 1e-5, ordered by id:
+
+    >>> rank({"a": 0.5000003, "b": 0.5, "c": 0.4}, tolerance=1e-5)
+    [('b', 0.5000003), ('a', 0.5000003), ('c', 0.4)]
     """
     nan = [uid for uid, s in scores.items() if math.isnan(s)]
     if nan:
         raise ValueError(f"cannot rank NaN scores (units {sorted(nan)[:5]})")
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     by_id = sorted(scores.items(), key=lambda item: item[0], reverse=True)
-    return sorted(by_id, key=lambda item: -item[1])  # stable: equal scores keep id order
+    ranked = sorted(by_id, key=lambda item: -item[1])  # stable: equal scores keep id order
+    if tolerance == 0 or len(ranked) < 2:
+        return ranked
+    grouped, leader, previous = [], ranked[0][1], ranked[0][1]
+    for uid, score in ranked:
+        if previous - score > tolerance:
+            leader = score
+        grouped.append((uid, leader))
+        previous = score
+    return sorted(
+        sorted(grouped, key=lambda item: item[0], reverse=True), key=lambda item: -item[1]
+    )
 
 
 def tie_keys(ids: Sequence[str]) -> NDArray[np.int64]:
