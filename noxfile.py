@@ -169,7 +169,9 @@ def reproduce(session: nox.Session) -> None:
     machine's, kept in data/results, and the site shows this run's beside
     them. `nox -s reproduce -- --update-decisions` adopts the run as the new
     reference instead: its records replace data/results and the marked
-    numbers in DECISIONS.md and README.md are rewritten from them.
+    numbers in DECISIONS.md and README.md are rewritten from them (add
+    `--keep-reference-facts` to adopt its findings only, keeping the reference
+    machine's times and costs).
     """
     _install(session, "notebooks,docs,models")
     site = BUILD / "site"
@@ -179,6 +181,9 @@ def reproduce(session: nox.Session) -> None:
         shutil.rmtree(results)
     _execute(session, src, "--results", str(results))
     update = ["--update"] if "--update-decisions" in session.posargs else []
+    update += (
+        ["--keep-reference-facts"] if update and "--keep-reference-facts" in session.posargs else []
+    )
     check = ["python", "docs/check_decisions.py", "--results", str(results)]
     session.run(*check, *update, env=_env())
     _copy_decisions(src)

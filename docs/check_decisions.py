@@ -19,7 +19,9 @@ Every record's "Claims and tests" table is checked too (hierret.claims):
 each row's test resolves in the run's records and its verdict is what the
 numbers say, and every comparative sentence cites a row. Exit 1 lists every
 difference. `--update` adopts the run as the new reference: it copies the
-run's records into --reference and rewrites the numbers and the verdicts.
+run's records into --reference and rewrites the numbers and the verdicts
+(`--keep-reference-facts`: the findings only, the reference machine's facts
+and timing records stay).
 `--site-copy PATH` writes DECISIONS.md for the site, with this run's value
 beside each machine fact the text quotes from the reference machine.
 """
@@ -27,11 +29,12 @@ beside each machine fact the text quotes from the reference machine.
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
 import sys
 from pathlib import Path
 
 from hierret import claims
+from hierret._files import atomic_write
 from hierret.report import (
     annotate_run,
     check_markdown,
@@ -46,14 +49,32 @@ REFERENCE = ROOT / "data" / "results"
 PAGES = (ROOT / "DECISIONS.md", ROOT / "README.md")
 
 
-def _adopt(run: Path, reference: Path) -> None:
-    """Copy the run's records into the reference folder (the new reference)."""
+def _adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
+    """Copy the run's records into the reference folder (the new reference).
+
+    With ``keep_facts`` only the findings are adopted: each record keeps the
+    reference machine's facts and machine description, and records made of
+    machine facts alone (timing, bench) are left as they are.
+    """
     if run.resolve() == reference.resolve():
         return
     reference.mkdir(parents=True, exist_ok=True)
-    for record in sorted(run.glob("*.json")):
-        shutil.copyfile(record, reference / record.name)
-        print(f"adopted {record.name} as the reference record")
+    for file in sorted(run.glob("*.json")):
+        record = json.loads(file.read_text(encoding="utf-8"))
+        target = reference / file.name
+        if keep_facts and target.exists():
+            kept = json.loads(target.read_text(encoding="utf-8"))
+            facts = kept.get("facts", [])
+            if set(record["values"]) <= set(facts) | set(record.get("facts", [])):
+                continue  # nothing but machine facts: the reference machine's stay
+            record["values"] |= {k: kept["values"][k] for k in facts if k in record["values"]}
+            record["facts"], record["machine"] = facts, kept["machine"]
+            record["identity"]["machine_facts"] = (
+                "the reference record's (the machine named here); the findings come from "
+                "a run on another machine, which must not change them"
+            )
+        atomic_write(target, json.dumps(record, indent=1) + "\n")
+        print(f"adopted {file.name} as the reference record")
 
 
 def _summarise(comparison: dict[str, dict[str, list[str]]]) -> None:
@@ -90,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         "--update", action="store_true", help="adopt the run as the reference, rewrite the numbers"
     )
     ap.add_argument(
+        "--keep-reference-facts",
+        action="store_true",
+        help="with --update: adopt the run's findings only, keep the reference machine's facts",
+    )
+    ap.add_argument(
         "--site-copy",
         type=Path,
         help="write DECISIONS.md here with this run's value beside each machine fact",
@@ -97,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     run_dir = args.results or args.reference
     if args.update:
-        _adopt(run_dir, args.reference)
+        _adopt(run_dir, args.reference, args.keep_reference_facts)
     results, reference = load_results(run_dir), load_results(args.reference)
     if args.site_copy:
         text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")

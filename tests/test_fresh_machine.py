@@ -150,3 +150,23 @@ def test_a_moved_reference_fact_still_fails() -> None:
     assert check_markdown(text, run, reference) == [
         "dr.ms: the text says '50', the reference record says '54'"
     ]
+
+
+def test_adopting_a_runs_findings_keeps_the_reference_machines_facts(tmp_path: Path) -> None:
+    run = _fresh_run(tmp_path)
+    record = json.loads((run / "dr005.json").read_text(encoding="utf-8"))
+    finding = next(k for k in record["values"] if k not in record["facts"])
+    record["values"][finding] = 12345
+    (run / "dr005.json").write_text(json.dumps(record), encoding="utf-8")
+    reference = tmp_path / "reference"
+    shutil.copytree(RESULTS, reference)
+    pages = [tmp_path / "DECISIONS.md"]
+    shutil.copy(ROOT / "DECISIONS.md", pages[0])
+    args = ["--results", str(run), "--reference", str(reference), "--file", str(pages[0])]
+    assert _check_decisions().main([*args, "--update", "--keep-reference-facts"]) == 0
+    adopted, before = load_results(reference), load_results(RESULTS)
+    assert adopted["dr005"]["values"][finding] == 12345
+    for k in before["dr005"]["facts"]:
+        assert adopted["dr005"]["values"][k] == before["dr005"]["values"][k]
+    assert adopted["dr005"]["machine"] == before["dr005"]["machine"]
+    assert adopted["timing"] == before["timing"]  # all machine facts: left alone
