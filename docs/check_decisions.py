@@ -122,9 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     run_dir = args.results or args.reference
-    if args.update:
+    if args.update:  # the adopted records are the new reference, and the text follows them
         _adopt(run_dir, args.reference, args.keep_reference_facts)
+        run_dir = args.reference
     results, reference = load_results(run_dir), load_results(args.reference)
+    absent = sorted(set(reference) - set(results))
+    if args.results and absent:  # a run of some notebooks (--only) is checked on what it ran
+        print(f"not in this run, checked as the reference has them: {', '.join(absent)}")
+        results = {**{n: reference[n] for n in absent}, **results}
     if args.site_copy:
         text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
         args.site_copy.parent.mkdir(parents=True, exist_ok=True)

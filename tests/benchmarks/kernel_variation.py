@@ -11,7 +11,8 @@ other path (``ATEN_CPU_CAPABILITY=default``: PyTorch's non-vectorised kernels;
 with ``ONEDNN_MAX_CPU_ISA=SSE41`` and ``MKL_CBWR=COMPATIBLE`` as well), and int8
 queries once. It reports the largest change of a vector element and of a
 query-passage cosine, and DR-002's int8 agreement (int8 queries searched
-against the fp32 passages, top-10 overlap) on each path, ranked by the raw
+against the fp32 passages, top-10 overlap, dense and fused with BM25 as the
+hybrid is) on each path, ranked by the raw
 floats and with near ties counted as ties
 (:data:`hierret.evaluation.agreement.TIE_TOLERANCE`), with the number of
 questions whose top 100 changed. About 8 minutes on two cores; no cache is
@@ -63,7 +64,12 @@ def _embed(model: str, out: Path, env: dict[str, str]) -> dict[str, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hierret.encoders import HashEncoder
     from hierret.evaluation.agreement import TIE_TOLERANCE, score_run, top_overlap
+    from hierret.profile import Profile
+    from hierret.rankers.fusion import rrf
+    from hierret.search import Searcher
+    from hierret.testbed import Testbed
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", type=Path, help="write the report here as JSON")
@@ -71,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = {n: _embed("all-MiniLM-L6-v2", Path(tmp) / f"{n}.npz", e) for n, e in PATHS.items()}
         int8 = _embed("minilm-int8", Path(tmp) / "int8.npz", {})
+    bed = Testbed.load("python-reference")  # the BM25 leg of the hybrid (no vectors)
+    bm25 = Searcher(bed.hierarchy, HashEncoder()).run(bed.queries, Profile(ranker="bm25"), k=100)
+
+    def hybrid(run: dict) -> dict:
+        return {q: rrf([run[q], bm25[q]], 60, 100) for q in run}
+
     base = fp32["default"]
     ids, qids = [str(u) for u in base["ids"]], [str(q) for q in base["qids"]]
     report: dict[str, object] = {"tolerance": TIE_TOLERANCE, "paths": {}}
@@ -90,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                     np.abs(v["Q"] @ v["P"].T - base["Q"] @ base["P"].T).max()
                 ),
                 f"int8_dense_overlap_tol{tol:g}": top_overlap(ref, other, 10),
+                f"int8_hybrid_overlap_tol{tol:g}": top_overlap(hybrid(ref), hybrid(other), 10),
                 f"questions_top100_moved_tol{tol:g}": int(moved),
             }
     text = json.dumps(report, indent=1)
