@@ -94,9 +94,7 @@ def rank(scores: Mapping[str, float], tolerance: float = 0.0) -> Ranking:
             leader = score
         grouped.append((uid, leader))
         previous = score
-    return sorted(
-        sorted(grouped, key=lambda item: item[0], reverse=True), key=lambda item: -item[1]
-    )
+    return rank(dict(grouped))  # each group now shares one score: ordered by id
 
 
 def tie_keys(ids: Sequence[str]) -> NDArray[np.int64]:
