@@ -68,7 +68,9 @@ def _adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
             if set(record["values"]) <= set(facts) | set(record.get("facts", [])):
                 continue  # nothing but machine facts: the reference machine's stay
             record["values"] |= {k: kept["values"][k] for k in facts if k in record["values"]}
-            record["facts"], record["machine"] = facts, kept["machine"]
+            new_facts = set(record.get("facts", [])) - set(facts)  # measured first by this run
+            record["facts"] = sorted(set(facts) | new_facts)
+            record["machine"] = kept["machine"]
             record["identity"]["machine_facts"] = (
                 "the reference record's (the machine named here); the findings come from "
                 "a run on another machine, which must not change them"
