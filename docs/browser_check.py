@@ -28,7 +28,7 @@ links
     every link into the site resolves: its file exists and its ``#fragment``
     names an element of the target page;
 fonts
-    every figure saved by :func:`hierret.figures.save` records in its PNG the
+    every figure saved by :func:`hierret.publish.figures.save` records in its PNG the
     smallest font it uses and its resolution; displayed at the width the page
     gives it, that font must be at least ``--min-font-px`` CSS pixels;
 explorer
@@ -77,7 +77,7 @@ LOCAL_PATH = re.compile(
 )
 #: Log and warning lines that are noise on a page.
 NOISE = re.compile(r"(?m)^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:|\b\w*Warning: ")
-#: PNG text keys written by hierret.figures.save.
+#: PNG text keys written by hierret.publish.figures.save.
 FONT_KEY, DPI_KEY = "hierret:min_font_pt", "hierret:dpi"
 
 _PROBE = r"""

@@ -6,7 +6,7 @@
 A number is published as `0.900<!--@dr001.hit1_chunks-->`; the record named
 `dr001` must hold the same value under `hit1_chunks`, formatted the same way.
 
-Two kinds of value are checked two ways (hierret.report). *Findings* must
+Two kinds of value are checked two ways (hierret.publish.report). *Findings* must
 reproduce on any machine: they are compared with the run's records
 (--results, default: the reference records). *Machine facts* (times, costs,
 throughputs, run-to-run variation: the keys a record lists under "facts")
@@ -15,7 +15,7 @@ data/results), never with a new run, and the prose must say they are the
 reference machine's: a run on another machine, or a loaded one, measures
 other times, and that is no reason to fail.
 
-Every record's "Claims and tests" table is checked too (hierret.claims):
+Every record's "Claims and tests" table is checked too (hierret.publish.claims):
 each row's test resolves in the run's records and its verdict is what the
 numbers say, and every comparative sentence cites a row. Exit 1 lists every
 difference. `--update` adopts the run as the new reference: it copies the
@@ -33,9 +33,9 @@ import json
 import sys
 from pathlib import Path
 
-from hierret import claims
 from hierret._files import atomic_write
-from hierret.report import (
+from hierret.publish import claims
+from hierret.publish.report import (
     annotate_run,
     check_markdown,
     compare_records,
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             "new run is right, run `nox -s reproduce -- --update-decisions` (it adopts the "
             "run's records as the reference) and review the diff; a comparative sentence "
             "without a claim needs a row in its record's 'Claims and tests' table (see "
-            "hierret.claims).",
+            "hierret.publish.claims).",
             file=sys.stderr,
         )
         return 1

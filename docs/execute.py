@@ -15,7 +15,7 @@ test that fails on an error; the outputs nbval received are written back into
 the notebook, so the one execution both checks the notebooks and gives the site
 its pages. Without it papermill executes them.
 
-Either way the package times its own stages in each kernel (hierret.timing:
+Either way the package times its own stages in each kernel (hierret.publish.timing:
 load, chunk, embed per encoder, index, rank, statistics, figures...) and counts
 the texts each encoder embedded or read from the vector cache; the `timing`
 record of the run (each notebook's wall time, stages and counts, with the
@@ -27,7 +27,7 @@ record (`timing-cold.json`): what the first `reproduce` costs.
 
 Nothing runs unless every --only names a notebook, every -p names a parameter
 of some notebook run, and each value has the type that parameter's default has
-in every notebook declaring it (hierret.params); each notebook then checks its
+in every notebook declaring it (hierret.study.params); each notebook then checks its
 parameters in its own first cells too.
 """
 
@@ -50,10 +50,10 @@ import papermill as pm
 import pytest
 from jupyter_client.kernelspec import get_kernel_spec
 
-from hierret import timing
 from hierret.cache import default_cache_dir
-from hierret.params import ParameterError, check_parameters, notebook_parameters
-from hierret.report import write_results
+from hierret.publish import timing
+from hierret.publish.report import write_results
+from hierret.study.params import ParameterError, check_parameters, notebook_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 _LIST_HINT = """ (give a list or dict as a Python literal: -p {name} "['a', 'b']")"""

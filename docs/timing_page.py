@@ -5,7 +5,7 @@
 
 `docs/execute.py` writes the record beside the notebooks it executed (and to
 --results): each notebook's wall time, the seconds of each stage the package
-timed (hierret.timing), and the texts each encoder embedded or read from the
+timed (hierret.publish.timing), and the texts each encoder embedded or read from the
 vector cache. The page shows them as a figure and a table, with the machine and
 how loaded it was. Without a record (notebooks executed before timings were
 recorded) the page says so and how to get one.
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hierret import figures, timing
+from hierret.publish import figures, timing
 
 TITLE = "# Where the time goes\n\n"
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,7 +72,7 @@ def page(
     the figures are saved in ``figure_dir``."""
     text = TITLE + (
         "Each notebook's wall time, cut into the stages the package times itself "
-        "(`hierret.timing`): loading a corpus, loading models, cutting the corpus into "
+        "(`hierret.publish.timing`): loading a corpus, loading models, cutting the corpus into "
         "sections and passages, embedding with each encoder, embedding again in a fresh "
         "process (run-to-run variation), building indexes, ranking, reranking, judging "
         "the rankings, the statistics and rendering figures. A stage run inside another (a "

@@ -8,7 +8,7 @@ old ``HierarchicalIndex`` (rawspan/centroid levels and dense fused search,
 ``k`` = ranking length, ``depth`` = candidates per leg) and the old
 ``run_profile`` (``Profile.depth`` = first-stage candidates). The code is
 copied from ``src/hierret/search.py``, ``src/hierret/hierarchical.py`` and
-``src/hierret/rerank/profiles.py`` at commit 9610a78, with only these
+``src/hierret/rerank/profiles.py`` (since moved) at commit 9610a78, with only these
 changes: ``run_profile`` takes the old profile's fields as arguments (the old
 ``Profile`` class is gone) and ``HierarchicalIndex`` keeps no ``Hit``
 decoration. Do not edit it to follow the package: it is the reference the
@@ -30,19 +30,14 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret._validate import (
-    check_count,
-    check_query_texts,
-    empty_units_message,
-    has_text,
-    long_queries_message,
-)
+from hierret._validate import check_count, check_query_texts, empty_units_message, has_text
+from hierret.encoders.base import long_queries_message
 from hierret.encoders import Encoder, truncation_report
 from hierret.lifting import lift
 from hierret.runs import Run, tie_keys
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
-from hierret.levels import PoolingReport, empty_units, passage_unit_vectors, unit_vectors
+from hierret.levels import PoolingReport, empty_units, unit_vectors
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import minmax_fuse, rrf
@@ -277,7 +272,7 @@ class HierarchicalIndex:
         ``centroid`` averages the passage level's own vectors.
     pool_passages : bool, default False
         Window-pool passages longer than the encoder's window instead of
-        letting the model cut them (see :func:`hierret.levels.passage_unit_vectors`);
+        letting the model cut them (``unit_vectors(..., "passages", "rawspan")``);
         by default the passage level equals :class:`~hierret.search.Searcher`'s.
     """
 
@@ -317,8 +312,9 @@ class HierarchicalIndex:
         if level not in self._indexes:
             start = time.perf_counter()
             if level == "passages":
-                ids, vectors, report = passage_unit_vectors(
-                    self.hierarchy, self.encoder, self.pool_passages
+                passage_strategy = "rawspan" if self.pool_passages else "first-window"
+                ids, vectors, report = unit_vectors(
+                    self.hierarchy, self.encoder, "passages", passage_strategy
                 )
                 self._passage_vectors = vectors
             else:

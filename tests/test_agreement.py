@@ -7,17 +7,17 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.evaluation.agreement import (
+from hierret.profile import Profile
+from hierret.rankers.fusion import rrf
+from hierret.search import Searcher
+from hierret.study.agreement import (
     TIE_TOLERANCE,
     normalization_effect,
     precision_agreement,
     score_run,
     top_overlap,
 )
-from hierret.profile import Profile
-from hierret.rankers.fusion import rrf
-from hierret.search import Searcher
-from hierret.testbed import Testbed
+from hierret.study.testbed import Testbed
 
 
 @pytest.fixture(scope="module")

@@ -5,21 +5,23 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import replace
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from hierret import audit, experiment
-from hierret.audit import unlabeled_top
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import RANKERS, Profile
 from hierret.search import Searcher
+from hierret.study import audit, experiment
+from hierret.study.audit import unlabeled_top
 
 
 def _setup():  # type: ignore[no-untyped-def]
@@ -94,8 +96,26 @@ SAMPLE = ROOT / "data" / "audit" / "dr001-sample.csv"
 PAIRS = ROOT / "data" / "audit" / "dr001-pairs.csv"
 
 
+def _read_pairs(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
+    """A published pair list and its ``# key: value`` header, its fingerprint checked."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = dict(line[2:].rstrip("\n").split(": ", 1) for line in lines if line.startswith("# "))
+    body = "".join(line for line in lines if not line.startswith("# "))
+    pairs = pd.read_csv(StringIO(body), dtype=str, keep_default_na=False)
+    assert list(pairs.columns) == ["question", "unit", "level", "arms"]
+    assert header["fingerprint"] == audit.fingerprint(pairs)  # not edited by hand
+    return pairs, header
+
+
+def _write_judgements(path: Path, judged: pd.DataFrame, header: Mapping[str, object]) -> None:
+    """A judgements file as :func:`audit.read_judgements` reads it."""
+    head = "".join(f"# {k}: {' '.join(str(v).split())}\n" for k, v in header.items())
+    body = judged[audit.JUDGED].to_csv(index=False, lineterminator="\n")
+    path.write_text(head + body, encoding="utf-8")
+
+
 def test_the_published_sample_is_the_seeded_draw_from_the_published_list() -> None:
-    pairs, head = audit.read_pairs(PAIRS)  # its fingerprint is checked on reading
+    pairs, head = _read_pairs(PAIRS)  # its fingerprint is checked on reading
     judged, header = audit.read_judgements(SAMPLE, pairs)  # fingerprint and draw checked
     assert header["fingerprint"] == head["fingerprint"] == audit.fingerprint(pairs)
     assert int(header["n"]) == len(judged) >= 150
@@ -115,16 +135,16 @@ def test_the_published_sample_is_the_seeded_draw_from_the_published_list() -> No
 
 
 def test_a_changed_list_or_another_draw_is_refused(tmp_path: Path) -> None:
-    pairs, _ = audit.read_pairs(PAIRS)
+    pairs, _ = _read_pairs(PAIRS)
     with pytest.raises(ValueError, match="the audit list changed"):
         audit.read_judgements(SAMPLE, pairs.iloc[1:])
     judged, header = audit.read_judgements(SAMPLE)
     other = tmp_path / "other.csv"
-    audit.write_judgements(other, judged, {**header, "seed": int(header["seed"]) + 1})
+    _write_judgements(other, judged, {**header, "seed": int(header["seed"]) + 1})
     with pytest.raises(ValueError, match="are not sample"):
         audit.read_judgements(other, pairs)
     blank = judged.assign(reason=["", *list(judged["reason"][1:])])
-    audit.write_judgements(other, blank, header)
+    _write_judgements(other, blank, header)
     with pytest.raises(ValueError, match="needs a judgement of 0 or 1 and a reason"):
         audit.read_judgements(other)
     kept, _ = audit.read_judgements(SAMPLE, pairs.iloc[:300], strict=False)

@@ -1,4 +1,4 @@
-"""hierret.available and hierret.figures: what loads here, and figures saved on request."""
+"""hierret.study.available, hierret.publish.figures: what loads here, figures saved on request."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 
-from hierret import available, figures
 from hierret.cache import CachedEncoder
 from hierret.datasets.download import DataNotFoundError
+from hierret.publish import figures
+from hierret.study import available
 
 
 def test_encoders_loads_each_once_and_reports_the_missing() -> None:

@@ -21,7 +21,7 @@ from hierret._validate import check_count, has_text
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.index import IndexFileError, VectorIndex
-from hierret.levels import empty_units, passage_unit_vectors, text_units, unit_vectors
+from hierret.levels import empty_units, text_units, unit_vectors
 from hierret.profile import RANKERS, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import BM25, top_k
 from hierret.rankers.fusion import rrf
@@ -340,7 +340,7 @@ def test_levels_functions_leave_empty_units_out() -> None:
             ids, vecs, report = unit_vectors(h, enc, level, strategy)  # type: ignore[arg-type]
             assert ids == [u.id for u in text_units(h, level)]  # type: ignore[arg-type]
             assert vecs.shape[0] == len(ids) == report.n_units
-    ids, _, _ = passage_unit_vectors(h, enc)
+    ids, _, _ = unit_vectors(h, enc, "passages", "first-window")
     assert ids == [p.id for p in h.passages]
     assert not [t for t in enc.seen if not t.strip()]
 

@@ -41,7 +41,9 @@ def test_the_committed_record_renders_every_ratio_and_its_figure(tmp_path: Path)
     record = json.loads(RECORD.read_text(encoding="utf-8"))
     values = record["values"]
     assert record["name"] == "bench"
-    assert all(k == run_all.key(k) for k in values), "every key is made by hierret.record.key"
+    assert all(k == run_all.key(k) for k in values), (
+        "every key is made by hierret.publish.record.key"
+    )
     out = tmp_path / "bench.md"
     page.main(["--out", str(out), "--results", str(RECORD.parent)])
     text = out.read_text(encoding="utf-8")

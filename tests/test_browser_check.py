@@ -12,7 +12,7 @@ from types import ModuleType
 import matplotlib
 import pytest
 
-from hierret import figures
+from hierret.publish import figures
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,12 +108,12 @@ _NO_DATA = """# An explorer without its data
 
 def _explorer_data(folder: Path) -> None:
     """The explorer's data from a real run: two arms, two questions, two targets."""
-    from hierret import casebook
     from hierret.encoders import HashEncoder
-    from hierret.experiment import run
     from hierret.hierarchy import build_hierarchy
     from hierret.profile import Profile
     from hierret.search import Searcher
+    from hierret.study import casebook
+    from hierret.study.experiment import run
     from hierret.units import Corpus, Document, Query
 
     text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark.\n"

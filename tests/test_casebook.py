@@ -1,4 +1,4 @@
-"""hierret.casebook: the discordant questions of every declared comparison, and their pages."""
+"""hierret.study.casebook: the discordant questions of every declared comparison, their pages."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hierret import casebook, experiment
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.study import casebook, experiment
 from hierret.units import Corpus, Query
 
 ARMS = {

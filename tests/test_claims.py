@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hierret import claims
+from hierret.publish import claims
 
 ROW = (
     "| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "

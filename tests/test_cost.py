@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.cost import EncoderCost, measure_cost, tradeoff_plot
 from hierret.encoders import HashEncoder
 from hierret.encoders.base import Encoder
 from hierret.index import IdentityMismatchError, VectorIndex
+from hierret.study.cost import EncoderCost, measure_cost, tradeoff_figure
 from hierret.units import Query
 
 matplotlib.use("Agg")
@@ -68,18 +68,14 @@ def test_refusals() -> None:
         measure_cost(HashEncoder(dimension=16, window=64), _index(enc), TEXTS, ["q"])
 
 
-def test_tradeoff_plot_draws_each_arm_with_its_interval_at_its_speed() -> None:
+def test_tradeoff_figure_has_a_panel_per_corpus_and_ranker_and_one_legend() -> None:
+    """Drawn by hierret.publish.charts (tests/test_charts.py tests the drawing itself)."""
     table = pd.DataFrame(
-        {"mean": [0.6, 0.4, 0.5], "low": [0.5, 0.3, 0.4], "high": [0.7, 0.45, 0.6]},
-        index=["minilm", "wordllama", "e5"],
+        {"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.45]}, index=["minilm", "e5"]
     )
-    ax = tradeoff_plot(
-        pd.Series({"wordllama": 3000.0, "minilm": 10.0}), table, ylabel="nDCG@10", title="pyref"
-    )
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == ["minilm", "wordllama"]  # e5 has no speed: left out
-    assert ax.get_xscale() == "log"
-    points = [line.get_xydata().tolist() for line in ax.lines if line.get_marker() == "o"]
-    assert points == [[[10.0, 0.6]], [[3000.0, 0.4]]]
-    segments = [c.get_segments()[0].tolist() for c in ax.collections if c.get_segments()]
-    assert segments == [[[10.0, 0.5], [10.0, 0.7]], [[3000.0, 0.3], [3000.0, 0.45]]]
+    speed = pd.Series({(c, a): s for c in "ab" for a, s in (("minilm", 10.0), ("e5", 50.0))})
+    tables = {(c, r): table for c in "ab" for r in ("dense", "hybrid")}
+    fig = tradeoff_figure(speed, tables, ylabel="nDCG@10")
+    assert [ax.get_title() for ax in fig.axes] == ["a, dense", "a, hybrid", "b, dense", "b, hybrid"]
+    assert [ax.get_legend() for ax in fig.axes] == [None] * 4
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["minilm", "e5"]

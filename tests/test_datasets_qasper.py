@@ -24,7 +24,6 @@ from hierret.datasets.qasper import (
     QasperFormatError,
     QasperRemote,
     load_qasper,
-    paper_document,
 )
 from hierret.evaluation import qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
@@ -208,9 +207,10 @@ def test_max_papers_and_identity(mini: Path) -> None:
 def test_deep_nesting_is_capped_at_six_levels() -> None:
     name = " ::: ".join("ABCDEFG")
     paper = {"title": "T", "full_text": [{"section_name": name, "paragraphs": ["x"]}]}
-    text = paper_document("p", paper).text
-    assert text == ("# T\n\n## A\n\n### B\n\n#### C\n\n##### D\n\n###### E ::: F ::: G\n\nx")
-    h = build_hierarchy(Corpus("c", [paper_document("p", paper)]))
+    qasper._check_paper("p", paper, Path("<paper>"))  # as load_qasper reads each paper
+    doc = qasper._PaperText("p", paper, Path("<paper>")).document
+    assert doc.text == ("# T\n\n## A\n\n### B\n\n#### C\n\n##### D\n\n###### E ::: F ::: G\n\nx")
+    h = build_hierarchy(Corpus("c", [doc]))
     assert h.sections["p"][-1].path[1:] == ("A", "B", "C", "D", "E ::: F ::: G")
 
 

@@ -21,7 +21,7 @@ from pydoc_data.topics import topics
 
 import pytest
 
-from hierret.encoders.variation import embedding_variation
+from hierret.study.variation import embedding_variation
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -128,7 +128,7 @@ def test_backend_token_counts_agree_with_its_offsets(
 def test_backend_token_windows_fit_and_tile(name: str, request: pytest.FixtureRequest) -> None:
     enc: Encoder = request.getfixturevalue(BACKENDS[name][0])
     text = " ".join(TEXTS[:3])
-    pieces = enc.token_windows(text, window=64)
+    pieces = [text[s:e] for s, e in enc.token_window_spans(text, window=64)]
     assert "".join(pieces) == text
     assert len(pieces) > 1
     assert max(enc.count_tokens(pieces)) <= 64
@@ -310,7 +310,7 @@ def test_wordllama_has_no_window(wordllama: WordLlamaEncoder) -> None:
     assert report.n_over_window == 0
     assert "no token window" in str(report)
     assert "no token window" in wordllama.identity.describe()
-    assert wordllama.token_windows(long) == [long]
+    assert wordllama.token_window_spans(long) == [(0, len(long))]
     a, b = wordllama.encode_passages([long + "cats", long + "quantum"])
     assert float(a @ b) < 1.0  # the last token still counts
 

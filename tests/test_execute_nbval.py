@@ -15,8 +15,8 @@ from types import ModuleType
 import pytest
 
 import hierret
-from hierret import timing
-from hierret.report import load_results
+from hierret import _clock
+from hierret.publish.report import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 nbformat = pytest.importorskip("nbformat")
@@ -56,17 +56,17 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
     good = _notebook(
         tmp_path / "good.ipynb",
         "print('hello')",
-        "from hierret import timing\nwith timing.stage('rank'):\n"
-        "    timing.count('m', embedded=2)\n1 + 1",
+        "from hierret import _clock\nwith _clock.stage('rank'):\n"
+        "    _clock.count('m', embedded=2)\n1 + 1",
     )
     bad = _notebook(
         tmp_path / "bad.ipynb", "x = 1", "raise ValueError('broken cell')", "print('after')"
     )
     folder = tmp_path / "timing"
     folder.mkdir()
-    before = os.environ.get(timing.TIMING_ENV)
+    before = os.environ.get(_clock.TIMING_ENV)
     code, wall = execute._run_nbval([good, bad], "python3", folder)
-    assert os.environ.get(timing.TIMING_ENV) == before  # each kernel had its own
+    assert os.environ.get(_clock.TIMING_ENV) == before  # each kernel had its own
     assert code == 1  # the broken cell fails the check
     assert set(wall) == {"good", "bad"}
     assert min(wall.values()) > 0
@@ -78,7 +78,7 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
     assert broken[1].outputs[0].ename == "ValueError"
     assert broken[2].outputs[0].text == "after\n"  # nbval runs on, as before
     nbformat.validate(nbformat.read(bad, 4))
-    recorded = timing.read(folder / "good.json")
+    recorded = _clock.read(folder / "good.json")
     assert set(recorded.seconds) == {"rank"}
     assert recorded.embedded == {"m": 2}
     assert not (folder / "bad.json").exists()  # it never entered a stage
@@ -91,7 +91,7 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
 def test_a_full_run_on_an_empty_cache_is_also_the_cold_record(
     execute: ModuleType, tmp_path: Path, cache_bytes: int, smoke: bool, n_notebooks: int, cold: bool
 ) -> None:
-    runs = {f"0{i}_nb": (2.0, timing.Timings({"rank": 1.0})) for i in range(n_notebooks)}
+    runs = {f"0{i}_nb": (2.0, _clock.Timings({"rank": 1.0})) for i in range(n_notebooks)}
     identity = {"smoke": smoke, "cache_bytes_before": cache_bytes}
     execute._write_timing(runs, identity, [tmp_path])
     records = load_results(tmp_path)

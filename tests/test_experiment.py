@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from pandas import testing as pd_testing
 
-from hierret import experiment
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
-from hierret.experiment import compare, compare_hits, paired_tests
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.study import experiment
+from hierret.study.experiment import compare, compare_hits, paired_tests
 from hierret.units import Corpus, Query
 
 matplotlib.use("Agg")
@@ -274,7 +274,7 @@ def test_bad_declarations_are_refused(
 
 
 def test_between_pairs_one_arm_across_runs() -> None:
-    from hierret.experiment import Result, between, paired_tests
+    from hierret.study.experiment import Result, between, paired_tests
 
     rng = np.random.default_rng(0)
     qs = [f"q{i}" for i in range(40)]

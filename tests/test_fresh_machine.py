@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hierret.report import _MARKER, check_markdown, facts_of, format_value, load_results
+from hierret.publish.report import _MARKER, check_markdown, facts_of, format_value, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "data" / "results"

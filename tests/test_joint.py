@@ -1,4 +1,4 @@
-"""hierret.joint: first stages crossed with rerankers, every reranker on the same candidates."""
+"""hierret.study.joint: first stages crossed with rerankers, every one on the same candidates."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret import joint
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.experiment import Arm
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
 from hierret.search import Searcher
+from hierret.study import joint
+from hierret.study.experiment import Arm
 from hierret.units import Corpus, Document, Query
 
 
@@ -120,7 +120,7 @@ def test_prepare_fills_a_maxsim_cache_with_every_distinct_candidate(setup) -> No
     m = joint.JointMatrix({"bm25": Arm(Profile(ranker="bm25"), s)}, {"maxsim": rr}, candidates=2)
     n = m.prepare(qs)
     assert n == len({u for r in s.run(qs, Profile(ranker="bm25"), k=2).values() for u, _ in r})
-    assert rr.cache_info().size >= n
+    assert rr._cache_info().size >= n
 
 
 def test_cold_latency_times_unprepared_copies_on_a_seeded_sample(setup) -> None:

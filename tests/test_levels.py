@@ -12,13 +12,7 @@ from numpy.typing import NDArray
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.levels import (
-    PoolingReport,
-    embed_spans,
-    passage_unit_vectors,
-    pooled_embedding,
-    unit_vectors,
-)
+from hierret.levels import PoolingReport, embed_spans, unit_vectors
 from hierret.units import Corpus, Document
 
 
@@ -60,7 +54,7 @@ def test_pooling_is_renormalised_mean_of_window_vectors() -> None:
     windows = [WORDS[s:e] for s, e in spans]
     assert len(windows) == 5
     assert "".join(windows) == WORDS
-    vec, n = pooled_embedding(enc, WORDS)
+    (vec,), (n,) = embed_spans(enc, [WORDS])
     assert n == 5
     assert enc.calls == [windows]  # the windows, in one batch, nothing else
     expected = unit(enc.encode_passages(windows).astype(np.float64).mean(axis=0))
@@ -71,15 +65,15 @@ def test_pooling_is_renormalised_mean_of_window_vectors() -> None:
 
 def test_windows_respect_prefix_and_special_tokens() -> None:
     enc = HashEncoder(dimension=16, window=8, passage_prefix="passage: ", special_tokens=2)
-    _, n = pooled_embedding(enc, WORDS)
-    windows = enc.token_windows(WORDS)
+    _, (n,) = embed_spans(enc, [WORDS])
+    windows = [WORDS[s:e] for s, e in enc.token_window_spans(WORDS)]
     assert n == len(windows) > 1
     assert max(enc.count_tokens(windows)) <= 8
 
 
 def test_span_inside_window_is_embedded_once_as_one_text() -> None:
     enc = CountingEncoder(dimension=16, window=64)
-    vec, n = pooled_embedding(enc, WORDS)
+    (vec,), (n,) = embed_spans(enc, [WORDS])
     assert n == 1
     assert enc.calls == [[WORDS]]
     np.testing.assert_array_equal(vec, enc.encode_passages([WORDS])[0])
@@ -89,7 +83,7 @@ def test_short_span_shares_the_cache_with_identical_passage(tmp_path: Path) -> N
     enc = CachedEncoder(CountingEncoder(dimension=16, window=64), VectorCache(tmp_path))
     enc.encode_passages([WORDS])
     assert enc.stats.misses == 1
-    pooled_embedding(enc, WORDS)
+    embed_spans(enc, [WORDS])
     assert (enc.stats.misses, enc.stats.hits) == (1, 1)
 
 
@@ -97,8 +91,8 @@ def test_embed_spans_batches_every_window_in_one_call() -> None:
     enc = CountingEncoder(dimension=16, window=5)
     vecs, counts = embed_spans(enc, [WORDS, "a b", WORDS[:20]])
     assert len(enc.calls) == 1
-    assert counts == [5, 1, len(enc.token_windows(WORDS[:20]))]
-    np.testing.assert_allclose(vecs[0], pooled_embedding(enc, WORDS)[0], atol=1e-6)
+    assert counts == [5, 1, len(enc.token_window_spans(WORDS[:20]))]
+    np.testing.assert_allclose(vecs[0], embed_spans(enc, [WORDS])[0][0], atol=1e-6)
 
 
 def test_rawspan_sections_embed_their_own_span() -> None:
@@ -121,13 +115,12 @@ def test_rawspan_documents_pool_long_documents() -> None:
     enc = HashEncoder(dimension=64, window=20)
     ids, vecs, report = unit_vectors(h, enc, "documents", "rawspan")
     assert ids == ["d", "e"]
-    n_d = len(enc.token_windows(TEXT))
+    n_d = len(enc.token_window_spans(TEXT))
     assert report.windows == {"d": n_d, "e": 1}
     assert n_d > 1
-    np.testing.assert_allclose(vecs[0], pooled_embedding(enc, TEXT)[0], atol=1e-6)
+    np.testing.assert_allclose(vecs[0], embed_spans(enc, [TEXT])[0][0], atol=1e-6)
     assert report.pooled == {"d": n_d}
     assert report.max_windows == n_d
-    assert report.histogram() == {1: 1, n_d: 1}
 
 
 def test_centroid_is_renormalised_mean_of_assigned_passages() -> None:
@@ -181,20 +174,20 @@ def test_section_without_passages_falls_back_to_its_own_text() -> None:
         np.testing.assert_allclose(vecs[ids.index(sid)], expected, atol=1e-6)
 
 
-def test_passage_unit_vectors_whole_or_pooled() -> None:
+def test_passage_vectors_whole_or_pooled() -> None:
     h = toy(max_chars=200, overlap=0)
     enc = HashEncoder(dimension=32, window=12)
     texts = [h.text(p) for p in h.passages]
-    _, vecs, report = passage_unit_vectors(h, enc)
+    _, vecs, report = unit_vectors(h, enc, "passages", "first-window")  # as Searcher embeds them
     np.testing.assert_array_equal(vecs, enc.encode_passages(texts))
     over = [p.id for p, n in zip(h.passages, enc.count_tokens(texts), strict=True) if n > 12]
     assert over
     assert report.truncated == tuple(over)
     assert report.strategy == "first-window"
-    ids, pooled, prep = passage_unit_vectors(h, enc, pool=True)
+    ids, pooled, prep = unit_vectors(h, enc, "passages", "rawspan")
     for i, pid in enumerate(ids):
         if pid in over:
-            np.testing.assert_allclose(pooled[i], pooled_embedding(enc, texts[i])[0], atol=1e-6)
+            np.testing.assert_allclose(pooled[i], embed_spans(enc, [texts[i]])[0][0], atol=1e-6)
         else:
             np.testing.assert_array_equal(pooled[i], vecs[i])
     assert set(prep.pooled) == set(over)
@@ -218,8 +211,7 @@ def test_bad_arguments() -> None:
 def test_report_summaries() -> None:
     r = PoolingReport("sections", "rawspan", 256, 4, {"a": 1, "b": 3, "c": 5, "d": 1})
     assert (r.n_embedded, r.n_pooled, r.max_windows) == (4, 2, 5)
-    assert r.mean_windows == 2.5
     assert r.mean_pooled_windows == 4.0
     assert "2 over the 256-token window pooled" in str(r)
     empty = PoolingReport("documents", "centroid", 256, 3)
-    assert (empty.max_windows, empty.mean_windows, empty.histogram()) == (0, 0.0, {})
+    assert (empty.max_windows, empty.mean_pooled_windows, empty.n_pooled) == (0, 0.0, 0)

@@ -9,11 +9,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from hierret import cost, measured
 from hierret.encoders import HashEncoder
-from hierret.encoders import variation as variation_mod
 from hierret.index import IdentityMismatchError, VectorIndex
-from hierret.measured import Measurements
+from hierret.study import cost, measured
+from hierret.study import variation as variation_mod
+from hierret.study.measured import Measurements
 
 TEXTS = ["cats purr", "dogs bark", "birds sing at dawn"]
 
@@ -65,7 +65,7 @@ def test_a_damaged_measurement_is_measured_again(
     memo, measure = Measurements(tmp_path), Counting()
     memo.recall("m", {}, measure)
     memo.path("m", {}).write_text('{"value": ')  # cut short
-    with caplog.at_level(logging.WARNING, logger="hierret.measured"):
+    with caplog.at_level(logging.WARNING, logger="hierret.study.measured"):
         assert memo.recall("m", {}, measure) == {"value": 2.0}
     assert "damaged" in caplog.text
     assert Measurements(tmp_path).recall("m", {}, measure) == {"value": 2.0}  # rewritten

@@ -1,13 +1,13 @@
-"""Auto-merging (hierret.merging): the threshold rule and what it does to lifted runs."""
+"""Auto-merging (hierret.study.merging): the threshold rule and what it does to lifted runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from hierret.experiment import judge
 from hierret.hierarchy import build_hierarchy
 from hierret.lifting import lift
-from hierret.merging import auto_merge, merge_parents, merge_run, section_sizes
+from hierret.study.experiment import judge
+from hierret.study.merging import auto_merge, merge_parents, merge_run, section_sizes
 from hierret.units import Corpus, Document, Query
 
 PARENT = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}

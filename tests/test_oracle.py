@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from pandas import testing as pd_testing
 
-from hierret.experiment import Result, compare, compare_hits
-from hierret.oracle import oracle, oracle_table
+from hierret.study.experiment import Result, compare, compare_hits
+from hierret.study.oracle import oracle, oracle_table
 
 QUERIES = [f"q{i}" for i in range(12)]
 RNG = np.random.default_rng(3)

@@ -1,6 +1,6 @@
 """Notebook parameters are checked: unknown names, wrong types and unknown choices fail early.
 
-The references are independent of :mod:`hierret.params`: papermill's own
+The references are independent of :mod:`hierret.study.params`: papermill's own
 reading of each notebook's parameters cell, the corpus and encoder names the
 loaders and the registry hold, and real papermill runs of a small notebook.
 """
@@ -22,7 +22,7 @@ from hierret.datasets import load, source_names
 from hierret.datasets.beir import BEIR_DOWNLOADS
 from hierret.encoders import registered_encoders
 from hierret.encoders.base import HashEncoder
-from hierret.params import (
+from hierret.study.params import (
     BEIR,
     CORPUS,
     ENCODER,
@@ -299,7 +299,7 @@ def test_check_notebook_refuses_choices_for_a_variable_it_lacks() -> None:
         _run(
             [
                 "corpora = ['scifact']",
-                "from hierret.params import CORPUS, check_notebook\n"
+                "from hierret.study.params import CORPUS, check_notebook\n"
                 "check_notebook(globals(), corpra=CORPUS)",
             ]
         )
@@ -330,7 +330,7 @@ def _small_notebook(path: Path) -> Path:
             metadata={"tags": ["parameters"]},
         ),
         nbformat.v4.new_code_cell(
-            "from hierret.params import CORPUS, check_notebook\n"
+            "from hierret.study.params import CORPUS, check_notebook\n"
             "check_notebook(globals(), corpora=CORPUS)"
         ),
         nbformat.v4.new_code_cell("print('ran with', max_chars, section_weight, corpora)"),

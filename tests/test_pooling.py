@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
-from hierret.pooling import pooling_table
 from hierret.search import Searcher
+from hierret.study.pooling import pooling_table
 from hierret.units import Corpus, Document
 
 LONG = " ".join(f"word{i}" for i in range(60))

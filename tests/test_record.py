@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.experiment import compare, compare_hits
-from hierret.figures import save
-from hierret.record import key, publish, table_values
-from hierret.report import check_markdown, load_results
+from hierret.publish.figures import save
+from hierret.publish.record import key, publish, table_values
+from hierret.publish.report import check_markdown, load_results
+from hierret.study.experiment import compare, compare_hits
 
 matplotlib.use("Agg")
 

@@ -22,7 +22,6 @@ from hierret.profile import Profile
 from hierret.rerank import (
     CrossEncoderReranker,
     EncoderReranker,
-    LatencySummary,
     MaxSimReranker,
     Reranker,
     RerankerIdentity,
@@ -30,16 +29,13 @@ from hierret.rerank import (
     SentenceTransformerTokens,
     TokenEncoder,
     charged_seconds,
-    evaluate_profile,
-    latency_summary,
     rerank,
-    score_distribution,
-    scores_by_relevance,
-    selection_sweep,
-    set_scores,
 )
 from hierret.runs import Ranking, rank
-from hierret.search import Searcher
+from hierret.search import LatencySummary, Searcher, latency_summary
+from hierret.study import experiment
+from hierret.study.sets import profile_record, selection_sweep, set_scores
+from hierret.study.thresholds import scores_by_relevance
 from hierret.units import Corpus, Document, Query
 
 # --- selection ----------------------------------------------------------------------------
@@ -261,15 +257,15 @@ def test_maxsim_caches_token_vectors_per_text() -> None:
     assert sorted(tokens.seen) == sorted(
         [("q", "query"), ("d1", "passage"), ("d2", "passage"), ("d3", "passage")]
     )
-    info = rr.cache_info()
+    info = rr._cache_info()
     assert (info.misses, info.size) == (4, 4)
-    rr.clear_cache()
+    rr = MaxSimReranker(tokens)  # a new reranker starts cold: it encodes again
     rr.score("q", ["d1"])
     assert len(tokens.seen) == 6
-    assert rr.cache_info().misses == 2
+    assert rr._cache_info().misses == 2
     small = MaxSimReranker(TableTokens(HAND), cache_size=1)
     small.score("q", ["d1", "d2"])
-    assert small.cache_info().size == 1
+    assert small._cache_info().size == 1
     with pytest.raises(ValueError, match="reduce"):
         MaxSimReranker(tokens, reduce="max")  # type: ignore[arg-type]
 
@@ -495,30 +491,35 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
         selection=Selection(top_k=3),
     )
     open_ended = dataclasses.replace(base, name="all", selection=Selection(top_k=None))
-    rerankers = second_encoder_rerankers()
-    results = {
-        p.name: evaluate_profile(p, searcher, QUERIES, QRELS, rerankers, ("ndcg@10",))
-        for p in (base, open_ended)
-    }
-    top3, everything = results["top3"], results["all"]
+    result = experiment.run(
+        {p.name: p for p in (base, open_ended)},
+        QUERIES,
+        searcher=searcher,
+        qrels={"passages": QRELS},
+        k=10,
+        rerankers=second_encoder_rerankers(),
+        n_resamples=10,
+    )
+    top3, everything = result.traces["top3"], result.traces["all"]
     # the same first stage and reranker under both
-    assert top3.outcome.reranked == everything.outcome.reranked
+    assert top3.reranked == everything.reranked
     # ... but the final runs differ, each exactly as its own selection gives
-    assert top3.outcome.run != everything.outcome.run
-    for result in (top3, everything):
-        sel = result.profile.selection
-        assert result.outcome.run == {q: sel.select(r) for q, r in result.outcome.reranked.items()}
-    assert all(len(r) == 3 for r in top3.outcome.run.values())
-    assert all(len(r) == 6 for r in everything.outcome.run.values())
+    assert top3.run != everything.run
+    for trace in (top3, everything):
+        sel = trace.profile.selection
+        assert trace.run == {q: sel.select(r) for q, r in trace.reranked.items()}
+    assert all(len(r) == 3 for r in top3.run.values())
+    assert all(len(r) == 6 for r in everything.run.values())
     # the recorded profile is the one passed in, not a rebuilt one
     assert top3.profile is base
     assert everything.profile is open_ended
-    assert top3.profile_dict == dataclasses.asdict(base)
-    assert top3.record()["profile"] == dataclasses.asdict(base)
-    assert top3.record()["profile"]["selection"] == {"min_score": None, "min_keep": 0, "top_k": 3}
-    assert Profile.from_dict(top3.record()["profile"]) == base
-    assert set(top3.scores["ndcg@10"]) == {"q1", "q2", "q3"}  # q9 was not run: left out
-    assert top3.record()["reranker"]["name"] == "encoder:hash-64"
+    record = profile_record(result, "top3")
+    assert record["profile"] == dataclasses.asdict(base)
+    assert record["profile"]["selection"] == {"min_score": None, "min_keep": 0, "top_k": 3}
+    assert Profile.from_dict(record["profile"]) == base
+    # q9 was not run: left out
+    assert set(result.scores["passages"]["ndcg@10"]["top3"]) == {"q1", "q2", "q3"}
+    assert record["reranker"]["name"] == "encoder:hash-64"
 
 
 def test_profile_without_reranker_selects_first_stage_scores(searcher: Searcher) -> None:
@@ -558,15 +559,12 @@ def test_unknown_reranker_and_same_encoder_warning(
     assert "same encoder" in caplog.text
 
 
-def test_latency_summary_and_score_distribution() -> None:
+def test_latency_summary() -> None:
     summary = latency_summary({"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4})
     assert summary.n == 4
     assert summary.mean_ms == pytest.approx(250.0)
     assert summary.p90_ms == pytest.approx(370.0)
     assert summary.total_s == pytest.approx(1.0)
-    run = {"q2": [("a", 0.9), ("b", 0.1)], "q1": [("c", 0.5)]}
-    assert score_distribution(run).tolist() == [0.5, 0.9, 0.1]
-    assert score_distribution(run, rank_limit=1).tolist() == [0.5, 0.9]
 
 
 def test_scores_by_relevance_splits_judged_queries_only() -> None:

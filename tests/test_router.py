@@ -1,4 +1,4 @@
-"""The router (hierret.router): folds never see their own questions."""
+"""The router (hierret.study.router): folds never see their own questions."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret import router
-from hierret.sweep import fold_parts, held_out
+from hierret.stats.folds import fold_parts, held_out
+from hierret.study import router
 from hierret.units import Query
 
 

@@ -1,4 +1,4 @@
-"""hierret.sets: the returned set measured as a metric, a profile against its reorder twin."""
+"""hierret.study.sets: the returned set measured as a metric, a profile against its reorder twin."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from hierret import sets
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.experiment import run
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
-from hierret.rerank import EncoderReranker, Selection, set_scores
+from hierret.rerank import EncoderReranker, Selection
 from hierret.search import Searcher
+from hierret.study import sets
+from hierret.study.experiment import run
+from hierret.study.sets import set_scores
 from hierret.units import Corpus, Document, Query
 
 TEXTS = ["Cats purr softly.", "Dogs bark loudly.", "Birds sing at dawn.", "Fish swim fast."]

@@ -7,7 +7,7 @@ import pytest
 
 from hierret.datasets import load_python_reference
 from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.structure import (
+from hierret.study.structure import (
     document_sizes,
     length_histogram,
     overlapping_pair,

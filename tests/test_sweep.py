@@ -9,14 +9,15 @@ import matplotlib
 import numpy as np
 import pytest
 
-from hierret import sweep
+from hierret import stats
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
-from hierret.sweep import plot_sweep
+from hierret.study import sweep
+from hierret.study.sweep import plot_sweep
 from hierret.units import Query
 
 matplotlib.use("Agg")
@@ -145,7 +146,7 @@ def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None
 def test_cross_validate_never_chooses_with_the_held_out_questions() -> None:
     rng = np.random.default_rng(3)
     scores = rng.random((23, 6))
-    held, chosen, fold = sweep.cross_validate(scores, folds=4, seed=11)
+    held, chosen, fold = stats.cross_validate(scores, folds=4, seed=11)
     assert sorted(set(fold.tolist())) == [0, 1, 2, 3]
     for i, column in enumerate(chosen):
         train = fold != i
@@ -154,11 +155,11 @@ def test_cross_validate_never_chooses_with_the_held_out_questions() -> None:
         poisoned = scores.copy()
         poisoned[~train] = 0.0
         poisoned[~train, (column + 1) % 6] = 1e9
-        assert sweep.cross_validate(poisoned, folds=4, seed=11)[1][i] == column
+        assert stats.cross_validate(poisoned, folds=4, seed=11)[1][i] == column
     np.testing.assert_array_equal(held, scores[np.arange(23), np.asarray(chosen)[fold]])
 
 
 @pytest.mark.parametrize(("shape", "folds"), [((5, 0), 2), ((5,), 2), ((5, 2), 1), ((5, 2), 6)])
 def test_cross_validate_refuses_bad_input(shape: tuple[int, ...], folds: int) -> None:
     with pytest.raises(ValueError, match=r"scores must be|folds must be"):
-        sweep.cross_validate(np.zeros(shape), folds=folds)
+        stats.cross_validate(np.zeros(shape), folds=folds)

@@ -1,11 +1,11 @@
-"""hierret.tables: a result table as every notebook shows it."""
+"""hierret.publish.tables: a result table as every notebook shows it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from hierret.tables import cells, fields, p_limit, styled
+from hierret.publish.tables import cells, fields, p_limit, styled
 
 
 def test_counts_estimates_p_values_and_empty_cells() -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from test_datasets_beir import write_beir
 
-from hierret import experiment
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
-from hierret.testbed import Testbed
+from hierret.study import experiment
+from hierret.study.testbed import Testbed
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""hierret.thresholds: a threshold read on its own reranker's scale."""
+"""hierret.study.thresholds: a threshold read on its own reranker's scale."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from hierret import thresholds
 from hierret.encoders import HashEncoder
-from hierret.rerank import EncoderReranker, Selection, selection_sweep, set_scores
+from hierret.rerank import EncoderReranker, Selection
+from hierret.study import thresholds
+from hierret.study.sets import selection_sweep, set_scores
 
 RUN = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)], "q2": [("c", 0.8), ("y", 0.7)]}
 QRELS = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
@@ -79,7 +80,7 @@ def _case(n: int = 30, seed: int = 0) -> tuple[dict, dict]:
 
 
 def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> None:
-    from hierret.sweep import cross_validate
+    from hierret.stats import cross_validate
 
     run, qrels = _case()
     t = thresholds.out_of_fold(

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hierret import timing
+from hierret import _clock
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
+from hierret.publish import timing
 from hierret.search import Searcher
 from hierret.units import Corpus, Document, Query
 
@@ -46,12 +47,12 @@ def test_a_second_run_of_the_same_texts_embeds_nothing(cached: tuple[CachedEncod
     enc, spy = cached
     label = enc.identity.label()
     texts = [f"passage number {i}" for i in range(7)]
-    with timing.recording() as first:
+    with _clock.recording() as first:
         enc.encode_passages(texts + texts[:2])  # two repeated within the request
     assert first.embedded == {label: len(spy.seen)} == {label: 7}
     assert first.cached == {label: 0}
     spy.seen.clear()
-    with timing.recording() as second:
+    with _clock.recording() as second:
         enc.encode_passages(texts)
         enc.encode_passages([*texts[3:], "one new text"])
     assert spy.seen == ["one new text"]
@@ -62,7 +63,7 @@ def test_a_second_run_of_the_same_texts_embeds_nothing(cached: tuple[CachedEncod
 
 def test_an_encoder_without_a_cache_counts_what_it_embeds() -> None:
     enc = HashEncoder(dimension=8)
-    with timing.recording() as timings:
+    with _clock.recording() as timings:
         enc.encode_queries(["a", "b", "a"])
     assert timings.embedded == {enc.identity.label(): 3}
     assert timings.cached == {enc.identity.label(): 0}
@@ -70,11 +71,11 @@ def test_an_encoder_without_a_cache_counts_what_it_embeds() -> None:
 
 
 def test_nested_stages_are_charged_their_own_time() -> None:
-    with timing.recording() as timings:
+    with _clock.recording() as timings:
         start = time.perf_counter()
-        with timing.stage("rank"):
+        with _clock.stage("rank"):
             time.sleep(0.05)
-            with timing.stage("embed m"):
+            with _clock.stage("embed m"):
                 time.sleep(0.1)
         wall = time.perf_counter() - start
     assert 0.1 <= timings.seconds["embed m"] < 0.1 + 0.05
@@ -83,7 +84,7 @@ def test_nested_stages_are_charged_their_own_time() -> None:
 
 
 def test_a_stage_is_charged_when_its_block_raises() -> None:
-    with timing.recording() as timings, pytest.raises(KeyError), timing.stage("load"):
+    with _clock.recording() as timings, pytest.raises(KeyError), _clock.stage("load"):
         raise KeyError("x")
     assert set(timings.seconds) == {"load"}
 
@@ -94,7 +95,7 @@ def test_a_search_is_cut_into_index_rank_and_embed_stages(
     enc, spy = cached
     text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark loudly.\n"
     hierarchy = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
-    with timing.recording() as timings:
+    with _clock.recording() as timings:
         Searcher(hierarchy, enc).run(
             [Query("q", "do dogs bark", ())], Profile(ranker="hybrid"), k=2
         )
@@ -107,30 +108,30 @@ def test_the_timings_reach_the_file_named_by_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "nb.json"
-    monkeypatch.setenv(timing.TIMING_ENV, str(target))
-    with timing.recording() as timings:
-        with timing.stage("statistics"):
-            with timing.stage("figures"):
+    monkeypatch.setenv(_clock.TIMING_ENV, str(target))
+    with _clock.recording() as timings:
+        with _clock.stage("statistics"):
+            with _clock.stage("figures"):
                 pass
             assert not target.exists()  # written when the outermost stage ends
-        timing.count("m", embedded=2)
-        with timing.stage("load"):
+        _clock.count("m", embedded=2)
+        with _clock.stage("load"):
             pass
-    assert timing.read(target) == timings
+    assert _clock.read(target) == timings
     assert [p.name for p in tmp_path.iterdir()] == ["nb.json"]  # no temporary file left
 
 
 def test_an_unwritable_timing_file_warns_once_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(timing.TIMING_ENV, str(tmp_path / "no-such-folder" / "nb.json"))
-    with warnings.catch_warnings(record=True) as seen, timing.recording():
+    monkeypatch.setenv(_clock.TIMING_ENV, str(tmp_path / "no-such-folder" / "nb.json"))
+    with warnings.catch_warnings(record=True) as seen, _clock.recording():
         warnings.simplefilter("always")
         for _ in range(3):
-            with timing.stage("rank"):
+            with _clock.stage("rank"):
                 pass
     assert [str(w.message).split(" (")[0] for w in seen] == [
-        f"timings not written to ${timing.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"
+        f"timings not written to ${_clock.TIMING_ENV}={tmp_path / 'no-such-folder' / 'nb.json'}"
     ]
 
 
@@ -138,15 +139,15 @@ def test_read_names_a_file_that_holds_no_timings(tmp_path: Path) -> None:
     bad = tmp_path / "t.json"
     bad.write_text(json.dumps({"seconds": {"rank": "slow"}}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"t\.json: not a timings file"):
-        timing.read(bad)
-    assert timing.read(tmp_path / "absent.json") == timing.Timings()
+        _clock.read(bad)
+    assert _clock.read(tmp_path / "absent.json") == _clock.Timings()
 
 
 def test_record_values_add_up_and_render() -> None:
-    a = timing.Timings(
+    a = _clock.Timings(
         {"load": 1.0, "embed m fp32": 2.0, "rank": 0.5}, {"m fp32": 10}, {"m fp32": 5}
     )
-    b = timing.Timings({"statistics": 3.0}, {}, {})
+    b = _clock.Timings({"statistics": 3.0}, {}, {})
     values, layout = timing.record_values({"02_x": (4.0, a), "03_y": (5.0, b)})
     assert values["02_x_other_s"] == pytest.approx(0.5)
     assert values["03_y_other_s"] == pytest.approx(2.0)
@@ -169,8 +170,8 @@ def test_the_figure_has_one_bar_per_notebook() -> None:
     matplotlib.use("Agg")
     values, layout = timing.record_values(
         {
-            "02_x": (4.0, timing.Timings({"embed a": 1.0, "embed b": 1.0, "rank": 1.0})),
-            "03_y": (2.0, timing.Timings({"load": 1.0})),
+            "02_x": (4.0, _clock.Timings({"embed a": 1.0, "embed b": 1.0, "rank": 1.0})),
+            "03_y": (2.0, _clock.Timings({"load": 1.0})),
         }
     )
     fig = timing.figure({"values": values, "identity": layout})
@@ -186,7 +187,7 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
 
     import matplotlib
 
-    from hierret.report import write_results
+    from hierret.publish.report import write_results
 
     matplotlib.use("Agg")
     root = Path(__file__).resolve().parent.parent
@@ -196,7 +197,7 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     values, layout = timing.record_values(
-        {"02_x": (4.0, timing.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))}
+        {"02_x": (4.0, _clock.Timings({"embed m fp32": 2.5}, {"m fp32": 1234}, {"m fp32": 0}))}
     )
     path = write_results(
         tmp_path / "timing.json",

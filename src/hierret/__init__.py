@@ -1,5 +1,123 @@
-"""hierret: retrieval over long structured documents, as reproducible research."""
+"""hierret: retrieval over long structured documents, as reproducible research.
+
+The package has three floors, and imports run only downward:
+
+* ``hierret`` (this package) is **the core**: what a user needs to load a
+  corpus, cut it into documents, sections and passages, embed and index it,
+  search any level of it and judge the result. Its public face is listed
+  below; the modules behind it (:mod:`hierret.datasets`,
+  :mod:`hierret.hierarchy`, :mod:`hierret.encoders`, :mod:`hierret.cache`,
+  :mod:`hierret.search`, :mod:`hierret.evaluation`, :mod:`hierret.stats`, …)
+  hold the rest.
+* :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
+  the published-number checks). It uses the core, never the study machinery.
+* :mod:`hierret.study`: what runs, compares and tunes arms for a decision
+  record. It uses both floors below it.
+
+The names below load on first use, so ``import hierret`` (what the command
+line pays at every start) loads no model library and no statistics package.
+
+Examples
+--------
+>>> import hierret
+>>> from hierret import Corpus, Document, Query, Searcher, build_hierarchy
+>>> from hierret.encoders import HashEncoder
+>>> text = "Cats\\n====\\n\\nCats purr softly.\\n\\nDogs\\n====\\n\\nDogs bark loudly.\\n"
+>>> hierarchy = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
+>>> searcher = Searcher(hierarchy, HashEncoder(dimension=32))
+>>> [hit.unit_id for hit in searcher.search("dogs bark", hierret.Profile(level="sections"), k=1)]
+['d#s2']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from hierret.cache import VectorCache, cached_encoder
+    from hierret.datasets import Bundle, load, local_or_named
+    from hierret.encoders import Encoder, load_encoder
+    from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
+    from hierret.hierarchy import Hierarchy, build_hierarchy
+    from hierret.hits import Hit
+    from hierret.index import IdentityMismatchError, VectorIndex
+    from hierret.late import LateChunker
+    from hierret.profile import RANKERS, SHIPPED, Profile
+    from hierret.rerank import Selection
+    from hierret.search import Searcher
+    from hierret.stats import StatsSettings
+    from hierret.units import Corpus, Document, Query
+
+#: Each public name and the module that defines it, in the order of the flow.
+_FACE = {
+    "load": "hierret.datasets",
+    "local_or_named": "hierret.datasets",
+    "Bundle": "hierret.datasets",
+    "Corpus": "hierret.units",
+    "Document": "hierret.units",
+    "Query": "hierret.units",
+    "build_hierarchy": "hierret.hierarchy",
+    "Hierarchy": "hierret.hierarchy",
+    "load_encoder": "hierret.encoders",
+    "Encoder": "hierret.encoders",
+    "cached_encoder": "hierret.cache",
+    "VectorCache": "hierret.cache",
+    "VectorIndex": "hierret.index",
+    "IdentityMismatchError": "hierret.index",
+    "LateChunker": "hierret.late",
+    "Profile": "hierret.profile",
+    "RANKERS": "hierret.profile",
+    "SHIPPED": "hierret.profile",
+    "Selection": "hierret.rerank",
+    "Searcher": "hierret.search",
+    "Hit": "hierret.hits",
+    "qrels_from_evidence": "hierret.evaluation",
+    "check_coverage": "hierret.evaluation",
+    "evaluate": "hierret.evaluation",
+    "StatsSettings": "hierret.stats",
+}
+
+__all__ = [
+    "RANKERS",
+    "SHIPPED",
+    "Bundle",
+    "Corpus",
+    "Document",
+    "Encoder",
+    "Hierarchy",
+    "Hit",
+    "IdentityMismatchError",
+    "LateChunker",
+    "Profile",
+    "Query",
+    "Searcher",
+    "Selection",
+    "StatsSettings",
+    "VectorCache",
+    "VectorIndex",
+    "__version__",
+    "build_hierarchy",
+    "cached_encoder",
+    "check_coverage",
+    "evaluate",
+    "load",
+    "load_encoder",
+    "local_or_named",
+    "qrels_from_evidence",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use (PEP 562)."""
+    if name not in _FACE:
+        raise AttributeError(f"module 'hierret' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_FACE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE})

@@ -26,25 +26,20 @@ import logging
 import numbers
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from hierret.encoders import Encoder, TruncationReport
-
 __all__ = [
     "EMPTY_QUERY",
     "check_count",
-    "check_queries",
     "check_query_texts",
     "check_texts",
     "check_weight",
     "describe_rows",
     "empty_units_message",
     "has_text",
-    "long_queries_message",
     "nonfinite_rows",
 ]
 
@@ -233,45 +228,6 @@ def check_query_texts(texts: Sequence[object], ids: Sequence[str] | None = None)
     return [str(t) for t in items]
 
 
-def check_queries(
-    texts: Sequence[object], ids: Sequence[str] | None = None, encoder: Encoder | None = None
-) -> list[str]:
-    """Check typed questions before anything is embedded; warn once about long ones.
-
-    :func:`check_query_texts`, then, when ``encoder`` is given (the queries
-    will be embedded by it), one warning on this module's logger when some of
-    them exceed its token window (:func:`long_queries_message`). The vectors
-    of long queries are what the encoder returns.
-
-    Parameters
-    ----------
-    texts : sequence of str
-    ids : sequence of str, optional
-        Query ids, named in error messages.
-    encoder : Encoder, optional
-        The encoder that will embed them; ``None`` when nothing is embedded
-        (BM25).
-
-    Returns
-    -------
-    list of str
-
-    Examples
-    --------
-    >>> from hierret.encoders import HashEncoder
-    >>> check_queries(["why?"], encoder=HashEncoder(window=3))
-    ['why?']
-    """
-    checked = check_query_texts(texts, ids)
-    if encoder is not None:
-        from hierret.encoders import truncation_report  # this module imports no hierret at load
-
-        notice = long_queries_message(truncation_report(encoder, checked, "query"))
-        if notice:
-            log.warning("%s", notice)
-    return checked
-
-
 def nonfinite_rows(matrix: NDArray[Any]) -> NDArray[np.intp]:
     """Indices of the rows (first axis) of an array that hold NaN or an infinity.
 
@@ -312,27 +268,4 @@ of every index, never embedded or ranked: documents 1, sections 1, passages 0 ('
     return (
         f"{len(ids)} units have no text (nothing but whitespace or control characters) and are "
         f"left out of every index, never embedded or ranked: {counts} ({_quote(ids)})"
-    )
-
-
-def long_queries_message(report: TruncationReport) -> str | None:
-    """The one notice about queries longer than the encoder's window, or ``None``.
-
-    Examples
-    --------
-    >>> from hierret.encoders import HashEncoder, truncation_report
-    >>> enc = HashEncoder(window=3)
-    >>> print(long_queries_message(truncation_report(enc, ["a b", "a b c d e"], "query")))
-    1 of 2 queries exceed the 3-token window of hash-64, the longest by 2 tokens \
-(5 tokens): the encoder reads them as it reads any text past its window (most models \
-cut the rest); their vectors are what the encoder returns
-    """
-    if not report.n_over_window:
-        return None
-    over = report.max_tokens - report.window
-    return (
-        f"{report.n_over_window} of {report.n_texts} queries exceed the {report.window}-token "
-        f"window of {report.encoder}, the longest by {over} tokens ({report.max_tokens} tokens): "
-        "the encoder reads them as it reads any text past its window (most models cut the "
-        "rest); their vectors are what the encoder returns"
     )

@@ -81,7 +81,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
+from hierret import _clock
+from hierret._env import CACHE_ENV, default_cache_dir
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
 from hierret._validate import check_texts
 from hierret.encoders import Encoder, EncoderIdentity, Role
@@ -105,8 +106,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Environment variable naming the vector cache folder.
-CACHE_ENV = "HIERRET_CACHE"
 
 _MAGIC = b"HRVCACHE"
 _FORMAT = 1
@@ -170,29 +169,6 @@ class MissingVectorsError(KeyError):
 
     def __str__(self) -> str:  # KeyError would show the repr of the message
         return self.message
-
-
-def default_cache_dir() -> Path:
-    """The default vector cache folder.
-
-    ``$HIERRET_CACHE`` when set, else ``$XDG_CACHE_HOME/hierret/vectors``, else
-    ``~/.cache/hierret/vectors``. The folder is not created.
-
-    Examples
-    --------
-    >>> import os
-    >>> old = os.environ.get("HIERRET_CACHE")
-    >>> os.environ["HIERRET_CACHE"] = "/srv/vectors"
-    >>> str(default_cache_dir())
-    '/srv/vectors'
-    >>> _ = os.environ.pop("HIERRET_CACHE") if old is None else os.environ.update(HIERRET_CACHE=old)
-    """
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser().resolve()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return (base / "hierret" / "vectors").resolve()
 
 
 @dataclass(frozen=True)
@@ -296,7 +272,7 @@ def text_keys(identity: Identity, role: Role, texts: Sequence[str]) -> list[byte
 
 @dataclass
 class CacheStats:
-    """Counters since creation (or :meth:`reset`).
+    """Counters since creation.
 
     Attributes
     ----------
@@ -321,10 +297,6 @@ class CacheStats:
         """``hits / (hits + misses)``; 0 before any lookup."""
         total = self.hits + self.misses
         return self.hits / total if total else 0.0
-
-    def reset(self) -> None:
-        """Set every counter to zero."""
-        self.hits = self.misses = self.duplicates = self.stored = self.corrupt = 0
 
     def as_dict(self) -> dict[str, int | float]:
         """Counters plus ``hit_rate``, for tables and logs."""
@@ -1021,7 +993,7 @@ class CachedEncoder(Encoder):
     before any embedding.
     When every vector was found but a shard was found damaged on the way (say,
     padded), the shard is repaired there and then if the cache can be written.
-    Each call is an ``embed <model>`` stage of :mod:`hierret.timing` and counts
+    Each call is an ``embed <model>`` stage of :mod:`hierret.publish.timing` and counts
     the distinct texts found in the cache there as ``cached``; the wrapped
     encoder counts the texts it embeds.
 
@@ -1073,7 +1045,7 @@ class CachedEncoder(Encoder):
         return [self._counts[role, t] for t in items]
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
-        with timing.stage(f"embed {self.identity.label()}"):
+        with _clock.stage(f"embed {self.identity.label()}"):
             return self._encode(texts, role)
 
     def encode_unnormalized(
@@ -1098,7 +1070,7 @@ class CachedEncoder(Encoder):
         True
         >>> tmp.cleanup()
         """
-        with timing.stage(f"embed {self.identity.label()}"):
+        with _clock.stage(f"embed {self.identity.label()}"):
             return self._encode(texts, role, raw=True)
 
     def _encode(self, texts: Sequence[str], role: Role, raw: bool = False) -> NDArray[np.float32]:
@@ -1120,7 +1092,7 @@ class CachedEncoder(Encoder):
         self.stats.hits += len(unique_keys) - len(missing)
         self.stats.misses += len(missing)
         self.stats.duplicates += len(items) - len(unique_keys)
-        timing.count(ident.label(), cached=len(unique_keys) - len(missing))
+        _clock.count(ident.label(), cached=len(unique_keys) - len(missing))
         if len(missing):
             store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")
             self._warned |= not store  # checked before the (expensive) embedding

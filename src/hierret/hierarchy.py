@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hierret import timing
+from hierret import _clock
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
 from hierret.units import Corpus, Document, Level, Unit
 
@@ -315,7 +315,7 @@ def build_hierarchy(
     >>> h.sections["try"][0].title
     'The "try" statement'
     """
-    with timing.stage("chunk"):
+    with _clock.stage("chunk"):
         return _build(corpus, max_chars, overlap_chars, pack_within_sections, heading_styles)
 
 

@@ -57,16 +57,13 @@ from hierret.cache import VectorCache, text_keys
 from hierret.encoders import Encoder, EncoderIdentity, l2_normalize
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
-from hierret.measured import Measurements, text_digest
 from hierret.rerank.maxsim import sentence_transformer
-from hierret.units import Corpus
 
 __all__ = [
     "LateChunker",
     "LateVectors",
     "TokenVectors",
     "best_windows",
-    "cost",
     "plan_windows",
 ]
 
@@ -450,89 +447,3 @@ class _Plan:
             self.c.cache.put(self.c.identity, [self.keys[i] for i in new], self.vectors[new])
         frame = pd.DataFrame(self.context).set_index("passage")
         return LateVectors([u.id for u in self.units], self.vectors, frame)
-
-
-def cost(
-    encoder: Encoder,
-    hierarchy: Hierarchy,
-    max_passages: int = 64,
-    overlap: int = 64,
-    windows: Sequence[int | None] = (None, 512),
-    *,
-    memo: Measurements | None = None,
-) -> pd.DataFrame:
-    """Measured time per passage: plain passage vectors, and late chunking per window.
-
-    The first documents of ``hierarchy`` holding at least ``max_passages``
-    passages are embedded afresh (no cache): each passage as one text by the
-    encoder (unwrapped from a ``CachedEncoder``), then late-chunked with each
-    window length (``None``: the encoder's), after one untimed passage (a
-    model loaded on first use, or a first call's set-up, is not counted).
-    A window beyond the one the
-    model was trained on costs what it would cost; its vectors are not the
-    point. With ``memo``, a measurement made before on this machine with the
-    same code, encoder identity, passages and settings is reused
-    (:mod:`hierret.measured`).
-
-    Returns
-    -------
-    DataFrame
-        One row per method (index ``method``: ``plain``, then ``late-<window>``):
-        ``passages``, ``windows``
-        (forward windows), ``seconds``, ``ms_per_passage``.
-    """
-    if memo is not None:
-        units = text_units(hierarchy, "passages")
-        inputs = {
-            "encoder": encoder.identity.key(),
-            "passages": text_digest(hierarchy.text(u) for u in units),
-            "documents": text_digest(d.id for d in hierarchy.corpus),
-            "max_passages": max_passages,
-            "overlap": overlap,
-            "windows": list(windows),
-        }
-        return memo.recall_frame(
-            "late-chunking-cost",
-            inputs,
-            lambda: cost(encoder, hierarchy, max_passages, overlap, windows),
-        )
-    docs, n = [], 0
-    for doc in hierarchy.corpus:
-        docs.append(doc)
-        n += sum(p.doc_id == doc.id for p in hierarchy.passages)
-        if n >= max_passages:
-            break
-    keep = {d.id for d in docs}
-    sub = Hierarchy(
-        Corpus(hierarchy.corpus.name, docs),
-        {d: hierarchy.sections[d] for d in keep},
-        [p for p in hierarchy.passages if p.doc_id in keep],
-        dict(hierarchy.params),
-    )
-    plain = getattr(encoder, "encoder", encoder)
-    texts = [sub.text(p) for p in text_units(sub, "passages")]
-    plain.encode_passages(texts[:1])  # untimed warm-up: a lazy model loads here
-    start = time.perf_counter()
-    plain.encode_passages(texts)
-    rows = [
-        {
-            "method": "plain",
-            "passages": len(texts),
-            "windows": len(texts),
-            "seconds": time.perf_counter() - start,
-        }
-    ]
-    for w in windows:
-        late = LateChunker(encoder, overlap, w, use_cache=False)
-        start = time.perf_counter()
-        late.passage_vectors(sub)
-        rows.append(
-            {
-                "method": f"late-{late.window}",
-                "passages": len(texts),
-                "windows": late.windows_encoded,
-                "seconds": time.perf_counter() - start,
-            }
-        )
-    frame = pd.DataFrame(rows).set_index("method")
-    return frame.assign(ms_per_passage=1000 * frame["seconds"] / frame["passages"])

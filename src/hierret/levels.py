@@ -57,7 +57,6 @@ sections/rawspan: 1 units, 1 embedded from their text, 1 over the 6-token window
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -76,8 +75,6 @@ __all__ = [
     "Strategy",
     "embed_spans",
     "empty_units",
-    "passage_unit_vectors",
-    "pooled_embedding",
     "text_units",
     "unit_vectors",
 ]
@@ -144,25 +141,10 @@ class PoolingReport:
         return max(self.windows.values(), default=0)
 
     @property
-    def mean_windows(self) -> float:
-        """Mean windows per span embedded from text (0.0 when none)."""
-        return float(np.mean(list(self.windows.values()))) if self.windows else 0.0
-
-    @property
     def mean_pooled_windows(self) -> float:
         """Mean windows per pooled span (0.0 when none was pooled)."""
         pooled = list(self.pooled.values())
         return float(np.mean(pooled)) if pooled else 0.0
-
-    def histogram(self) -> dict[int, int]:
-        """Number of spans by window count, ascending.
-
-        Examples
-        --------
-        >>> PoolingReport("sections", "rawspan", 256, 3, {"a": 1, "b": 3, "c": 1}).histogram()
-        {1: 2, 3: 1}
-        """
-        return dict(sorted(Counter(self.windows.values()).items()))
 
     def __str__(self) -> str:
         window = "(unlimited)" if self.window >= UNLIMITED_WINDOW else f"{self.window}-token"
@@ -214,36 +196,6 @@ def embed_spans(encoder: Encoder, texts: Sequence[str]) -> tuple[NDArray[np.floa
         out[i] = block[0] if n == 1 else l2_normalize(block.astype(np.float64).mean(axis=0))[0]
         pos += n
     return out, counts
-
-
-def pooled_embedding(encoder: Encoder, text: str) -> tuple[NDArray[np.float32], int]:
-    """One text's vector, window-pooled when it is longer than the encoder's window.
-
-    Parameters
-    ----------
-    encoder : Encoder
-    text : str
-
-    Returns
-    -------
-    vector : ndarray of float32, shape (dimension,)
-        The unit vector (the text's own embedding when it fits one window).
-    n_windows : int
-        How many windows it took.
-
-    Examples
-    --------
-    >>> from hierret.encoders import HashEncoder
-    >>> enc = HashEncoder(dimension=8, window=4)
-    >>> vec, n = pooled_embedding(enc, "one two three four five six")
-    >>> n, round(float(vec @ vec), 6)
-    (2, 1.0)
-    >>> a, b = enc.encode_passages(["one two three four ", "five six"])
-    >>> bool(np.allclose(vec, (a + b) / np.linalg.norm(a + b)))
-    True
-    """
-    vectors, counts = embed_spans(encoder, [text])
-    return vectors[0], counts[0]
 
 
 def text_units(hierarchy: Hierarchy, level: Level) -> list[Unit]:
@@ -314,7 +266,8 @@ def unit_vectors(
         See the module docstring.
     passage_vectors : ndarray, shape (n_passages, dimension), optional
         Passage vectors in ``hierarchy.passages`` order (the rows of
-        :func:`passage_unit_vectors`: passages with text, which are all of them when
+        ``unit_vectors(hierarchy, encoder, "passages", "first-window")``:
+        passages with text, which are all of them when
         :func:`~hierret.hierarchy.build_hierarchy` cut them), for ``centroid``;
         encoded with ``encoder`` (one text per passage) when omitted.
 
@@ -365,7 +318,8 @@ def unit_vectors(
         if passage_vectors.shape != expected:
             raise ValueError(
                 f"passage_vectors have shape {passage_vectors.shape}, expected {expected} "
-                "(one row per hierarchy.passages with text, in order: passage_unit_vectors' rows)"
+                "(one row per hierarchy.passages with text, in order: the rows of "
+                "unit_vectors(hierarchy, encoder, 'passages', 'first-window'))"
             )
         centroid = _centroids(hierarchy, level, passage_vectors)
     todo = [i for i, u in enumerate(units) if u.id not in centroid]
@@ -378,42 +332,3 @@ def unit_vectors(
     fallback = tuple(ids[i] for i in todo) if strategy == "centroid" else ()
     report = PoolingReport(level, strategy, window, len(units), windows, fallback)
     return ids, out, report
-
-
-def passage_unit_vectors(
-    hierarchy: Hierarchy, encoder: Encoder, pool: bool = False
-) -> tuple[list[str], NDArray[np.float32], PoolingReport]:
-    """Passage vectors, in ``hierarchy.passages`` order.
-
-    Parameters
-    ----------
-    hierarchy : Hierarchy
-    encoder : Encoder
-    pool : bool, default False
-        ``False``: each passage embedded as one text, exactly as
-        :class:`~hierret.search.Searcher` embeds the ``passages`` level
-        (``unit_vectors(..., "passages", "first-window")``); passages longer
-        than the window are cut by the model and listed in ``report.truncated``.
-        ``True``: window-pooled like section spans (``unit_vectors(...,
-        "passages", "rawspan")``).
-
-    Returns
-    -------
-    ids : list of str
-        Ids of the passages with text (:func:`text_units`: all of them when
-        :func:`~hierret.hierarchy.build_hierarchy` cut them).
-    vectors : ndarray of float32, shape (len(ids), dimension)
-    report : PoolingReport
-        Strategy ``"first-window"`` when not pooled.
-
-    Examples
-    --------
-    >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
-    >>> h = build_hierarchy(Corpus("t", [Document("d", "D", "One two three four.")]))
-    >>> ids, vecs, rep = passage_unit_vectors(h, HashEncoder(dimension=8, window=3))
-    >>> ids, rep.truncated
-    (['d#p0'], ('d#p0',))
-    """
-    return unit_vectors(hierarchy, encoder, "passages", "rawspan" if pool else "first-window")

@@ -65,14 +65,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
-from hierret._validate import check_count, check_queries, empty_units_message, has_text
+from hierret import _clock
+from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders import Encoder
+from hierret.encoders.base import check_queries
 from hierret.hierarchy import Hierarchy
 from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex
@@ -82,15 +85,104 @@ from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import minmax_fuse, rrf
-from hierret.rerank.base import Reranker, charged_seconds, rerank
+from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
-from hierret.rerank.profiles import ProfileRun
 from hierret.runs import Ranking, Run, tie_keys
 from hierret.units import Level, Query, Unit
 
-__all__ = ["Searcher"]
+__all__ = ["LatencySummary", "ProfileRun", "Searcher", "latency_summary"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Per-query time: count, mean and 90th percentile (ms), total (s).
+
+    Examples
+    --------
+    >>> latency_summary([0.010, 0.020, 0.030])
+    LatencySummary(n=3, mean_ms=20.0, p90_ms=28.0, total_s=0.06)
+    """
+
+    n: int
+    mean_ms: float
+    p90_ms: float
+    total_s: float
+
+
+def latency_summary(seconds: Iterable[float] | Mapping[str, float]) -> LatencySummary:
+    """Mean and 90th percentile of per-query times (linear interpolation, NumPy's default).
+
+    Parameters
+    ----------
+    seconds : iterable of float, or mapping of query id to float
+        Seconds per query.
+
+    Returns
+    -------
+    LatencySummary
+        All zeros for no queries.
+    """
+    values = np.fromiter(
+        (seconds.values() if isinstance(seconds, Mapping) else seconds), dtype=np.float64
+    )
+    if values.size == 0:
+        return LatencySummary(0, 0.0, 0.0, 0.0)
+    return LatencySummary(
+        n=int(values.size),
+        mean_ms=round(1000.0 * float(values.mean()), 6),
+        p90_ms=round(1000.0 * float(np.percentile(values, 90)), 6),
+        total_s=round(float(values.sum()), 9),
+    )
+
+
+@dataclass
+class ProfileRun:
+    """The stages of one profile's run (:meth:`~hierret.search.Searcher.trace`).
+
+    Attributes
+    ----------
+    profile : Profile
+        Exactly the profile that was run.
+    run : Run
+        The final run: first stage, reranked, selected.
+    first_stage : Run
+        The first stage's units with its scores: the ``candidates`` the
+        reranker reads, or the top ``k`` without a reranker.
+    reranked : Run
+        The reranker's order and scores of all candidates, before selection
+        (the first stage itself when the profile has no reranker).
+    rerank_seconds : dict[str, float]
+        Reranking time per query (scoring and re-ordering; empty without a
+        reranker). Whether candidate representations were cached before
+        (by :meth:`Reranker.prepare`, earlier queries or a ``CachedEncoder``)
+        changes it.
+    reranker : RerankerIdentity or None
+    """
+
+    profile: Profile
+    run: Run
+    first_stage: Run
+    reranked: Run
+    rerank_seconds: dict[str, float]
+    reranker: RerankerIdentity | None
+
+    def latency(self) -> LatencySummary:
+        """Added reranking latency per query (:func:`latency_summary`)."""
+        return latency_summary(self.rerank_seconds)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready summary: the profile as given, the reranker, latency, candidates kept."""
+        kept = [len(r) for r in self.run.values()]
+        return {
+            "profile": self.profile.as_dict(),
+            "reranker": asdict(self.reranker) if self.reranker is not None else None,
+            "rerank_latency": asdict(self.latency()),
+            "n_queries": len(self.run),
+            "mean_kept": float(np.mean(kept)) if kept else 0.0,
+        }
+
 
 #: Index key: a level and how its vectors are made (passages: always first-window).
 IndexKey = tuple[Level, Strategy]
@@ -116,7 +208,7 @@ class Searcher:
         Time to build each dense index.
     latency : dict[str, list[float]]
         Seconds per query by ``"level/ranker"`` step (query encoding
-        excluded); see :meth:`mean_latency_ms`.
+        excluded).
     """
 
     def __init__(self, hierarchy: Hierarchy, encoder: Encoder) -> None:
@@ -167,7 +259,7 @@ class Searcher:
         if key not in self._dense:
             start = time.perf_counter()
             passages = self._centroid_input() if key[1] == "centroid" else None
-            with timing.stage("index"):
+            with _clock.stage("index"):
                 ids, matrix, report = unit_vectors(self.hierarchy, self.encoder, *key, passages)
                 if level == "passages":
                     self._passage_vectors = matrix
@@ -253,7 +345,7 @@ class Searcher:
         the units without text.
         """
         if (level, analyzer) not in self._bm25:
-            with timing.stage("index"):
+            with _clock.stage("index"):
                 self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
         return self._bm25[(level, analyzer)]
 
@@ -394,7 +486,7 @@ class Searcher:
         """
         if not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
-        with timing.stage("rank"):
+        with _clock.stage("rank"):
             return self._trace(queries, profile, check_count(k, "k"), rerankers)
 
     def _trace(
@@ -421,7 +513,7 @@ class Searcher:
             charged_seconds(reranker)  # whatever was charged before this trace is not ours
             for q in queries:
                 start = time.perf_counter()
-                with timing.stage("rerank"):
+                with _clock.stage("rerank"):
                     reranked[q.id] = rerank(reranker, q.text, first[q.id], unit_texts)
                 # a query encoding kept from an earlier profile: the time it took counts
                 seconds[q.id] = time.perf_counter() - start + charged_seconds(reranker)
@@ -510,10 +602,6 @@ class Searcher:
         if self._hits is None:
             self._hits = Hits(self.hierarchy)
         return self._hits(ranking, profile.level)
-
-    def mean_latency_ms(self) -> dict[str, float]:
-        """Mean search time per query (ms) by ``level/ranker`` step, query encoding excluded."""
-        return {k: 1000.0 * float(np.mean(v)) for k, v in sorted(self.latency.items())}
 
 
 def _index_key(level: Level, vectors: Strategy) -> IndexKey:

@@ -14,7 +14,7 @@ query-passage cosine, and DR-002's int8 agreement (int8 queries searched
 against the fp32 passages, top-10 overlap, dense and fused with BM25 as the
 hybrid is) on each path, ranked by the raw
 floats and with near ties counted as ties
-(:data:`hierret.evaluation.agreement.TIE_TOLERANCE`), with the number of
+(:data:`hierret.study.agreement.TIE_TOLERANCE`), with the number of
 questions whose top 100 changed. About 8 minutes on two cores; no cache is
 used (every vector is computed fresh in each process).
 """
@@ -44,7 +44,7 @@ PATHS = {
 _EMBED = """
 import sys, numpy as np
 from hierret.encoders import load_encoder
-from hierret.testbed import Testbed
+from hierret.study.testbed import Testbed
 bed = Testbed.load("python-reference")
 enc = load_encoder(sys.argv[1])
 np.savez(sys.argv[2], P=enc.encode_passages(bed.texts()),
@@ -65,11 +65,11 @@ def _embed(model: str, out: Path, env: dict[str, str]) -> dict[str, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> int:
     from hierret.encoders import HashEncoder
-    from hierret.evaluation.agreement import TIE_TOLERANCE, score_run, top_overlap
     from hierret.profile import Profile
     from hierret.rankers.fusion import rrf
     from hierret.search import Searcher
-    from hierret.testbed import Testbed
+    from hierret.study.agreement import TIE_TOLERANCE, score_run, top_overlap
+    from hierret.study.testbed import Testbed
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", type=Path, help="write the report here as JSON")

@@ -4,8 +4,8 @@ Runs ``bench_bm25.py``, ``bench_metrics.py``, ``bench_speed.py`` and
 ``bench_encode.py`` one after the other (each in its own process, so that one
 benchmark's imports and threads do not slow the next), keeps each one's JSON
 under ``--out``, and publishes every number they measured with
-:func:`hierret.record.publish` as the record ``bench``: keys by
-:func:`hierret.record.key` from the path of the number in its benchmark's JSON
+:func:`hierret.publish.record.publish` as the record ``bench``: keys by
+:func:`hierret.publish.record.key` from the path of the number in its benchmark's JSON
 (``encode_path_ratio_vs_bare``), identity the machine, the peers' versions,
 the repeats and the machine's load when the run began.
 
@@ -33,8 +33,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from hierret.record import key, publish
-from hierret.report import machine_facts
+from hierret._env import machine_facts
+from hierret.publish.record import key, publish
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ("bm25", "metrics", "speed", "encode")

@@ -41,7 +41,7 @@ from typing import get_args
 
 import numpy as np
 
-from hierret import timing
+from hierret import _clock
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
 from hierret.datasets.download import DataFormatError, data_home
 from hierret.datasets.gold import default_gold_path, load_gold
@@ -357,7 +357,7 @@ def load(
     _check_count("max_docs", max_docs)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    with timing.stage("load"):
+    with _clock.stage("load"):
         full = _load_full(source, split, seed=int(seed), download=download)
         return _cut(full, max_queries, max_docs, int(seed))
 

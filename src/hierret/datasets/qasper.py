@@ -89,7 +89,6 @@ __all__ = [
     "QasperRemote",
     "QasperStats",
     "load_qasper",
-    "paper_document",
 ]
 
 log = logging.getLogger(__name__)
@@ -353,25 +352,6 @@ def load_qasper(
             stats.stray_headings,
         )
     return QasperDataset(name, Corpus(f"qasper-{name}", docs), queries, stats, unlocated, path)
-
-
-def paper_document(paper_id: str, paper: Mapping[str, Any]) -> Document:
-    """The document of one paper in the official layout (see the module docstring).
-
-    Raises
-    ------
-    QasperFormatError
-        A field has the wrong type.
-
-    Examples
-    --------
-    >>> paper = {"title": "T", "abstract": "", "full_text": [
-    ...     {"section_name": "A ::: B", "paragraphs": ["x"]}]}
-    >>> paper_document("p", paper).text
-    '# T\\n\\n## A\\n\\n### B\\n\\nx'
-    """
-    _check_paper(paper_id, paper, Path("<paper>"))
-    return _PaperText(paper_id, paper, Path("<paper>")).document
 
 
 class _PaperText:

@@ -5,7 +5,7 @@ Every encoder returns ``float32`` rows of unit length and carries an
 that vectors made by different models, weights or prefixes are never mixed.
 Token counts and token windows use the model's own tokenizer, so a text longer
 than the model's window is never silently truncated: it can be reported
-(:func:`truncation_report`) or split (:meth:`Encoder.token_windows`).
+(:func:`truncation_report`) or split (:meth:`Encoder.token_window_spans`).
 
 Backends (each an optional dependency, installed with ``pip install 'hierret[models]'``),
 by their :func:`load_encoder` name:

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
-from hierret._validate import check_texts, describe_rows, nonfinite_rows
+from hierret import _clock
+from hierret._validate import check_query_texts, check_texts, describe_rows, nonfinite_rows
 
 __all__ = [
     "UNLIMITED_WINDOW",
@@ -44,9 +44,11 @@ __all__ = [
     "Role",
     "TruncationReport",
     "available_cpus",
+    "check_queries",
     "file_sha256",
     "installed_versions",
     "l2_normalize",
+    "long_queries_message",
     "progress_bar",
     "source_digest",
     "truncation_report",
@@ -342,9 +344,9 @@ class Encoder(ABC):
         if not items:
             return np.zeros((0, ident.dimension), dtype=np.float32)
         label = ident.label()
-        with timing.stage(f"embed {label}"):
+        with _clock.stage(f"embed {label}"):
             vectors = np.asarray(self._embed([prefix + t for t in items]), dtype=np.float32)
-        timing.count(label, embedded=len(items))
+        _clock.count(label, embedded=len(items))
         if vectors.shape != (len(items), ident.dimension):
             raise RuntimeError(
                 f"{ident.describe()} returned shape {vectors.shape}, "
@@ -439,18 +441,6 @@ class Encoder(ABC):
         lo = 0 if s == 0 else offsets[s][0]
         hi = offsets[e][0] if e < len(offsets) else len(text)
         return len(self._token_offsets(text[lo:hi])[0])
-
-    def token_windows(
-        self, text: str, window: int | None = None, role: Role = "passage"
-    ) -> list[str]:
-        """The texts of :meth:`token_window_spans`; joined they give ``text`` back.
-
-        Examples
-        --------
-        >>> HashEncoder(dimension=4, window=2).token_windows("a b c")
-        ['a b ', 'c']
-        """
-        return [text[s:e] for s, e in self.token_window_spans(text, window, role)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.identity.describe()})"
@@ -683,3 +673,63 @@ def installed_versions(*distributions: str) -> str:
         except PackageNotFoundError:
             parts.append(f"{dist} (not installed)")
     return ", ".join(parts)
+
+
+def long_queries_message(report: TruncationReport) -> str | None:
+    """The one notice about queries longer than the encoder's window, or ``None``.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder, truncation_report
+    >>> enc = HashEncoder(window=3)
+    >>> print(long_queries_message(truncation_report(enc, ["a b", "a b c d e"], "query")))
+    1 of 2 queries exceed the 3-token window of hash-64, the longest by 2 tokens \
+(5 tokens): the encoder reads them as it reads any text past its window (most models \
+cut the rest); their vectors are what the encoder returns
+    """
+    if not report.n_over_window:
+        return None
+    over = report.max_tokens - report.window
+    return (
+        f"{report.n_over_window} of {report.n_texts} queries exceed the {report.window}-token "
+        f"window of {report.encoder}, the longest by {over} tokens ({report.max_tokens} tokens): "
+        "the encoder reads them as it reads any text past its window (most models cut the "
+        "rest); their vectors are what the encoder returns"
+    )
+
+
+def check_queries(
+    texts: Sequence[object], ids: Sequence[str] | None = None, encoder: Encoder | None = None
+) -> list[str]:
+    """Check typed questions before anything is embedded; warn once about long ones.
+
+    :func:`check_query_texts`, then, when ``encoder`` is given (the queries
+    will be embedded by it), one warning on this module's logger when some of
+    them exceed its token window (:func:`long_queries_message`). The vectors
+    of long queries are what the encoder returns.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    ids : sequence of str, optional
+        Query ids, named in error messages.
+    encoder : Encoder, optional
+        The encoder that will embed them; ``None`` when nothing is embedded
+        (BM25).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> check_queries(["why?"], encoder=HashEncoder(window=3))
+    ['why?']
+    """
+    checked = check_query_texts(texts, ids)
+    if encoder is not None:
+        notice = long_queries_message(truncation_report(encoder, checked, "query"))
+        if notice:
+            log.warning("%s", notice)
+    return checked

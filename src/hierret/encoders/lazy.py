@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
+from hierret import _clock
 from hierret._files import atomic_write
 from hierret._validate import check_texts
 from hierret.encoders.base import (
@@ -187,7 +187,7 @@ class LazyEncoder(Encoder):
     def encoder(self) -> Encoder:
         """The real encoder, built now if it was not yet (its identity checked)."""
         if self._encoder is None:
-            with timing.stage("models"):
+            with _clock.stage("models"):
                 self._encoder = self._factory()
             real = self._encoder.identity
             recorded, self._identity_value = self._identity_value, real

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from hierret._env import machine_facts
 from hierret._quiet import quiet_import
 from hierret._validate import check_texts
 from hierret.encoders.base import (
@@ -232,7 +233,6 @@ def _int8_kernels() -> str:
     AVX-512 VNNI path does not saturate: the same graph can give other vectors
     on another CPU, so the identity says which kernels ran.
     """
-    from hierret.report import machine_facts
 
     flags = [f for f in machine_facts()["cpu_flags"] if f.startswith(("avx2", "avx512"))]
     return f", {installed_versions('onnx')}, int8 kernels for {'+'.join(flags) or 'no AVX2'}"

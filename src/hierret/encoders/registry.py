@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hierret import timing
+from hierret import _clock
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.lazy import LazyEncoder, Recipe
@@ -103,7 +103,7 @@ def load_encoder(name: str, **kw: Any) -> Encoder:
     ...
     ValueError: unknown encoder 'no-such-model': not one of ...
     """
-    with timing.stage("models"):
+    with _clock.stage("models"):
         return _load(name, **kw)
 
 

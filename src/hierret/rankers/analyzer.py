@@ -200,26 +200,6 @@ class Analyzer:
             return _stem(self.stemmer, tokens)
         return tokens
 
-    def analyze_many(self, texts: list[str]) -> list[list[str]]:
-        """Analyze several texts.
-
-        Parameters
-        ----------
-        texts : list of str
-            The texts.
-
-        Returns
-        -------
-        list of list of str
-            One term list per text.
-
-        Examples
-        --------
-        >>> Analyzer().analyze_many(["Studies", "of the cats"])
-        [['studi'], ['cat']]
-        """
-        return [self(t) for t in texts]
-
 
 #: The named analyzers :func:`get_analyzer` knows.
 ANALYZERS: Mapping[str, Analyzer] = MappingProxyType(

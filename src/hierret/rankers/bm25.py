@@ -344,32 +344,6 @@ class BM25:
                 scores[indices[start:end]] += count * weights[start:end]
         return scores
 
-    def score_many(self, queries: Sequence[Sequence[str]]) -> NDArray[np.float64]:
-        """Scores of every document for several queries.
-
-        Parameters
-        ----------
-        queries : sequence of sequence of str
-            Query token lists.
-
-        Returns
-        -------
-        numpy.ndarray of float64, shape (n_queries, n_docs)
-            Row ``i`` is ``score(queries[i])``, bit for bit. Dense: for many
-            queries over a large corpus prefer :meth:`search_many`.
-
-        Examples
-        --------
-        >>> BM25([["a", "b"], ["b", "b"], ["c"]]).score_many([["a"], ["z"]]).shape
-        (2, 3)
-        """
-        if isinstance(queries, str):
-            raise TypeError("queries must be a sequence of token lists, not a str")
-        out = np.zeros((len(queries), self.n_docs), dtype=np.float64)
-        for i, query in enumerate(queries):
-            out[i] = self.score(query)
-        return out
-
     def search(
         self, query: Sequence[str], k: int = 10, tie_keys: NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]:

@@ -5,13 +5,12 @@
   :class:`MaxSimReranker` (ColBERT-style late interaction over an untrained
   encoder's token vectors) and :class:`EncoderReranker` (a second bi-encoder).
 * :func:`rerank` – re-orders one ranking by a reranker, keeping every candidate.
-* :class:`Selection` – threshold / floor / ceiling, the same after every reranker;
-  :func:`set_scores` and :func:`selection_sweep` measure the returned set as
-  the threshold moves, :func:`scores_by_relevance` splits a run's scores by label.
-* :class:`ProfileRun`, :func:`evaluate_profile` – the stages of a
-  :class:`~hierret.profile.Profile` run by :meth:`hierret.search.Searcher.trace`,
-  scored and recorded with the profile exactly as given
+* :class:`Selection` – threshold / floor / ceiling, the same after every reranker
   (:data:`hierret.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
+
+How a selection's returned set is measured as the threshold moves, and a
+profile's run judged, is study work: :mod:`hierret.study.sets` and
+:mod:`hierret.study.thresholds`.
 
 Examples
 --------
@@ -34,25 +33,13 @@ from hierret.rerank.maxsim import (
     TokenCacheInfo,
     TokenEncoder,
 )
-from hierret.rerank.profiles import (
-    LatencySummary,
-    ProfileEvaluation,
-    ProfileRun,
-    evaluate_profile,
-    latency_summary,
-    score_distribution,
-    scores_by_relevance,
-)
-from hierret.rerank.selection import Selection, selection_sweep, set_scores
+from hierret.rerank.selection import Selection
 
 __all__ = [
     "Activation",
     "CrossEncoderReranker",
     "EncoderReranker",
-    "LatencySummary",
     "MaxSimReranker",
-    "ProfileEvaluation",
-    "ProfileRun",
     "QueryClock",
     "Reranker",
     "RerankerIdentity",
@@ -61,11 +48,5 @@ __all__ = [
     "TokenCacheInfo",
     "TokenEncoder",
     "charged_seconds",
-    "evaluate_profile",
-    "latency_summary",
     "rerank",
-    "score_distribution",
-    "scores_by_relevance",
-    "selection_sweep",
-    "set_scores",
 ]

@@ -93,9 +93,6 @@ class Reranker(ABC):
             Texts that will be scored later.
         """
 
-    def clear_cache(self) -> None:  # noqa: B027 - deliberately a no-op by default
-        """Forget in-memory caches (before timing a cold start); a no-op by default."""
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.identity.describe()})"
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
+from hierret import _clock
 from hierret._quiet import quiet_import
 from hierret.rerank.base import Reranker, RerankerIdentity
 
@@ -132,7 +132,7 @@ class CrossEncoderReranker(Reranker):
                 torch.set_num_threads(cpus)
         forced = {"model": None, "sigmoid": torch.nn.Sigmoid(), "identity": torch.nn.Identity()}
         source = str(Path(model).expanduser()) if Path(model).expanduser().is_dir() else str(model)
-        with timing.stage("models"):
+        with _clock.stage("models"):
             self._model = CrossEncoder(
                 source,
                 device=device,

@@ -39,7 +39,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import timing
+from hierret import _clock
 from hierret._quiet import quiet_import
 from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, can_store, text_keys
 from hierret.encoders import Encoder, Role, l2_normalize
@@ -171,7 +171,7 @@ class SentenceTransformerTokens(TokenEncoder):
         self, encoder: Encoder, skip_punctuation: bool = True, batch_size: int | None = None
     ) -> None:
         self.encoder = encoder
-        with timing.stage("models"):
+        with _clock.stage("models"):
             self._model = sentence_transformer(encoder)
         self._tokenizer = self._model.tokenizer
         if not getattr(self._tokenizer, "is_fast", False):
@@ -293,15 +293,15 @@ class MaxSimReranker(Reranker):
     candidate of a query with no tokens.
 
     Token matrices are kept in memory per (role, text), least recently used
-    first out, so a candidate shared by several queries is encoded once;
-    :meth:`clear_cache` empties it. Behind that, ``cache`` keeps them on disk
+    first out, so a candidate shared by several queries is encoded once (a
+    new reranker starts with it empty). Behind that, ``cache`` keeps them on disk
     across runs, keyed by the token encoder's
     :attr:`~TokenEncoder.identity`, role and text: with the default, an
     encoder in a :class:`~hierret.cache.CachedEncoder` (as
-    :func:`hierret.available.encoders` gives) has its token matrices kept in
+    :func:`hierret.study.available.encoders` gives) has its token matrices kept in
     that encoder's vector cache, so a rerun reads them instead of running the
     model. Each lookup that misses in memory is an ``embed <model> tokens``
-    stage of :mod:`hierret.timing`, which counts the texts encoded
+    stage of :mod:`hierret.publish.timing`, which counts the texts encoded
     (``embedded``) and read from disk (``cached``). At 384 float32 dimensions
     a 900-character candidate takes about 0.3 MB, in memory and on disk.
 
@@ -407,16 +407,8 @@ class MaxSimReranker(Reranker):
             raise TypeError("candidates must be a sequence of strings, not a single str")
         self.token_vectors(list(dict.fromkeys(candidates)), "passage")
 
-    def clear_cache(self) -> None:
-        """Forget every token matrix kept in memory (and the hit/miss counts).
-
-        Those on disk stay: a cold start needs a reranker made with ``cache=None``.
-        """
-        self._cache.clear()
-        self._hits = self._misses = 0
-
-    def cache_info(self) -> TokenCacheInfo:
-        """Hits, misses and current size of the token cache."""
+    def _cache_info(self) -> TokenCacheInfo:
+        """Hits, misses and current size of the in-memory token cache."""
         return TokenCacheInfo(self._hits, self._misses, len(self._cache), self.cache_size)
 
     def token_vectors(
@@ -457,11 +449,11 @@ class MaxSimReranker(Reranker):
         if self.disk is None or self._token_identity is None:
             return self._encode(texts, role)
         ident, disk = self._token_identity, self.disk
-        with timing.stage(f"embed {self._label}"):
+        with _clock.stage(f"embed {self._label}"):
             keys = text_keys(ident, role, texts)
             stored = disk.get_matrices(ident, keys)
             todo = [i for i, m in enumerate(stored) if m is None]
-            timing.count(self._label, cached=len(texts) - len(todo))
+            _clock.count(self._label, cached=len(texts) - len(todo))
             if not todo:  # a damaged shard may have been skipped: repair it, if we may
                 try:
                     disk.repair(ident)
@@ -479,8 +471,8 @@ class MaxSimReranker(Reranker):
 
     def _encode(self, texts: list[str], role: Role) -> list[NDArray[np.float32]]:
         """Fresh L2-normalised token matrices (read-only), bypassing every cache."""
-        with timing.stage(f"embed {self._label}"):
-            timing.count(self._label, embedded=len(texts))
+        with _clock.stage(f"embed {self._label}"):
+            _clock.count(self._label, embedded=len(texts))
             fresh = self.tokens.encode_tokens(texts, role)
         if len(fresh) != len(texts):
             raise RuntimeError(

@@ -10,15 +10,11 @@ needs its own ``min_score``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
+from hierret.runs import Ranking, rank
 
-from hierret.runs import Qrels, Ranking, Run, rank
-
-__all__ = ["Selection", "selection_sweep", "set_scores"]
+__all__ = ["Selection"]
 
 
 @dataclass(frozen=True)
@@ -135,107 +131,3 @@ class Selection:
     def describe(self) -> str:
         """One line for tables and logs."""
         return f"min_score={self.min_score}, min_keep={self.min_keep}, top_k={self.top_k}"
-
-
-def set_scores(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
-    """Precision, recall and size of each query's returned set (its whole ranking).
-
-    What a reader (or a language model) receives after selection is a set, not
-    a ranking cut at 10: these are the set's own measures, with trec_eval's
-    ``set_P`` / ``set_recall`` conventions. Only queries of ``run`` that have
-    judgements in ``qrels`` are scored, as in :func:`~hierret.evaluation.evaluate`.
-
-    Parameters
-    ----------
-    run : Run
-        Final rankings, e.g. after :meth:`Selection.select`.
-    qrels : Qrels
-        A grade above 0 marks a relevant unit.
-
-    Returns
-    -------
-    dict
-        ``{"precision": {qid: ...}, "recall": {qid: ...}, "kept": {qid: ...}}``.
-        Precision is 0 for an empty set; recall is 0 for a query without a
-        relevant unit (as :func:`~hierret.evaluation.recall_at`).
-
-    Examples
-    --------
-    >>> run = {"q1": [("a", 0.9), ("x", 0.8)], "q2": [], "q3": [("b", 1.0)]}
-    >>> scores = set_scores(run, {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}})
-    >>> scores["precision"], scores["recall"], scores["kept"]
-    ({'q1': 0.5, 'q2': 0.0}, {'q1': 0.5, 'q2': 0.0}, {'q1': 2.0, 'q2': 0.0})
-    """
-    out: dict[str, dict[str, float]] = {"precision": {}, "recall": {}, "kept": {}}
-    for qid in sorted(run):
-        if qid not in qrels:
-            continue
-        ids = [uid for uid, _ in run[qid]]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"query {qid!r}: the ranking lists a unit more than once")
-        relevant = {uid for uid, grade in qrels[qid].items() if grade > 0}
-        hits = sum(uid in relevant for uid in ids)
-        out["precision"][qid] = hits / len(ids) if ids else 0.0
-        out["recall"][qid] = hits / len(relevant) if relevant else 0.0
-        out["kept"][qid] = float(len(ids))
-    return out
-
-
-def selection_sweep(
-    reranked: Run,
-    qrels: Qrels,
-    thresholds: Sequence[float],
-    *,
-    min_keep: int = 0,
-    top_k: int | None = None,
-) -> pd.DataFrame:
-    """Set precision, recall and size as ``min_score`` varies, floor and ceiling fixed.
-
-    Each threshold ``t`` applies ``Selection(t, min_keep, top_k)`` to every
-    ranking of ``reranked`` (the reranker's order and scores of all candidates)
-    and averages :func:`set_scores` over the judged queries. Thresholds are on
-    the reranker's own score scale, so a sweep is only read against that
-    reranker's score distribution.
-
-    Parameters
-    ----------
-    reranked : Run
-        All candidates with the reranker's scores (``ProfileRun.reranked``).
-    qrels : Qrels
-    thresholds : sequence of float
-        Values of ``min_score``, in any order (rows come back in this order).
-    min_keep, top_k
-        The floor and the ceiling (see :class:`Selection`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per threshold: ``min_score``, mean ``precision``, ``recall``
-        and ``kept`` (returned set size), and ``floored``: the share of
-        queries whose set holds a candidate below the threshold, kept by the
-        floor.
-
-    Examples
-    --------
-    >>> reranked = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)]}
-    >>> table = selection_sweep(reranked, {"q1": {"a": 1, "b": 1}}, [0.1, 0.5, 0.95], min_keep=1)
-    >>> table.round(3).values.tolist()  # min_score, precision, recall, kept, floored
-    [[0.1, 0.667, 1.0, 3.0, 0.0], [0.5, 1.0, 1.0, 2.0, 0.0], [0.95, 1.0, 0.5, 1.0, 1.0]]
-    """
-    judged = {qid: ranking for qid, ranking in reranked.items() if qid in qrels}
-    if not judged:
-        raise ValueError("no query of the run has judgements in qrels")
-    rows = []
-    for t in thresholds:
-        sel = Selection(min_score=float(t), min_keep=min_keep, top_k=top_k)
-        final = {qid: sel.select(ranking) for qid, ranking in judged.items()}
-        scores = set_scores(final, qrels)
-        floored = [any(s < t for _, s in ranking) for ranking in final.values()]
-        rows.append(
-            {
-                "min_score": float(t),
-                **{name: float(np.mean(list(per_q.values()))) for name, per_q in scores.items()},
-                "floored": float(np.mean(floored)),
-            }
-        )
-    return pd.DataFrame(rows, columns=["min_score", "precision", "recall", "kept", "floored"])

@@ -4,7 +4,10 @@ Hit rates (e.g. hit@10) are compared with :func:`paired_proportions`:
 Wilson intervals per arm, Newcombe's method-10 interval for the paired
 difference and the exact McNemar test. Mean per-query scores (e.g. nDCG@10)
 are compared with :func:`paired_bootstrap` and :func:`paired_randomization`.
-A declared family of comparisons is adjusted with :func:`holm`.
+A declared family of comparisons is adjusted with :func:`holm`. A setting is
+tuned out of fold by one seeded split (:func:`fold_parts`, :func:`cross_validate`,
+:func:`held_out`). A study passes its settings (confidence, resamples, seed) as
+one frozen :class:`StatsSettings`.
 
 Examples
 --------
@@ -19,6 +22,7 @@ Examples
 """
 
 from hierret.stats._common import Interval
+from hierret.stats.folds import cross_validate, fold_parts, held_out
 from hierret.stats.multiplicity import holm
 from hierret.stats.proportions import (
     PairedProportions,
@@ -33,11 +37,17 @@ from hierret.stats.resampling import (
     paired_bootstrap,
     paired_randomization,
 )
+from hierret.stats.settings import DEFAULT_STATS, StatsSettings
 
 __all__ = [
+    "DEFAULT_STATS",
     "BootstrapMethod",
     "Interval",
     "PairedProportions",
+    "StatsSettings",
+    "cross_validate",
+    "fold_parts",
+    "held_out",
     "holm",
     "mcnemar_exact",
     "mean_interval",

@@ -18,6 +18,7 @@ from hierret.stats._common import (
     check_count,
     check_same_length,
 )
+from hierret.stats.settings import DEFAULT_STATS
 
 __all__ = [
     "PairedProportions",
@@ -58,7 +59,9 @@ class PairedProportions:
     arm_b: Interval
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+def wilson_interval(
+    successes: int, n: int, confidence: float = DEFAULT_STATS.confidence
+) -> Interval:
     """Wilson score interval for one binomial proportion.
 
     Parameters
@@ -100,7 +103,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
 
 def newcombe_paired_interval(
-    both: int, only_a: int, only_b: int, neither: int, confidence: float = 0.95
+    both: int, only_a: int, only_b: int, neither: int, confidence: float = DEFAULT_STATS.confidence
 ) -> Interval:
     """Newcombe's method-10 interval for a difference of paired proportions.
 
@@ -198,7 +201,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 
 
 def paired_proportions(
-    a: npt.ArrayLike, b: npt.ArrayLike, confidence: float = 0.95
+    a: npt.ArrayLike, b: npt.ArrayLike, confidence: float = DEFAULT_STATS.confidence
 ) -> PairedProportions:
     """Compare two arms' per-query hits (e.g. hit@10) on the same queries.
 

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import bootstrap, permutation_test
 
-from hierret import timing
+from hierret import _clock
 from hierret.stats._common import (
     Interval,
     as_vector,
@@ -16,6 +16,7 @@ from hierret.stats._common import (
     check_resamples,
     check_same_length,
 )
+from hierret.stats.settings import DEFAULT_STATS
 
 __all__ = ["BootstrapMethod", "mean_interval", "paired_bootstrap", "paired_randomization"]
 
@@ -43,7 +44,7 @@ def _bootstrap_mean(
         # Every resample has the same mean: the interval is the point itself
         # (scipy would warn and return NaN limits for BCa).
         return Interval(estimate, estimate, estimate, level)
-    with timing.stage("statistics"):
+    with _clock.stage("statistics"):
         res = bootstrap(
             (x,),
             _mean,
@@ -63,9 +64,9 @@ def _bootstrap_mean(
 
 def mean_interval(
     x: npt.ArrayLike,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
+    confidence: float = DEFAULT_STATS.confidence,
+    seed: int | None = DEFAULT_STATS.seed,
     method: BootstrapMethod = "BCa",
 ) -> Interval:
     """Bootstrap interval for one arm's mean per-query score (e.g. nDCG@10).
@@ -103,9 +104,9 @@ def mean_interval(
 def paired_bootstrap(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
+    confidence: float = DEFAULT_STATS.confidence,
+    seed: int | None = DEFAULT_STATS.seed,
     method: BootstrapMethod = "BCa",
 ) -> Interval:
     """Bootstrap interval for the difference of two arms' mean per-query scores.
@@ -146,7 +147,10 @@ def paired_bootstrap(
 
 
 def paired_randomization(
-    a: npt.ArrayLike, b: npt.ArrayLike, n_resamples: int = 10_000, seed: int | None = 0
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    n_resamples: int = DEFAULT_STATS.n_resamples,
+    seed: int | None = DEFAULT_STATS.seed,
 ) -> float:
     """Two-sided paired randomisation test of equal mean per-query scores.
 
@@ -184,7 +188,7 @@ def paired_randomization(
     n_resamples = check_resamples(n_resamples)
     d = x - y
     rng = np.random.default_rng(seed)
-    with timing.stage("statistics"):
+    with _clock.stage("statistics"):
         if d.size < 2 or n_resamples >= 2**d.size:  # scipy's checks and its exact test
             res = permutation_test(
                 (d,),

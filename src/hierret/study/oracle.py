@@ -7,11 +7,11 @@ chosen per question; the gap between it and the best single arm says how much
 a router could gain at most.
 
 :func:`oracle` takes per-query scores (queries as rows, arms as columns, as
-:meth:`hierret.experiment.Result.per_query` returns them);
+:meth:`hierret.study.experiment.Result.per_query` returns them);
 :func:`oracle_table` gathers the arms of one or more
-:class:`~hierret.experiment.Result` judged at one target (a study split into
+:class:`~hierret.study.experiment.Result` judged at one target (a study split into
 several runs because its arms rank different levels) and returns every arm's
-mean with its interval and the oracle's, as :func:`~hierret.experiment.compare`
+mean with its interval and the oracle's, as :func:`~hierret.study.experiment.compare`
 computes them (no tests: the oracle is chosen after seeing the scores, so
 testing it against the arms it picks from would mean nothing).
 
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from hierret.experiment import Result, compare, compare_hits
+from hierret.study.experiment import Result, compare, compare_hits
 
 __all__ = ["oracle", "oracle_table"]
 
@@ -83,7 +83,7 @@ def oracle_table(
         The level judged, e.g. ``"documents"``.
     metric : str
         One of the results' metrics. For ``hit@k`` the oracle hits when any
-        arm does, and the table is :func:`~hierret.experiment.compare_hits`'s.
+        arm does, and the table is :func:`~hierret.study.experiment.compare_hits`'s.
     name : str, default "oracle"
         The oracle's row.
     over : sequence of str, optional
@@ -108,7 +108,7 @@ def oracle_table(
 
     Examples
     --------
-    >>> from hierret.experiment import Result
+    >>> from hierret.study.experiment import Result
     >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
     ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
     >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], n_resamples=100)

@@ -33,12 +33,12 @@ Examples
 >>> check_parameters({"max_chrs": 600}, declared)
 Traceback (most recent call last):
 ...
-hierret.params.ParameterError: unknown parameter 'max_chrs' (did you mean 'max_chars'?); \
+hierret.study.params.ParameterError: unknown parameter 'max_chrs' (did you mean 'max_chars'?); \
 parameters of this notebook: max_chars, section_weight, smoke
 >>> check_parameters({"section_weight": "abc"}, declared)
 Traceback (most recent call last):
 ...
-hierret.params.ParameterError: section_weight must be a float (an int will do), \
+hierret.study.params.ParameterError: section_weight must be a float (an int will do), \
 got 'abc' (str); the default is 0.65
 """
 
@@ -431,7 +431,7 @@ def check_parameters(
     ...                  choices={"corpora": CORPUS})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hierret.params.ParameterError: 2 parameter problems:
+    hierret.study.params.ParameterError: 2 parameter problems:
     - corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: ...
     - smoke must be a bool (True or False), got 1 (int); the default is False
     """
@@ -474,7 +474,7 @@ def check_notebook(
     >>> check_notebook(ns, encoder=ENCODER)
     Traceback (most recent call last):
     ...
-    hierret.params.ParameterError: unknown parameter 'encodr' (did you mean 'encoder'?); \
+    hierret.study.params.ParameterError: unknown parameter 'encodr' (did you mean 'encoder'?); \
 parameters of this notebook: k, encoder
     """
     history = namespace.get("In")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import hierret
+from hierret._env import machine_facts
 from hierret._files import atomic_write
 
 __all__ = [
@@ -53,24 +54,9 @@ __all__ = [
     "format_value",
     "glue",
     "load_results",
-    "machine_facts",
     "update_markdown",
     "write_results",
 ]
-
-#: CPU flags that decide which arithmetic compiled engines may use.
-_CPU_FLAGS = (
-    "sse4_2",
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "avx512f",
-    "avx512bw",
-    "avx512_vnni",
-    "avx_vnni",
-    "amx_tile",
-)
 
 GLUE_PREFIX = "application/papermill.record/"
 _MARKER = re.compile(
@@ -109,51 +95,6 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     ipy_display(  # type: ignore[no-untyped-call]
         {prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata
     )
-
-
-def machine_facts() -> dict[str, Any]:
-    """The facts about this machine that can change a computed vector or number.
-
-    CPU model and the instruction-set flags that compiled engines dispatch on,
-    the C library (``expf``/``erff`` come from it), Python, and the numeric
-    packages' versions. Recorded in every result record.
-
-    Examples
-    --------
-    >>> facts = machine_facts()
-    >>> sorted(facts)
-    ['cpu', 'cpu_flags', 'libc', 'machine', 'numpy', 'python', 'torch']
-    """
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
-    cpu, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                elif line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-    except OSError:
-        pass
-
-    def _version(dist: str) -> str:
-        try:
-            return version(dist)
-        except PackageNotFoundError:
-            return "not installed"
-
-    return {
-        "cpu": cpu,
-        "cpu_flags": [f for f in _CPU_FLAGS if f in flags],
-        "libc": " ".join(platform.libc_ver()).strip(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-        "numpy": _version("numpy"),
-        "torch": _version("torch"),
-    }
 
 
 def write_results(

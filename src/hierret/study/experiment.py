@@ -10,8 +10,10 @@ ranking finer units is lifted to the target, each parent scored by its best
 child), the metrics, a baseline and a family of comparisons declared before
 the run. It returns a :class:`Result` that keeps every arm's run and every
 per-query score (arm × target × metric × query) and renders the tables
-(:meth:`Result.table`, :meth:`Result.tests`), a figure (:meth:`Result.plot`)
-and the record values (:meth:`Result.values`).
+(:meth:`Result.table`, :meth:`Result.tests`), the figures (:meth:`Result.plot`,
+:meth:`Result.difference_figure`, drawn from those tables and scores by
+:mod:`hierret.publish.charts` and :mod:`hierret.publish.figures`) and the record
+values (:meth:`Result.values`).
 
 The statistics underneath are :func:`compare` (per-query means with bootstrap
 intervals, paired differences with bootstrap intervals and randomisation
@@ -37,16 +39,16 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from hierret import timing
+from hierret import _clock
 from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.lifting import lift
 from hierret.profile import Profile
-from hierret.record import key
+from hierret.publish import charts, figures
+from hierret.publish.record import key
 from hierret.rerank.base import Reranker
-from hierret.rerank.profiles import ProfileRun
 from hierret.runs import Qrels, Run
-from hierret.search import Searcher
+from hierret.search import ProfileRun, Searcher
 from hierret.stats import (
     holm,
     mean_interval,
@@ -58,9 +60,8 @@ from hierret.stats import (
 from hierret.units import Level, Query, Unit
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from hierret.hierarchy import Hierarchy
+    from hierret.publish.figures import Figure
 
 __all__ = [
     "Arm",
@@ -373,7 +374,7 @@ class Result:
     hierarchies : dict[str, Hierarchy]
         Each arm's hierarchy (its searcher's), to read its units' text and
         paths. These last four are filled by :func:`run`; a result built by
-        hand may leave them empty (:mod:`hierret.casebook` needs them).
+        hand may leave them empty (:mod:`hierret.study.casebook` needs them).
     added : list of str
         Arms scored outside the searcher (:meth:`add`), after the traced ones.
     """
@@ -561,7 +562,7 @@ class Result:
         ----------
         qrels : mapping of target to Qrels
             The new judgements, by target (e.g. the study's qrels with further
-            relevant units added, :func:`hierret.audit.add_relevant`).
+            relevant units added, :func:`hierret.study.audit.add_relevant`).
 
         Returns
         -------
@@ -638,30 +639,52 @@ class Result:
         return pd.DataFrame(rows).set_index(["target", "a", "b"])
 
     def plot(self, metric: str, targets: Sequence[str] | None = None) -> Figure:
-        """Each arm's mean (or hit rate) with its interval, one panel per target, stacked."""
-        import matplotlib.pyplot as plt
+        """Each arm's mean (or hit rate) with its interval, one panel per target, stacked.
 
-        from hierret.plots import WIDTH, interval_plot
-
+        Drawn by :func:`hierret.publish.charts.arms_figure` from :meth:`table`.
+        """
         chosen = list(targets) if targets is not None else self.targets
-        fig, axes = plt.subplots(
-            len(chosen),
-            1,
-            figsize=(WIDTH, (0.38 * len(self.arms) + 1.3) * len(chosen)),
-            squeeze=False,
+        tables = {
+            f"{target} target": self.table(target, metric).rename(columns={"rate": "mean"})
+            for target in chosen
+        }
+        return charts.arms_figure(tables, xlabel=metric, baseline=self.baseline)
+
+    def difference_figure(self, target: str, metric: str, pair: tuple[str, str]) -> Figure:
+        """The arms with their intervals, above the per-question differences of one pair.
+
+        Drawn by :func:`hierret.publish.figures.difference_figure` from
+        :meth:`table` and the pair's per-question scores.
+
+        Parameters
+        ----------
+        target, metric : str
+            Which table: one of the result's targets and metrics.
+        pair : (str, str)
+            Arms ``(a, b)``; the lower panel shows ``a − b`` per question,
+            sorted (green: ``a`` better, red: worse).
+
+        Returns
+        -------
+        Figure
+        """
+        a, b = pair
+        scores = self.scores[target][metric]
+        kind = "Wilson" if metric.startswith("hit@") else "bootstrap"
+        return figures.difference_figure(
+            self.table(target, metric),
+            pd.Series(scores[a], name=a, dtype=float),
+            pd.Series(scores[b], name=b, dtype=float),
+            metric=metric,
+            target=target,
+            level=f"{self.confidence:.0%} {kind}",
+            baseline=self.baseline,
         )
-        for ax, target in zip(axes[:, 0], chosen, strict=True):
-            table = self.table(target, metric).rename(columns={"rate": "mean"})
-            interval_plot(
-                table, ax=ax, xlabel=metric, title=f"{target} target", baseline=self.baseline
-            )
-        fig.tight_layout()
-        return fig
 
     def values(self, prefix: str = "") -> dict[str, float]:
-        """Flat record values for :func:`hierret.report.write_results`, with stable keys.
+        """Flat record values for :func:`hierret.publish.report.write_results`, with stable keys.
 
-        Keys are :func:`hierret.record.key` joins of ``prefix``, target, arm, metric and a
+        Keys are :func:`hierret.publish.record.key` joins of ``prefix``, target, arm, metric and a
         column: for every target, metric and arm, ``…_{arm}_{metric}`` (the
         mean, or the hit rate for ``hit@k``), ``…_low``, ``…_high``; for family
         members of :meth:`table`, ``…_diff``, ``…_diff_low``, ``…_diff_high``,
@@ -932,7 +955,7 @@ def run(
     traces = {
         name: s.trace(queries, p, own_k or k, rerankers) for name, (s, p, own_k) in resolved.items()
     }
-    with timing.stage("evaluate"):
+    with _clock.stage("evaluate"):
         scores, rankings, judged = _score(
             resolved, traces, queries, targets, metrics, dict(qrels or {})
         )

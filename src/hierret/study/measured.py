@@ -11,7 +11,7 @@ JSON file named by the digest of everything it depends on:
 * what was measured and its inputs, as the caller names them (an encoder's
   identity, digests of the texts and queries, the parameters);
 * the machine: CPU model and flags, CPUs this process may use, libc, Python,
-  NumPy and PyTorch (:func:`hierret.report.machine_facts`), and the versions
+  NumPy and PyTorch (:func:`hierret._env.machine_facts`), and the versions
   of the packages that run the models;
 * the source of the whole ``hierret`` package, so any edit measures again.
 
@@ -57,7 +57,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hierret._env import default_cache_dir, machine_facts
 from hierret._files import atomic_write
+from hierret.encoders.base import available_cpus, installed_versions, source_digest
 
 if TYPE_CHECKING:
     import pandas
@@ -102,8 +104,6 @@ def text_digest(texts: Iterable[str]) -> str:
 
 @functools.cache
 def _environment() -> dict[str, Any]:
-    from hierret.encoders.base import available_cpus, installed_versions, source_digest
-    from hierret.report import machine_facts
 
     return {
         "machine": machine_facts(),
@@ -135,8 +135,6 @@ class Measurements:
         self, root: str | os.PathLike[str] | None = None, *, remeasure: bool | None = None
     ) -> None:
         if root is None:
-            from hierret.cache import default_cache_dir
-
             root = default_cache_dir() / "measurements"
         self.root = Path(root)
         self.remeasure = (
@@ -160,7 +158,7 @@ class Measurements:
             raise TypeError(
                 f"the inputs of the {what!r} measurement must be JSON values (strings, "
                 f"numbers, lists, dicts) so that they name it exactly ({err}); pass a "
-                "digest of texts or arrays, e.g. hierret.measured.text_digest(texts)"
+                "digest of texts or arrays, e.g. hierret.study.measured.text_digest(texts)"
             ) from None
         return self.root / f"{what}-{hashlib.sha256(blob.encode()).hexdigest()[:20]}.json"
 

@@ -3,7 +3,7 @@
 After a :class:`~hierret.rerank.Selection`, a profile returns a *set* of
 units, not a ranking cut at 10: its precision, recall and size
 (:func:`~hierret.rerank.set_scores`) say more about it than nDCG does.
-:func:`with_set_measures` adds them to an :func:`hierret.experiment.run`
+:func:`with_set_measures` adds them to an :func:`hierret.study.experiment.run`
 result as three more metrics (``"set precision"``, ``"set recall"``,
 ``"set kept"``), so its tables and paired tests cover them too;
 :func:`profile_record` writes one arm's record: the profile exactly as run,
@@ -12,7 +12,7 @@ its reranker, its latency and its mean metrics.
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.experiment import run
+>>> from hierret.study.experiment import run
 >>> from hierret.hierarchy import build_hierarchy
 >>> from hierret.profile import Profile
 >>> from hierret.rerank import Selection
@@ -34,24 +34,26 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from hierret import experiment
-from hierret.experiment import Arm, Result
+from hierret.evaluation.metrics import mean_scores
 from hierret.profile import Profile
-from hierret.record import key
-from hierret.rerank import ProfileEvaluation, Reranker, Selection, set_scores
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.publish.record import key
+from hierret.rerank import Reranker, Selection
+from hierret.runs import Qrels, Run
+from hierret.search import ProfileRun, Searcher
+from hierret.study import experiment
+from hierret.study.experiment import Arm, Result
 from hierret.units import Level, Query
 
 __all__ = [
     "SET_MEASURES",
+    "ProfileEvaluation",
     "paired_by_metric",
     "profile_record",
     "record_values",
@@ -62,6 +64,41 @@ __all__ = [
 
 #: The metric names :func:`with_set_measures` adds.
 SET_MEASURES = ("set precision", "set recall", "set kept")
+
+
+@dataclass
+class ProfileEvaluation:
+    """Per-query metrics of one profile, with the profile and runs that produced them.
+
+    Nothing here rebuilds or patches a profile on the way: the source study's
+    erratum (its harness replaced the reranker's selection block with
+    ``top_k: None``, so published numbers described a reorder-without-selection
+    stack that never shipped) is the failure this is shaped to prevent, and
+    ``tests/test_rerank.py`` checks it.
+
+    Attributes
+    ----------
+    outcome : ProfileRun
+        The runs; ``outcome.profile`` is the profile evaluated.
+    scores : dict[str, dict[str, float]]
+        Metric name to query id to value (as :func:`~hierret.evaluation.evaluate`).
+    """
+
+    outcome: ProfileRun
+    scores: dict[str, dict[str, float]]
+
+    @property
+    def profile(self) -> Profile:
+        """The profile evaluated."""
+        return self.outcome.profile
+
+    def means(self) -> dict[str, float]:
+        """Each metric averaged over the queries."""
+        return mean_scores(self.scores)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready: :meth:`ProfileRun.record` plus the mean metrics."""
+        return {**self.outcome.record(), "metrics": self.means()}
 
 
 def with_set_measures(result: Result, qrels: Mapping[str, Qrels]) -> Result:
@@ -133,7 +170,7 @@ def without_selection(
 
     The twin is ``profile`` with ``Selection()`` (it keeps every candidate
     in the reranker's order), named ``"<name> without selection"``; both run
-    through :func:`hierret.experiment.run` at ``target`` (the profile's own
+    through :func:`hierret.study.experiment.run` at ``target`` (the profile's own
     level) with the family ``(names[0], names[1])`` declared, and
     :func:`with_set_measures` adds the sets' precision, recall and size.
 
@@ -153,7 +190,7 @@ def without_selection(
         every candidate).
     **options
         ``metrics``, ``confidence``, ``n_resamples``, ``seed`` for
-        :func:`hierret.experiment.run`.
+        :func:`hierret.study.experiment.run`.
     """
     twin = replace(profile, name=f"{profile.name} without selection".strip(), selection=Selection())
     arms = {names[0]: Arm(profile, searcher), names[1]: Arm(twin, searcher)}
@@ -186,7 +223,7 @@ def summary(result: Result, target: str | None = None) -> pd.DataFrame:
 
 
 def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd.DataFrame:
-    """:meth:`Result.tests <hierret.experiment.Result.tests>` of each metric, in one table.
+    """:meth:`Result.tests <hierret.study.experiment.Result.tests>` of each metric, in one table.
 
     Each metric is its own family (Holm within it). Rows are indexed by
     metric and ``arm_a`` (the arm tested); columns ``arm_b`` (what it is
@@ -202,9 +239,113 @@ def paired_by_metric(result: Result, metrics: list[str] | tuple[str, ...]) -> pd
 def record_values(
     result: Result, prefix: str, metrics: list[str] | tuple[str, ...], target: str | None = None
 ) -> dict[str, float]:
-    """``{prefix}_{arm}_{metric}``: each arm's mean metrics, keyed by :func:`hierret.record.key`."""
+    """``{prefix}_{arm}_{metric}``: mean metrics by arm (:func:`hierret.publish.record.key`)."""
     out: dict[str, float] = {}
     for arm in result.arms:
         means = profile_record(result, arm, target)["metrics"]
         out |= {key(prefix, arm, m): float(means[m]) for m in metrics}
     return out
+
+
+def set_scores(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
+    """Precision, recall and size of each query's returned set (its whole ranking).
+
+    What a reader (or a language model) receives after selection is a set, not
+    a ranking cut at 10: these are the set's own measures, with trec_eval's
+    ``set_P`` / ``set_recall`` conventions. Only queries of ``run`` that have
+    judgements in ``qrels`` are scored, as in :func:`~hierret.evaluation.evaluate`.
+
+    Parameters
+    ----------
+    run : Run
+        Final rankings, e.g. after :meth:`Selection.select`.
+    qrels : Qrels
+        A grade above 0 marks a relevant unit.
+
+    Returns
+    -------
+    dict
+        ``{"precision": {qid: ...}, "recall": {qid: ...}, "kept": {qid: ...}}``.
+        Precision is 0 for an empty set; recall is 0 for a query without a
+        relevant unit (as :func:`~hierret.evaluation.recall_at`).
+
+    Examples
+    --------
+    >>> run = {"q1": [("a", 0.9), ("x", 0.8)], "q2": [], "q3": [("b", 1.0)]}
+    >>> scores = set_scores(run, {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}})
+    >>> scores["precision"], scores["recall"], scores["kept"]
+    ({'q1': 0.5, 'q2': 0.0}, {'q1': 0.5, 'q2': 0.0}, {'q1': 2.0, 'q2': 0.0})
+    """
+    out: dict[str, dict[str, float]] = {"precision": {}, "recall": {}, "kept": {}}
+    for qid in sorted(run):
+        if qid not in qrels:
+            continue
+        ids = [uid for uid, _ in run[qid]]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"query {qid!r}: the ranking lists a unit more than once")
+        relevant = {uid for uid, grade in qrels[qid].items() if grade > 0}
+        hits = sum(uid in relevant for uid in ids)
+        out["precision"][qid] = hits / len(ids) if ids else 0.0
+        out["recall"][qid] = hits / len(relevant) if relevant else 0.0
+        out["kept"][qid] = float(len(ids))
+    return out
+
+
+def selection_sweep(
+    reranked: Run,
+    qrels: Qrels,
+    thresholds: Sequence[float],
+    *,
+    min_keep: int = 0,
+    top_k: int | None = None,
+) -> pd.DataFrame:
+    """Set precision, recall and size as ``min_score`` varies, floor and ceiling fixed.
+
+    Each threshold ``t`` applies ``Selection(t, min_keep, top_k)`` to every
+    ranking of ``reranked`` (the reranker's order and scores of all candidates)
+    and averages :func:`set_scores` over the judged queries. Thresholds are on
+    the reranker's own score scale, so a sweep is only read against that
+    reranker's score distribution.
+
+    Parameters
+    ----------
+    reranked : Run
+        All candidates with the reranker's scores (``ProfileRun.reranked``).
+    qrels : Qrels
+    thresholds : sequence of float
+        Values of ``min_score``, in any order (rows come back in this order).
+    min_keep, top_k
+        The floor and the ceiling (see :class:`Selection`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per threshold: ``min_score``, mean ``precision``, ``recall``
+        and ``kept`` (returned set size), and ``floored``: the share of
+        queries whose set holds a candidate below the threshold, kept by the
+        floor.
+
+    Examples
+    --------
+    >>> reranked = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)]}
+    >>> table = selection_sweep(reranked, {"q1": {"a": 1, "b": 1}}, [0.1, 0.5, 0.95], min_keep=1)
+    >>> table.round(3).values.tolist()  # min_score, precision, recall, kept, floored
+    [[0.1, 0.667, 1.0, 3.0, 0.0], [0.5, 1.0, 1.0, 2.0, 0.0], [0.95, 1.0, 0.5, 1.0, 1.0]]
+    """
+    judged = {qid: ranking for qid, ranking in reranked.items() if qid in qrels}
+    if not judged:
+        raise ValueError("no query of the run has judgements in qrels")
+    rows = []
+    for t in thresholds:
+        sel = Selection(min_score=float(t), min_keep=min_keep, top_k=top_k)
+        final = {qid: sel.select(ranking) for qid, ranking in judged.items()}
+        scores = set_scores(final, qrels)
+        floored = [any(s < t for _, s in ranking) for ranking in final.values()]
+        rows.append(
+            {
+                "min_score": float(t),
+                **{name: float(np.mean(list(per_q.values()))) for name, per_q in scores.items()},
+                "floored": float(np.mean(floored)),
+            }
+        )
+    return pd.DataFrame(rows, columns=["min_score", "precision", "recall", "kept", "floored"])

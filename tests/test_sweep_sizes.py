@@ -5,14 +5,14 @@ from __future__ import annotations
 import matplotlib
 import pytest
 
-from hierret import experiment
-from hierret.chunk_sweep import chunking_sweep
 from hierret.datasets import load
 from hierret.encoders import HashEncoder, truncation_report
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.study import experiment
+from hierret.study.sweep import chunking_sweep
 
 matplotlib.use("Agg")
 

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret import timing
+from hierret import _clock
 from hierret.encoders.registry import encoder_recipe, load_encoder
-from hierret.measured import Measurements, text_digest
+from hierret.study.measured import Measurements, text_digest
 
 __all__ = ["embedding_variation"]
 
@@ -76,7 +76,7 @@ def _in_fresh_process(
         )
         env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
         subprocess.run(
-            [sys.executable, "-m", "hierret.encoders.variation", str(job)],
+            [sys.executable, "-m", "hierret.study.variation", str(job)],
             check=True,
             env=env,
             capture_output=True,
@@ -129,7 +129,7 @@ def embedding_variation(
     memo : Measurements, optional
         Keeps the table; a later call on this machine with the same code,
         package versions, model files, texts and settings reuses it (see
-        :mod:`hierret.measured`).
+        :mod:`hierret.study.measured`).
     **kwargs
         Passed to the encoder's constructor.
 
@@ -166,7 +166,7 @@ def embedding_variation(
         **_compare(ref, single),
     }
     order = [int(i) for i in np.random.default_rng(seed).permutation(len(texts))]
-    with timing.stage("variation"):  # a fresh process: its model load and embedding
+    with _clock.stage("variation"):  # a fresh process: its model load and embedding
         fresh = _in_fresh_process(name, kwargs, texts, order, other_threads)
     rows["process"] = {
         "comparison": f"fresh process, {other_threads} threads, shuffled order",

@@ -7,7 +7,7 @@ into one block above all of the cell's tables), and whose cells read the same
 in every notebook:
 
 - **counts** as integers (``79``, not ``79.000000`` or ``90.0``): the count
-  columns of :data:`hierret.record.COUNT_COLUMNS`, integer columns, and
+  columns of :data:`hierret.publish.record.COUNT_COLUMNS`, integer columns, and
   columns of whole numbers that are not estimates;
 - **estimates** to three decimals (one decimal in a column that reaches 100:
   milliseconds, texts per second);
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from hierret.record import COUNT_COLUMNS
+from hierret.publish.record import COUNT_COLUMNS
 
 __all__ = [
     "COLUMN_FORMATS",
@@ -89,7 +89,7 @@ ESTIMATE_WORDS = (
     "norm",
     "kept",
 )
-#: Count columns by name, beyond :data:`hierret.record.COUNT_COLUMNS`.
+#: Count columns by name, beyond :data:`hierret.publish.record.COUNT_COLUMNS`.
 _COUNT_NAMES = frozenset(
     {
         "questions",
@@ -120,7 +120,7 @@ Format = str | Callable[[Any], str]
 
 #: Columns whose numbers the rules would misstate, by name, with the format they take:
 #: run-to-run differences are far below 0.001, cosines differ from 1 in the sixth decimal
-#: (:func:`hierret.encoders.variation.embedding_variation`).
+#: (:func:`hierret.study.variation.embedding_variation`).
 COLUMN_FORMATS: dict[str, str] = {"max_abs_diff": "{:.2e}", "min_cosine": "{:.6f}"}
 
 

@@ -7,7 +7,7 @@ passages with the corpus's own heading styles
 level. A :class:`Testbed` is those two values together, so that a notebook
 says once how a corpus is cut, and asks the testbed for its queries, units,
 texts and judgments at any level, and compares arms on it
-(:meth:`Testbed.compare`, :func:`hierret.experiment.run` at its level).
+(:meth:`Testbed.compare`, :func:`hierret.study.experiment.run` at its level).
 
 Its :attr:`~Testbed.level` is the finest level the corpus is judged at:
 passages for span evidence (python-reference, Qasper, ``*-sections``),
@@ -32,11 +32,11 @@ from typing import Any
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import Bundle, load
 from hierret.encoders import Encoder
-from hierret.experiment import Arm, Result, run
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.profile import Profile
 from hierret.runs import Qrels
 from hierret.search import Searcher
+from hierret.study.experiment import Arm, Result, run
 from hierret.units import Level, Query, Unit
 
 __all__ = ["Testbed"]
@@ -172,14 +172,14 @@ class Testbed:
     ) -> Result:
         """Every arm against the baseline on this testbed's questions, judged at :attr:`level`.
 
-        :func:`hierret.experiment.run` with ``targets=[level]``, this testbed's
+        :func:`hierret.study.experiment.run` with ``targets=[level]``, this testbed's
         judgments at that level, and the family declared as every other arm
         against the baseline (Holm over those comparisons).
 
         Parameters
         ----------
         arms : mapping
-            Named arms, as :func:`hierret.experiment.run` takes them, or
+            Named arms, as :func:`hierret.study.experiment.run` takes them, or
             searchers that all run ``profile`` (arms differing by encoder).
         metrics : sequence of str, default ("ndcg@10",)
         profile : Profile, optional
@@ -189,7 +189,7 @@ class Testbed:
         k : int, default 100
             Ranking length of each arm.
         **kwargs
-            More :func:`hierret.experiment.run` arguments: ``searcher``,
+            More :func:`hierret.study.experiment.run` arguments: ``searcher``,
             ``rerankers``, ``confidence``, ``n_resamples``, ``seed``.
 
         Examples

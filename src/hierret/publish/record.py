@@ -1,6 +1,6 @@
 """A notebook's result record: one key rule, values read off tables, published once.
 
-A result record (:func:`hierret.report.write_results`) is a flat mapping of
+A result record (:func:`hierret.publish.report.write_results`) is a flat mapping of
 keys to numbers, which ``DECISIONS.md`` quotes by key. Every key in every
 record is made by one rule, :func:`key`: the labels it is made of joined by
 ``_``, lower case, ``@`` dropped and every other run of characters that are
@@ -10,7 +10,7 @@ cells of a table into record values, each keyed by its row labels and its
 column (or by a template over the row's fields, when the key's parts come in
 another order), so a record's keys follow from its tables and are never
 typed by hand. :func:`publish` glues every value for the site and writes the
-record; :func:`hierret.figures.save` saves a figure where the site build asks
+record; :func:`hierret.publish.figures.save` saves a figure where the site build asks
 for figures.
 
 Examples
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hierret.report import glue, write_results
+from hierret.publish.report import glue, write_results
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
 
@@ -201,7 +201,7 @@ def publish(
         Key to number (:func:`table_values` makes the keys).
     identity : mapping
         What the run was: corpora, encoders, parameters
-        (:func:`hierret.report.write_results`).
+        (:func:`hierret.publish.report.write_results`).
     results_dir : path-like or None
         Where records go (a notebook's ``results_dir`` parameter, which
         ``nox -s reproduce`` sets); ``None`` glues only.
@@ -210,7 +210,7 @@ def publish(
         (times, costs, throughputs, run-to-run variation): the record lists
         the keys they match under ``"facts"``, and the numbers check holds
         those to the reference record instead of asking another machine to
-        reproduce them (:mod:`hierret.report`).
+        reproduce them (:mod:`hierret.publish.report`).
 
     Raises
     ------
@@ -221,7 +221,7 @@ def publish(
     Notes
     -----
     Returns nothing, so that a notebook cell ending with it shows no output;
-    :func:`hierret.report.load_results` reads a folder of records back.
+    :func:`hierret.publish.report.load_results` reads a folder of records back.
 
     Examples
     --------

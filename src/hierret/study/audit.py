@@ -4,17 +4,16 @@ Gold labels are written for the answers their authors knew. A ranker that
 finds *another* unit that also answers is penalised for it, so a study lists
 every unit some arm ranked near the top without a relevant label and has a
 person read them: an unlabeled unit that does answer its question is a
-labelling error to fix. :func:`unlabeled_top` makes that list, :func:`pairs`
-keeps each (question, unit) pair once, and :func:`review_table` shows the
-first pairs to read, with the question beside the unit's text.
+labelling error to fix. :func:`unlabeled_top` makes that list (with the
+question beside each unit's text), and :func:`pairs` keeps each (question,
+unit) pair once.
 
 Reading every pair is long, so a study reads a seeded sample of them:
 :func:`pair_list` puts the distinct pairs in one canonical order with the arms
 that ranked each, :func:`fingerprint` names that list, :func:`sample` draws
-from it, and :func:`write_judgements` / :func:`read_judgements` keep what a
-reader decided in a CSV whose header states the rule, the seed and the
-fingerprint of the list it was drawn from (reading it against another list is
-an error).
+from it, and :func:`read_judgements` reads what a reader decided from a CSV
+whose header states the rule, the seed and the fingerprint of the list it was
+drawn from (reading it against another list is an error).
 
 Examples
 --------
@@ -47,14 +46,14 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from hierret.hierarchy import Hierarchy
-from hierret.record import key, table_values
+from hierret.publish.record import key, table_values
+from hierret.publish.tables import styled
 from hierret.runs import Qrels, Run
 from hierret.stats import wilson_interval
-from hierret.tables import styled
 from hierret.units import Level, Query, Unit
 
 if TYPE_CHECKING:
-    from hierret.experiment import Result
+    from hierret.study.experiment import Result
 
 __all__ = [
     "Reading",
@@ -65,23 +64,17 @@ __all__ = [
     "pair_list",
     "pairs",
     "read_judgements",
-    "read_pairs",
     "read_sample",
-    "review_table",
     "sample",
     "sensitivity",
     "sensitivity_table",
     "unlabeled_top",
-    "write_judgements",
-    "write_pairs",
 ]
 
 _LEVELS: tuple[Level, ...] = ("passages", "sections", "documents")
 COLUMNS = ["question", "arm", "rank", "unit", "level", "section", "text", "asked"]
 #: Columns of a judgements file: the pair, who ranked it, the reader's 0/1 and why.
 JUDGED = ["question", "unit", "level", "arms", "relevant", "reason"]
-#: Columns of a pair list (:func:`pair_list`).
-PAIRS = ["question", "unit", "level", "arms"]
 
 
 def unlabeled_top(
@@ -167,33 +160,6 @@ def unlabeled_top(
 def pairs(unlabeled: pd.DataFrame) -> pd.DataFrame:
     """The distinct (question, unit) pairs of :func:`unlabeled_top`'s rows, first rank first."""
     return unlabeled.drop_duplicates(["question", "unit"])
-
-
-def review_table(unlabeled: pd.DataFrame, first: int = 15) -> Styler:
-    """The first ``first`` pairs to read, captioned with how many there are and per arm.
-
-    Each row shows the question (id and text), the arm and rank that put the
-    unit there, and the unit (id and text); both texts wrap in their column.
-
-    Examples
-    --------
-    >>> rows = pd.DataFrame([{"question": "q1", "arm": a, "rank": 2, "unit": "d#p1",
-    ...                       "level": "passages", "section": "d#s1", "text": "Dogs.",
-    ...                       "asked": "why?"} for a in ("dense", "bm25")], columns=COLUMNS)
-    >>> review_table(rows).caption
-    'The first 1 of 1 unlabeled (question, unit) pairs; unlabeled units per arm: dense 1, bm25 1'
-    """
-    distinct = pairs(unlabeled)
-    per_arm = ", ".join(
-        f"{arm} {n}" for arm, n in unlabeled["arm"].value_counts(sort=False).items()
-    )
-    shown = distinct[["question", "asked", "arm", "rank", "unit", "text"]].head(first)
-    return styled(
-        shown,
-        f"The first {len(shown)} of {len(distinct)} unlabeled (question, "
-        f"unit) pairs; unlabeled units per arm: {per_arm}",
-        index=False,
-    )
 
 
 def pair_list(unlabeled: pd.DataFrame) -> pd.DataFrame:
@@ -290,16 +256,6 @@ def sample(pairs: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     return ordered.iloc[picked].reset_index(drop=True)
 
 
-def _write(path: str | os.PathLike[str], frame: pd.DataFrame, header: Mapping[str, object]) -> Path:
-    lines = [f"# {k}: {' '.join(str(v).split())}" for k, v in header.items()]
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        "\n".join(lines) + "\n" + frame.to_csv(index=False, lineterminator="\n"), encoding="utf-8"
-    )
-    return out
-
-
 def _read(
     path: str | os.PathLike[str], columns: Sequence[str]
 ) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -316,61 +272,6 @@ def _read(
     return frame, header
 
 
-def write_pairs(
-    path: str | os.PathLike[str], pairs: pd.DataFrame, header: Mapping[str, object] | None = None
-) -> Path:
-    """Write a :func:`pair_list` as CSV, headed by its size and :func:`fingerprint`.
-
-    ``header`` adds ``# key: value`` lines (where the list comes from).
-    """
-    return _write(
-        path,
-        pairs[PAIRS],
-        {**dict(header or {}), "pairs": len(pairs), "fingerprint": fingerprint(pairs)},
-    )
-
-
-def read_pairs(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Read a file of :func:`write_pairs`, checking its fingerprint.
-
-    Raises
-    ------
-    ValueError
-        A missing column, or pairs whose fingerprint is not the header's (the
-        file was edited by hand: write it again with :func:`write_pairs`).
-    """
-    pairs, header = _read(path, PAIRS)
-    if header.get("fingerprint") != fingerprint(pairs):
-        raise ValueError(
-            f"{Path(path).name}: its pairs do not have the fingerprint its "
-            "header states; write the list again with audit.write_pairs"
-        )
-    return pairs, header
-
-
-def write_judgements(
-    path: str | os.PathLike[str], judged: pd.DataFrame, header: Mapping[str, object]
-) -> Path:
-    """Write judged pairs as CSV under ``# key: value`` header lines.
-
-    Parameters
-    ----------
-    path : path-like
-    judged : pandas.DataFrame
-        The :data:`JUDGED` columns (``relevant`` 0 or 1, ``reason`` text).
-    header : mapping
-        What a reader needs to trust the file: the rule, the seed, the sample
-        size ``n``, the source list's size and ``fingerprint``
-        (:func:`fingerprint`), each on its own line (line breaks in a value
-        become spaces).
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    return _write(path, judged[JUDGED], header)
-
-
 def read_judgements(
     path: str | os.PathLike[str], pairs: pd.DataFrame | None = None, strict: bool = True
 ) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -379,7 +280,10 @@ def read_judgements(
     Parameters
     ----------
     path : path-like
-        A file written by :func:`write_judgements`.
+        A CSV of the :data:`JUDGED` columns (``relevant`` 0 or 1, ``reason``
+        text) under ``# key: value`` header lines: what a reader needs to trust
+        the file, i.e. the rule, the seed, the sample size ``n``, the source
+        list's size and ``fingerprint`` (:func:`fingerprint`).
     pairs : pandas.DataFrame, optional
         The pair list the code produces now (:func:`pair_list`). When given,
         its :func:`fingerprint` must be the header's ``fingerprint``, and the
@@ -410,7 +314,8 @@ def read_judgements(
     ...                   "level": ["passages", "sections"], "arms": ["dense@1", "bm25@2"]})
     >>> rows = sample(p, 1, seed=0).assign(relevant=1, reason="states the answer")
     >>> path = Path(tempfile.mkdtemp()) / "judged.csv"
-    >>> _ = write_judgements(path, rows, {"seed": 0, "n": 1, "fingerprint": fingerprint(p)})
+    >>> head = f"# seed: 0\\n# n: 1\\n# fingerprint: {fingerprint(p)}\\n"
+    >>> _ = path.write_text(head + rows[JUDGED].to_csv(index=False), encoding="utf-8")
     >>> judged, header = read_judgements(path, p)
     >>> judged[["question", "unit", "relevant"]].to_dict("records"), header["n"]
     ([{'question': 'q2', 'unit': 'd#s1', 'relevant': 1}], '1')
@@ -585,7 +490,7 @@ def sensitivity(
 ) -> pd.DataFrame:
     """Each arm's score and each declared comparison, before and after a change of judgements.
 
-    Every result is :meth:`~hierret.experiment.Result.rejudge`-d with
+    Every result is :meth:`~hierret.study.experiment.Result.rejudge`-d with
     ``qrels`` (the same runs, other judgements), and its table at each of its
     targets for the given metric is set beside the original's.
 
@@ -593,7 +498,7 @@ def sensitivity(
     ----------
     decided : mapping of str to Result or (Result, metric)
         The study's decided comparisons, by a name for the table: a result of
-        :func:`hierret.experiment.run` and the metric its family was decided on
+        :func:`hierret.study.experiment.run` and the metric its family was decided on
         (default: the result's first metric).
     qrels : mapping of level to Qrels
         The new judgements (e.g. :func:`add_relevant`); each result is
@@ -606,13 +511,13 @@ def sensitivity(
         ``after`` (the mean, or the hit rate of a ``hit@k`` metric), and for
         the arms of the declared family ``diff_before``/``diff_after`` (against
         the baseline) and ``p_before``/``p_after`` (Holm-adjusted within the
-        table, as :meth:`~hierret.experiment.Result.table` gives it). Baselines
+        table, as :meth:`~hierret.study.experiment.Result.table` gives it). Baselines
         have no difference.
 
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.experiment import run
+    >>> from hierret.study.experiment import run
     >>> from hierret.hierarchy import build_hierarchy
     >>> from hierret.profile import Profile
     >>> from hierret.search import Searcher

@@ -33,15 +33,18 @@ import numpy as np
 import pandas as pd
 
 from hierret.encoders import Encoder
+from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
-from hierret.measured import Measurements, text_digest
-from hierret.units import Query
+from hierret.late import LateChunker
+from hierret.levels import text_units
+from hierret.publish import charts
+from hierret.study.measured import Measurements, text_digest
+from hierret.units import Corpus, Query
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from hierret.publish.figures import Figure
 
-__all__ = ["EncoderCost", "measure_cost", "tradeoff_figure", "tradeoff_plot"]
+__all__ = ["EncoderCost", "late_chunking_cost", "measure_cost", "tradeoff_figure"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def measure_cost(
     memo : Measurements, optional
         Keeps the result; a later call on this machine with the same code,
         encoder identity, texts, queries, index and ``k`` reuses it instead of
-        timing again (see :mod:`hierret.measured`).
+        timing again (see :mod:`hierret.study.measured`).
 
     Returns
     -------
@@ -164,64 +167,6 @@ def measure_cost(
     return EncoderCost(per_second, tuple(latency))
 
 
-def tradeoff_plot(
-    per_second: Mapping[str, float] | pd.Series,
-    table: pd.DataFrame,
-    *,
-    ax: Axes | None = None,
-    xlabel: str = "passages per second (log scale, this machine)",
-    ylabel: str = "",
-    title: str = "",
-) -> Axes:
-    """Quality against throughput: each arm's estimate with its interval, at its speed.
-
-    One colour per arm, named in the legend (arms of similar speed and quality
-    would hide each other's labels on the points).
-
-    Parameters
-    ----------
-    per_second : mapping or Series
-        Arm name to throughput (x, on a log scale).
-    table : DataFrame
-        One row per arm with ``mean``, ``low`` and ``high`` (e.g. a
-        :meth:`hierret.experiment.Result.table`); arms missing from
-        ``per_second`` are left out.
-    ax : Axes, optional
-        Where to draw; a new figure otherwise.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> table = pd.DataFrame({"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
-    ...                      index=["minilm", "wordllama"])
-    >>> ax = tradeoff_plot({"minilm": 10.0, "wordllama": 3000.0}, table, ylabel="nDCG@10")
-    >>> [t.get_text() for t in ax.get_legend().get_texts()]
-    ['minilm', 'wordllama']
-    """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 3.6))
-    speed = {str(arm): float(x) for arm, x in dict(per_second).items()}
-    arms = [arm for arm in table.index if str(arm) in speed]
-    for i, arm in enumerate(arms):
-        y, low, high = table.loc[arm, ["mean", "low", "high"]].to_numpy(dtype=float)
-        ax.errorbar(
-            speed[str(arm)],
-            y,
-            yerr=[[y - low], [high - y]],
-            fmt="o",
-            capsize=3,
-            color=f"C{i}",
-            label=str(arm),
-        )
-    ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize=9)
-    ax.grid(alpha=0.3)
-    return ax
-
-
 def tradeoff_figure(
     per_second: pd.Series,
     tables: Mapping[tuple[str, str], pd.DataFrame],
@@ -229,50 +174,107 @@ def tradeoff_figure(
     ylabel: str = "",
     xlabel: str = "passages per second (log scale, this machine)",
 ) -> Figure:
-    """:func:`tradeoff_plot` per (corpus, ranker): corpora in rows, rankers in columns.
+    """Quality against throughput per (corpus, ranker): corpora in rows, rankers in columns.
 
-    The arms (encoders) are the same in every panel, so one legend below the
-    panels names them, instead of a legend in each panel.
+    Each panel draws every arm's estimate with its interval at its speed, one
+    colour per arm, named once in a legend above the panels
+    (:func:`hierret.publish.charts.cost_tradeoff_figure`).
 
     Parameters
     ----------
     per_second : Series
-        Throughput indexed by (corpus, arm).
+        Throughput indexed by (corpus, arm), e.g. the ``passages/s`` of
+        :meth:`EncoderCost.row` per corpus and encoder.
     tables : mapping of (corpus, ranker) to DataFrame
-        Each panel's table: one row per arm with ``mean``, ``low`` and ``high``.
+        Each panel's table: one row per arm with ``mean``, ``low`` and ``high``
+        (e.g. a :meth:`hierret.study.experiment.Result.table`).
     ylabel, xlabel : str
         Axis labels, once for the whole figure.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> t = pd.DataFrame({"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.5]},
-    ...                  index=["minilm", "wordllama"])
-    >>> speed = pd.Series({("a", "minilm"): 10.0, ("a", "wordllama"): 3000.0})
-    >>> fig = tradeoff_figure(speed, {("a", "dense"): t, ("a", "hybrid"): t})
-    >>> [ax.get_title() for ax in fig.axes]
-    ['a, dense', 'a, hybrid']
     """
-    import matplotlib.pyplot as plt
+    return charts.cost_tradeoff_figure(per_second, tables, ylabel=ylabel, xlabel=xlabel)
 
-    corpora = list(dict.fromkeys(c for c, _ in tables))
-    rankers = list(dict.fromkeys(r for _, r in tables))
-    fig, axes = plt.subplots(
-        len(corpora),
-        len(rankers),
-        squeeze=False,
-        sharex=True,
-        figsize=(7.5, 2.6 * len(corpora) + 0.8),
-        layout="constrained",
+
+def late_chunking_cost(
+    encoder: Encoder,
+    hierarchy: Hierarchy,
+    max_passages: int = 64,
+    overlap: int = 64,
+    windows: Sequence[int | None] = (None, 512),
+    *,
+    memo: Measurements | None = None,
+) -> pd.DataFrame:
+    """Measured time per passage: plain passage vectors, and late chunking per window.
+
+    The first documents of ``hierarchy`` holding at least ``max_passages``
+    passages are embedded afresh (no cache): each passage as one text by the
+    encoder (unwrapped from a ``CachedEncoder``), then late-chunked with each
+    window length (``None``: the encoder's), after one untimed passage (a
+    model loaded on first use, or a first call's set-up, is not counted).
+    A window beyond the one the
+    model was trained on costs what it would cost; its vectors are not the
+    point. With ``memo``, a measurement made before on this machine with the
+    same code, encoder identity, passages and settings is reused
+    (:mod:`hierret.study.measured`).
+
+    Returns
+    -------
+    DataFrame
+        One row per method (index ``method``: ``plain``, then ``late-<window>``):
+        ``passages``, ``windows``
+        (forward windows), ``seconds``, ``ms_per_passage``.
+    """
+    if memo is not None:
+        units = text_units(hierarchy, "passages")
+        inputs = {
+            "encoder": encoder.identity.key(),
+            "passages": text_digest(hierarchy.text(u) for u in units),
+            "documents": text_digest(d.id for d in hierarchy.corpus),
+            "max_passages": max_passages,
+            "overlap": overlap,
+            "windows": list(windows),
+        }
+        return memo.recall_frame(
+            "late-chunking-cost",
+            inputs,
+            lambda: late_chunking_cost(encoder, hierarchy, max_passages, overlap, windows),
+        )
+    docs, n = [], 0
+    for doc in hierarchy.corpus:
+        docs.append(doc)
+        n += sum(p.doc_id == doc.id for p in hierarchy.passages)
+        if n >= max_passages:
+            break
+    keep = {d.id for d in docs}
+    sub = Hierarchy(
+        Corpus(hierarchy.corpus.name, docs),
+        {d: hierarchy.sections[d] for d in keep},
+        [p for p in hierarchy.passages if p.doc_id in keep],
+        dict(hierarchy.params),
     )
-    for (corpus, ranker), table in tables.items():
-        ax = axes[corpora.index(corpus)][rankers.index(ranker)]
-        tradeoff_plot(per_second.loc[corpus], table, ax=ax, xlabel="", title=f"{corpus}, {ranker}")
-        if legend := ax.get_legend():
-            legend.remove()
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncols=max(len(labels), 1))
-    fig.supxlabel(xlabel)
-    fig.supylabel(ylabel)
-    return fig
+    plain = getattr(encoder, "encoder", encoder)
+    texts = [sub.text(p) for p in text_units(sub, "passages")]
+    plain.encode_passages(texts[:1])  # untimed warm-up: a lazy model loads here
+    start = time.perf_counter()
+    plain.encode_passages(texts)
+    rows = [
+        {
+            "method": "plain",
+            "passages": len(texts),
+            "windows": len(texts),
+            "seconds": time.perf_counter() - start,
+        }
+    ]
+    for w in windows:
+        late = LateChunker(encoder, overlap, w, use_cache=False)
+        start = time.perf_counter()
+        late.passage_vectors(sub)
+        rows.append(
+            {
+                "method": f"late-{late.window}",
+                "passages": len(texts),
+                "windows": late.windows_encoded,
+                "seconds": time.perf_counter() - start,
+            }
+        )
+    frame = pd.DataFrame(rows).set_index("method")
+    return frame.assign(ms_per_passage=1000 * frame["seconds"] / frame["passages"])

@@ -13,7 +13,7 @@ question arrives, before any judgement:
     in words.
 :func:`route`
     Seeded k-fold cross-validation over questions (the split of
-    :func:`hierret.sweep.fold_parts`): on each fold's training questions a
+    :func:`hierret.stats.fold_parts`): on each fold's training questions a
     multinomial logistic regression (standardised features) learns which
     arm scores best, each question weighted by what choosing wrong costs
     there (its best minus its worst arm; questions where every arm scores
@@ -41,11 +41,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hierret.experiment import Result
 from hierret.hierarchy import Hierarchy
 from hierret.lifting import lift
 from hierret.runs import Ranking, Run
-from hierret.sweep import fold_parts
+from hierret.stats.folds import fold_parts
+from hierret.study.experiment import Result
 from hierret.units import Query
 
 __all__ = ["FEATURES", "Routed", "add_routed", "features", "route"]
@@ -164,9 +164,9 @@ def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5, seed: in
         Questions as rows (:func:`features`).
     scores : DataFrame
         The same questions as rows, one column per arm the router may choose
-        (e.g. :meth:`hierret.experiment.Result.per_query` of those arms).
+        (e.g. :meth:`hierret.study.experiment.Result.per_query` of those arms).
     folds, seed
-        The split (:func:`hierret.sweep.fold_parts` over the questions sorted by id).
+        The split (:func:`hierret.stats.fold_parts` over the questions sorted by id).
 
     Returns
     -------

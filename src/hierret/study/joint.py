@@ -3,11 +3,11 @@
 A reranker's value depends on what it is given, so a reranking study crosses
 first stages with rerankers and has every reranker reorder **the same
 candidates** of each first stage. :class:`JointMatrix` holds the first stages
-(each an :class:`~hierret.experiment.Arm`: a first-stage profile and its
+(each an :class:`~hierret.study.experiment.Arm`: a first-stage profile and its
 searcher), the rerankers and the number of candidates, and makes the arms
 ``"<stage>+<reranker>"`` (and ``"<stage>+none"``, the stage unreranked) and the
 family declared before the run: every reranked arm against its own first
-stage. :meth:`JointMatrix.run` runs them with :func:`hierret.experiment.run`.
+stage. :meth:`JointMatrix.run` runs them with :func:`hierret.study.experiment.run`.
 
 Latency: :meth:`JointMatrix.prepare` has each reranker compute what depends
 on the candidates alone (token or passage vectors), as a deployment would at
@@ -16,12 +16,13 @@ index time, so the latency traced is the query-time work;
 (:func:`unprepared`).
 
 :func:`matrix_table`, :func:`matrix_values` and :func:`plot_matrix` render a
-run's result; :func:`hierret.record.key` is the record-key rule.
+run's result (the figure drawn by :func:`hierret.publish.charts.joint_matrix_figure`);
+:func:`hierret.publish.record.key` is the record-key rule.
 
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.experiment import Arm
+>>> from hierret.study.experiment import Arm
 >>> from hierret.hierarchy import build_hierarchy
 >>> from hierret.profile import Profile
 >>> from hierret.rerank import EncoderReranker
@@ -51,14 +52,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from hierret import experiment
 from hierret.cache import CachedEncoder
 from hierret.datasets import Bundle
 from hierret.encoders import Encoder
-from hierret.experiment import Arm, Result
 from hierret.hierarchy import Hierarchy
 from hierret.profile import Profile, Ranker
-from hierret.record import key
+from hierret.publish import charts
+from hierret.publish.record import key
 from hierret.rerank import (
     EncoderReranker,
     MaxSimReranker,
@@ -68,10 +68,12 @@ from hierret.rerank import (
     TokenEncoder,
 )
 from hierret.search import Searcher
+from hierret.study import experiment
+from hierret.study.experiment import Arm, Result
 from hierret.units import Level, Query
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from hierret.publish.figures import Figure
 
 __all__ = [
     "JointMatrix",
@@ -295,7 +297,7 @@ class JointMatrix:
     def run(
         self, queries: Sequence[Query], target: Level, *, prepare: bool = True, **options: Any
     ) -> Result:
-        """:func:`hierret.experiment.run` of :meth:`arms` with :meth:`family`.
+        """:func:`hierret.study.experiment.run` of :meth:`arms` with :meth:`family`.
 
         With ``prepare`` (the default), :meth:`prepare` runs first, so the
         latency traced is the query-time work. The baseline is the first
@@ -372,7 +374,7 @@ def matrix_table(result: Result, interval: str = "ndcg@10") -> pd.DataFrame:
 
 
 def matrix_values(result: Result, prefix: str) -> dict[str, float]:
-    """Record values of a joint matrix's result, keyed by :func:`hierret.record.key`.
+    """Record values of a joint matrix's result, keyed by :func:`hierret.publish.record.key`.
 
     For every arm and metric: ``{prefix}_{arm}_{metric}`` (the mean), ``…_low``
     and ``…_high``; for every family pair, ``{prefix}_{arm}_vs_first_{metric}_``
@@ -464,38 +466,13 @@ def plot_matrix(results: Mapping[str, Result], metric: str = "ndcg@10") -> Figur
     """Per corpus (a row): every arm's mean, and each reranked arm minus its first stage.
 
     Dots are means over the questions, bars their bootstrap intervals at the
-    result's confidence; the right panel's zero line is "no change".
+    result's confidence; the right panel's zero line is "no change". Drawn by
+    :func:`hierret.publish.charts.joint_matrix_figure` from each result's table
+    at its first target and its declared tests.
     """
-    import matplotlib.pyplot as plt
-
-    from hierret.plots import interval_plot
-
-    n = max((len(r.arms) for r in results.values()), default=1)
-    fig, axes = plt.subplots(
-        len(results), 2, figsize=(8.5, (0.32 * n + 1.3) * len(results)), squeeze=False
+    return charts.joint_matrix_figure(
+        {name: r.table(r.targets[0], metric) for name, r in results.items()},
+        {name: r.tests(metric).set_index("arm_a") for name, r in results.items()},
+        metric,
+        {name: r.confidence for name, r in results.items()},
     )
-    for (name, result), row in zip(results.items(), axes, strict=True):
-        level = f"{result.confidence:.0%} interval"
-        table = result.table(result.targets[0], metric)
-        interval_plot(
-            table,
-            ax=row[0],
-            xlabel=f"{metric} (mean over questions, {level})",
-            title=f"{name}: every arm",
-        )
-        tests = result.tests(metric).set_index("arm_a")
-        if len(tests):
-            interval_plot(
-                tests,
-                value="diff",
-                low="diff_low",
-                high="diff_high",
-                ax=row[1],
-                xlabel=f"{metric} difference (paired, {level})",
-                title=f"{name}: reranked − own first stage",
-            )
-            row[1].axvline(0, color="black", linewidth=0.8)
-        else:
-            row[1].set_axis_off()
-    fig.tight_layout()
-    return fig

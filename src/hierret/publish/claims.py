@@ -28,7 +28,7 @@ a row's verdict differs from what its numbers say, when a key does not
 resolve, when a record has no claims table, and when a sentence with a
 comparative word (:data:`COMPARATIVE`) cites no row; :func:`update` rewrites
 the verdicts. The numbers in the row are ordinary published-number markers
-(:func:`hierret.report.check_markdown`).
+(:func:`hierret.publish.report.check_markdown`).
 
 Examples
 --------

@@ -1,16 +1,30 @@
-"""Settings of a profile swept over values: the mean metric, with intervals, at each target.
+"""Sweeps: a profile's settings, or the passage size, swept over values, with intervals.
 
-A sweep is a comparison whose arms differ in some fields of a
+**Profile settings.** A sweep is a comparison whose arms differ in some fields of a
 :class:`~hierret.profile.Profile` (``section_weight``, ``vectors``, ``pool``,
 ``rrf_k``, ``candidates``...), over every combination of the values given.
-:func:`run` runs it with :func:`hierret.experiment.run` (so each setting is
+:func:`run` runs it with :func:`hierret.study.experiment.run` (so each setting is
 searched exactly as that profile searches) and keeps every per-query score
 (:class:`Swept`); :meth:`Swept.table` gives one row per setting and target:
 the mean (the hit rate for ``hit@k``) with its interval, and
 :meth:`Swept.out_of_fold` reports a tuned setting honestly: chosen on some
 questions, scored on the others, by seeded k-fold cross-validation.
 :func:`plot_sweep` draws it: one panel per target, the mean against one field,
-one line per value of another, the interval as a band.
+one line per value of another, the interval as a band
+(:func:`hierret.publish.charts.sweep_figure`).
+
+**Passage sizes.** Passages of different sizes are different units, so a
+chunking sweep compares them where they meet: at a coarser target (sections or
+documents), through :func:`hierret.study.experiment.run`, each passage ranking
+lifted to the target. :func:`chunking_sweep` builds one
+:class:`~hierret.search.Searcher` per setting (same encoder, so a
+:class:`~hierret.cache.CachedEncoder` embeds each passage text once);
+:meth:`ChunkingSweep.arms` names one arm per profile and size,
+``"{profile}-{max_chars}"``, and :meth:`ChunkingSweep.family` declares each
+other size against one; :meth:`ChunkingSweep.table` says what each size costs
+(passages, share over the encoder's window); :meth:`ChunkingSweep.plot` draws
+a metric against the size, with its intervals
+(:func:`hierret.publish.charts.chunk_sizes_axes`).
 
 Examples
 --------
@@ -28,6 +42,14 @@ Examples
 >>> table[["vectors", "section_weight", "target", "n"]].values.tolist()
 [['rawspan', 0.0, 'sections', 1], ['rawspan', 1.0, 'sections', 1], \
 ['centroid', 0.0, 'sections', 1], ['centroid', 1.0, 'sections', 1]]
+
+>>> long = "Cats\\n====\\n\\n" + "Cats purr softly. " * 20 + "\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
+>>> sizes = chunking_sweep(Corpus("pets", [Document("d", "Pets", long)]),
+...                        HashEncoder(dimension=16, window=40), [(120, 24), (240, 48)])
+>>> sizes.table()[["overlap_chars", "passages"]].to_dict("index")
+{120: {'overlap_chars': 24, 'passages': 4}, 240: {'overlap_chars': 48, 'passages': 2}}
+>>> sorted(sizes.arms({"dense": Profile()}))
+['dense-120', 'dense-240']
 """
 
 from __future__ import annotations
@@ -38,129 +60,23 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
-from hierret import experiment
-from hierret.experiment import Result
+from hierret.encoders import Encoder, truncation_report
+from hierret.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.profile import Profile
+from hierret.publish import charts
 from hierret.runs import Qrels
 from hierret.search import Searcher
-from hierret.stats import mean_interval
-from hierret.units import Level, Query
+from hierret.stats import cross_validate, mean_interval
+from hierret.study import experiment
+from hierret.study.experiment import Arm, Result
+from hierret.units import Corpus, Level, Query
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from hierret.publish.figures import Axes, Figure
 
-__all__ = ["Swept", "cross_validate", "fold_parts", "held_out", "plot_sweep", "run"]
-
-
-def fold_parts(n: int, folds: int, seed: int = 0) -> list[npt.NDArray[np.intp]]:
-    """Seeded k-fold split of ``n`` questions (rows in sorted-id order): the held-out rows.
-
-    The rows are shuffled with ``seed`` and cut into ``folds`` nearly equal
-    parts; every row is held out exactly once. :func:`cross_validate` (so
-    :meth:`Swept.out_of_fold`, :func:`held_out`,
-    :func:`hierret.thresholds.out_of_fold`) and :func:`hierret.router.route`
-    use this one split, so the same seed holds out the same questions
-    everywhere.
-
-    Raises
-    ------
-    ValueError
-        ``folds`` below 2 or above ``n``.
-
-    Examples
-    --------
-    >>> [p.tolist() for p in fold_parts(5, 2, seed=0)]
-    [[2, 4, 3], [0, 1]]
-    """
-    if not 2 <= folds <= n:
-        raise ValueError(f"folds must be between 2 and the {n} questions, got {folds}")
-    order = np.random.default_rng(seed).permutation(n)
-    return list(np.array_split(order, folds))
-
-
-def cross_validate(
-    scores: npt.ArrayLike, folds: int = 5, seed: int = 0
-) -> tuple[npt.NDArray[np.float64], list[int], npt.NDArray[np.intp]]:
-    """Choose one of several settings by seeded k-fold cross-validation over questions.
-
-    The one rule every tuned setting of the records follows: the questions
-    (rows, in the order given: sort them first) are split by
-    :func:`fold_parts`; for each fold, the setting (column) with the best mean
-    on the *other* folds is chosen (ties: the first column) and scored on the
-    held-out fold. Every question is thus scored by a setting chosen without
-    it.
-
-    Parameters
-    ----------
-    scores : array-like of float, shape (n_questions, n_settings)
-        Each question's score under each setting (higher is better).
-    folds : int, default 5
-        At least 2, at most the number of questions.
-    seed : int, default 0
-
-    Returns
-    -------
-    held : ndarray of float, shape (n_questions,)
-        Each question's score under the setting chosen without it.
-    chosen : list of int
-        The column chosen for each fold, in fold order.
-    fold : ndarray of int, shape (n_questions,)
-        Each question's fold (index into ``chosen``).
-
-    Raises
-    ------
-    ValueError
-        ``scores`` not two-dimensional with at least one column, or
-        ``folds`` out of range.
-
-    Examples
-    --------
-    >>> held, chosen, fold = cross_validate([[1.0, 0.0], [0.0, 1.0], [1.0, 0.5]], folds=3)
-    >>> held.tolist(), chosen, fold.tolist()
-    ([0.0, 0.0, 1.0], [0, 1, 0], [1, 2, 0])
-    """
-    x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] == 0:
-        raise ValueError(f"scores must be questions × settings, got shape {x.shape}")
-    held, chosen, fold = np.empty(len(x)), [], np.empty(len(x), dtype=np.intp)
-    for i, part in enumerate(fold_parts(len(x), folds, seed)):
-        train = np.setdiff1d(np.arange(len(x)), part)
-        best = int(np.argmax(x[train].mean(axis=0)))
-        chosen.append(best)
-        held[part], fold[part] = x[part, best], i
-    return held, chosen, fold
-
-
-def held_out(frame: pd.DataFrame, folds: int = 5, seed: int = 0) -> tuple[pd.Series, list[Any]]:
-    """:func:`cross_validate` on a table: questions as rows, settings as columns.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Questions as rows (sorted by id, as :meth:`Result.per_query` gives
-        them), one column per setting, per-question scores.
-    folds, seed
-        The split (:func:`fold_parts`).
-
-    Returns
-    -------
-    scores : Series
-        Per question, the held-out score.
-    chosen : list
-        The column label chosen for each fold.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"a": [1.0, 0.0, 1.0], "b": [0.0, 1.0, 0.5]}, index=["q1", "q2", "q3"])
-    >>> scores, chosen = held_out(f, folds=3)
-    >>> scores.tolist(), chosen
-    ([0.0, 0.0, 1.0], ['a', 'b', 'a'])
-    """
-    held, picks, _ = cross_validate(frame.to_numpy(dtype=float), folds, seed)
-    return pd.Series(held, index=frame.index), [frame.columns[i] for i in picks]
+__all__ = ["ChunkingSweep", "Swept", "chunking_sweep", "plot_sweep", "run"]
 
 
 def run(
@@ -187,17 +103,17 @@ def run(
         Fields of :class:`~hierret.profile.Profile` and the values each takes,
         in order; every combination is run (the first field varies slowest).
     queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
-        As :func:`hierret.experiment.run` takes them.
+        As :func:`hierret.study.experiment.run` takes them.
 
     Returns
     -------
     Swept
-        The settings and the :class:`~hierret.experiment.Result` of their
+        The settings and the :class:`~hierret.study.experiment.Result` of their
         arms (named ``"field=value, ..."``). :meth:`Swept.table` gives one
         row per setting and target (targets outer, settings inner): a column
         per field of ``grid``, then ``target``, ``n`` (queries judged),
         ``mean`` (the hit rate for hit@k), ``low`` and ``high`` (its
-        interval, as :meth:`~hierret.experiment.Result.table` computes it);
+        interval, as :meth:`~hierret.study.experiment.Result.table` computes it);
         :meth:`Swept.out_of_fold` tunes one field honestly.
 
     Raises
@@ -377,7 +293,7 @@ def plot_sweep(
     Parameters
     ----------
     table : DataFrame
-        :func:`sweep`'s rows, with a column ``by`` when several sweeps are
+        :meth:`Swept.table`'s rows, with a column ``by`` when several sweeps are
         drawn together (e.g. ``pd.concat`` of sweeps with a ``vectors`` column).
     field : str
         The swept field (the x axis).
@@ -393,39 +309,158 @@ def plot_sweep(
     Returns
     -------
     Figure
-        Shared y axis; each line's interval drawn as a band.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> rows = pd.DataFrame({"w": [0, 1, 0, 1], "target": ["sections"] * 2 + ["documents"] * 2,
-    ...                      "mean": [.5, .6, .7, .6], "low": [.4, .5, .6, .5],
-    ...                      "high": [.6, .7, .8, .7]})
-    >>> [ax.get_title() for ax in plot_sweep(rows, "w", ylabel="nDCG@10").axes]
-    ['sections target', 'documents target']
+        Shared y axis; each line's interval drawn as a band, by
+        :func:`hierret.publish.charts.sweep_figure`.
     """
-    import matplotlib.pyplot as plt
+    return charts.sweep_figure(table, field, by=by, ylabel=ylabel, marks=marks, title=title)
 
-    targets = list(dict.fromkeys(table["target"]))
-    fig, axes = plt.subplots(
-        1, len(targets), figsize=(4.0 * len(targets), 3.4), sharey=True, squeeze=False
-    )
-    for ax, target in zip(axes[0], targets, strict=True):
-        rows = table[table["target"] == target]
-        groups = rows.groupby(by, sort=False) if by else [("", rows)]
-        for group, g in groups:
-            (line,) = ax.plot(g[field], g["mean"], "-o", markersize=4, label=str(group) or None)
-            ax.fill_between(g[field], g["low"], g["high"], color=line.get_color(), alpha=0.15)
-        for x in marks:
-            ax.axvline(x, color="grey", linestyle=":")
-        ax.set_title(f"{target} target")
-        ax.set_xlabel(field)
-        ax.grid(alpha=0.3)
-        if by:
-            ax.legend(title=by, fontsize=9, title_fontsize=9)
-    axes[0][0].set_ylabel(ylabel)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+@dataclass(frozen=True)
+class ChunkingSweep:
+    """One searcher per passage size over the same corpus and encoder.
+
+    Attributes
+    ----------
+    searchers : dict[int, Searcher]
+        By ``max_chars``, in the order the settings were given.
+    overlaps : dict[int, int]
+        ``overlap_chars`` of each size.
+    """
+
+    searchers: dict[int, Searcher]
+    overlaps: dict[int, int]
+
+    @property
+    def sizes(self) -> list[int]:
+        """The ``max_chars`` of every setting, in order."""
+        return list(self.searchers)
+
+    def arms(self, profiles: Mapping[str, Profile], k: int | None = None) -> dict[str, Arm]:
+        """One arm per profile and size, named ``"{profile}-{max_chars}"``.
+
+        Parameters
+        ----------
+        profiles : mapping of str to Profile
+            The profiles, by the name that starts each arm's name.
+        k : int, optional
+            Each arm's ranking length (default: that of :func:`~hierret.study.experiment.run`).
+
+        Returns
+        -------
+        dict[str, Arm]
+            Profile by profile, size by size; each arm carries its size's searcher.
+        """
+        return {
+            f"{name}-{size}": Arm(profile, searcher, k)
+            for name, profile in profiles.items()
+            for size, searcher in self.searchers.items()
+        }
+
+    def family(self, name: str, baseline: int) -> list[tuple[str, str]]:
+        """Every other size of profile ``name`` against its ``baseline`` size, as declared pairs.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> from hierret.units import Corpus, Document
+        >>> sweep = chunking_sweep(Corpus("c", [Document("d", "D", "Cats purr.")]),
+        ...                        HashEncoder(dimension=8), [(300, 60), (600, 120)])
+        >>> sweep.family("dense", 600)
+        [('dense-300', 'dense-600')]
+        """
+        if baseline not in self.searchers:
+            raise ValueError(f"baseline size {baseline} is not swept: sizes {self.sizes}")
+        return [(f"{name}-{size}", f"{name}-{baseline}") for size in self.sizes if size != baseline]
+
+    def table(self) -> pd.DataFrame:
+        """What each size makes: passages, and how many exceed the encoder's window.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``max_chars``: ``overlap_chars``, ``passages``,
+            ``over_window`` (passages longer than the encoder's token window,
+            which the encoder cuts) and ``over_window_share``.
+        """
+        rows = {}
+        for size, s in self.searchers.items():
+            report = truncation_report(s.encoder, s.texts("passages"))
+            rows[size] = {
+                "overlap_chars": self.overlaps[size],
+                "passages": report.n_texts,
+                "over_window": report.n_over_window,
+                "over_window_share": report.share,
+            }
+        table = pd.DataFrame.from_dict(rows, orient="index")
+        table.index.name = "max_chars"
+        return table
+
+    def plot(
+        self, table: pd.DataFrame, names: Sequence[str], *, ax: Axes | None = None, ylabel: str = ""
+    ) -> Axes:
+        """Each profile's estimate against the passage size, with its interval.
+
+        Drawn by :func:`hierret.publish.charts.chunk_sizes_axes`. The y axis
+        spans at least 0.1 (:func:`hierret.publish.figures.readable_span`), so
+        that differences read at their size beside the intervals.
+
+        Parameters
+        ----------
+        table : pandas.DataFrame
+            A table of :meth:`hierret.study.experiment.Result.table` over arms named
+            by :meth:`arms`: ``mean`` (or ``rate``), ``low`` and ``high`` per arm.
+        names : sequence of str
+            The profile names to draw, one line each.
+        ax : Axes, optional
+            Where to draw; a new figure otherwise.
+        ylabel : str
+            The y axis label (the metric and its target).
+        """
+        return charts.chunk_sizes_axes(table, names, self.sizes, ax=ax, ylabel=ylabel)
+
+
+def chunking_sweep(
+    corpus: Corpus,
+    encoder: Encoder,
+    settings: Sequence[tuple[int, int]],
+    heading_styles: Sequence[str] = HEADING_STYLES,
+) -> ChunkingSweep:
+    """Cut ``corpus`` at each ``(max_chars, overlap_chars)`` and make a searcher for each.
+
+    Parameters
+    ----------
+    corpus : Corpus
+    encoder : Encoder
+        Shared by every searcher (wrap it in a
+        :class:`~hierret.cache.CachedEncoder` so nothing is embedded twice).
+    settings : sequence of (int, int)
+        Passage size and overlap (:func:`~hierret.hierarchy.build_hierarchy`),
+        each ``max_chars`` once.
+    heading_styles : sequence of str
+        Passed to :func:`~hierret.hierarchy.build_hierarchy` (the bundle's own,
+        :attr:`hierret.datasets.Bundle.heading_styles`).
+
+    Returns
+    -------
+    ChunkingSweep
+
+    Raises
+    ------
+    ValueError
+        No settings, or a ``max_chars`` given twice.
+    """
+    sizes = [size for size, _ in settings]
+    if not sizes:
+        raise ValueError("no settings: give at least one (max_chars, overlap_chars)")
+    if len(set(sizes)) != len(sizes):
+        raise ValueError(f"each max_chars once: got {sizes}")
+    searchers = {
+        size: Searcher(
+            build_hierarchy(
+                corpus, max_chars=size, overlap_chars=overlap, heading_styles=heading_styles
+            ),
+            encoder,
+        )
+        for size, overlap in settings
+    }
+    return ChunkingSweep(searchers, dict(settings))

@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from hierret._validate import check_count, check_weight
-from hierret.experiment import Result, judge
 from hierret.hierarchy import Hierarchy
 from hierret.runs import Ranking, Run, rank
-from hierret.sweep import fold_parts, held_out
+from hierret.stats.folds import fold_parts, held_out
+from hierret.study.experiment import Result, judge
 from hierret.units import Level, Query
 
 __all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_sizes", "tune"]
@@ -172,8 +172,8 @@ def tune(
     For every threshold, :func:`merge_run` of ``base``'s runs is judged at
     each target of ``result`` (its first metric); each question is then
     scored with the threshold best on the other folds
-    (:func:`hierret.sweep.held_out`, seeded), and those scores join
-    ``result`` as the arm ``name`` (:meth:`~hierret.experiment.Result.add`).
+    (:func:`hierret.stats.held_out`, seeded), and those scores join
+    ``result`` as the arm ``name`` (:meth:`~hierret.study.experiment.Result.add`).
 
     Parameters
     ----------

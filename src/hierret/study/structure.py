@@ -33,14 +33,17 @@ import html
 import itertools
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from hierret.hierarchy import Hierarchy
+from hierret.publish import charts
 from hierret.units import Unit
+
+if TYPE_CHECKING:
+    from hierret.publish.figures import Axes
 
 __all__ = [
     "document_sizes",
@@ -308,6 +311,8 @@ def length_histogram(
 ) -> Axes:
     """Histogram of unit lengths with a dashed line at a limit, axes labelled with the unit.
 
+    Drawn by :func:`hierret.publish.charts.length_histogram`.
+
     Parameters
     ----------
     lengths : sequence of int
@@ -330,22 +335,15 @@ def length_histogram(
     Returns
     -------
     Axes
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> ax = length_histogram([3, 5, 9], 8, unit="tokens", limit_name="window")
-    >>> ax.get_xlabel(), ax.get_legend().get_texts()[0].get_text()
-    ('passage length (tokens)', 'window = 8 tokens')
     """
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.2))
-    ax.hist(np.asarray(lengths), bins=bins, color=color)
-    ax.axvline(limit, color="black", linestyle="--", label=f"{limit_name} = {limit} {unit}")
-    ax.set_xlabel(f"{what} length ({unit})")
-    ax.set_ylabel(f"{what}s")
-    if title:
-        ax.set_title(title)
-    ax.legend()
-    return ax
+    return charts.length_histogram(
+        lengths,
+        limit,
+        unit=unit,
+        limit_name=limit_name,
+        what=what,
+        title=title,
+        color=color,
+        bins=bins,
+        ax=ax,
+    )

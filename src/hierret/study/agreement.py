@@ -42,16 +42,17 @@ from numpy.typing import NDArray
 from hierret.encoders import Encoder
 from hierret.evaluation.metrics import evaluate
 from hierret.profile import Profile
+from hierret.publish import charts
 from hierret.rankers.fusion import rrf
 from hierret.runs import Run, rank
 from hierret.search import Searcher
-from hierret.testbed import Testbed
+from hierret.study.testbed import Testbed
 from hierret.units import Level
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
     from pandas.io.formats.style import Styler
+
+    from hierret.publish.figures import Axes, Figure
 
 __all__ = [
     "TIE_TOLERANCE",
@@ -171,7 +172,7 @@ class PrecisionAgreement:
 
         Cosines are shown to four decimals: they differ from 1 in the fourth.
         """
-        from hierret.tables import styled
+        from hierret.publish.tables import styled
 
         other, reference = self.names[1], self.names[0]
         return [
@@ -180,17 +181,13 @@ class PrecisionAgreement:
         ]
 
     def plot(self, ax: Axes | None = None, xlabel: str | None = None) -> Figure:
-        """Histogram of the unit cosines, within the window and beyond it; the figure."""
-        import matplotlib.pyplot as plt
+        """Histogram of the unit cosines, within the window and beyond it; the figure.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.5, 2.8))
-        ax.hist(self.units[~self.long], bins=40, alpha=0.7, label="within the window")
-        ax.hist(self.units[self.long], bins=40, alpha=0.7, label="longer than the window")
-        other, reference = self.names[1], self.names[0]
-        ax.set(xlabel=xlabel or f"cosine({other}, {reference}) per unit", ylabel="units")
-        ax.legend()
-        return ax.get_figure()  # type: ignore[return-value]
+        Drawn by :func:`hierret.publish.charts.cosine_histogram`.
+        """
+        return charts.cosine_histogram(
+            self.units, self.long, names=self.names, ax=ax, xlabel=xlabel
+        )
 
     def values(self) -> dict[str, float]:
         """Flat record values: :meth:`vectors`, then ``{stage}_overlap``, ``{stage}_delta``,

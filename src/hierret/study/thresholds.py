@@ -17,7 +17,7 @@ out on that grid in the figures:
   reranker's own ``min_score``);
 * :func:`out_of_fold` — the threshold tuned honestly: chosen on some
   questions by the returned set's F1, scored on the others (seeded k-fold,
-  :func:`hierret.sweep.cross_validate`).
+  :func:`hierret.stats.cross_validate`).
 
 Examples
 --------
@@ -39,15 +39,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret.record import key
-from hierret.rerank import Reranker, Selection, scores_by_relevance, selection_sweep, set_scores
+from hierret.publish import charts
+from hierret.publish.record import key
+from hierret.rerank import Reranker, Selection
 from hierret.runs import Qrels, Run
-from hierret.stats import mean_interval
-from hierret.sweep import cross_validate
+from hierret.stats import cross_validate, mean_interval
+from hierret.study.sets import selection_sweep, set_scores
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from hierret.publish.figures import Figure
 
 __all__ = [
     "OWN",
@@ -60,6 +60,7 @@ __all__ = [
     "plot_scores",
     "plot_sweeps",
     "score_summary",
+    "scores_by_relevance",
     "sweep",
 ]
 
@@ -67,7 +68,6 @@ __all__ = [
 Cases = Mapping[tuple[str, str], tuple[Run, Qrels]]
 #: The label :func:`marks` gives each column's own threshold.
 OWN = "own min_score"
-_RELEVANT, _OTHER, _PRECISION, _RECALL = "#55A868", "#C44E52", "#4C72B0", "#DD8452"
 
 
 def own(
@@ -111,19 +111,6 @@ def score_summary(cases: Cases) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _grid(cases: Cases) -> tuple[Figure, NDArray[np.object_], list[str], list[str]]:
-    import matplotlib.pyplot as plt
-
-    rows = list(dict.fromkeys(r for r, _ in cases))
-    cols = list(dict.fromkeys(c for _, c in cases))
-    fig, axes = plt.subplots(
-        len(rows), len(cols), figsize=(4.0 * len(cols), 3.1 * len(rows)), squeeze=False
-    )
-    for row, col in {(r, c) for r in rows for c in cols} - set(cases):
-        axes[rows.index(row)][cols.index(col)].set_axis_off()
-    return fig, axes, rows, cols
-
-
 def plot_scores(
     cases: Cases,
     own: Mapping[str, float | None] | None = None,
@@ -135,41 +122,12 @@ def plot_scores(
     A solid line marks the column's own threshold (``own[column]``), a dashed
     one ``reference`` when it lies on the case's scale (the title says when it
     does not).
+
+    Drawn by :func:`hierret.publish.charts.threshold_scores_figure`, one
+    panel per case on the grid of their keys.
     """
-    fig, axes, rows, cols = _grid(cases)
-    for (row, col), case in cases.items():
-        ax: Axes = axes[rows.index(row)][cols.index(col)]
-        rel, non = _split(case)
-        both = np.concatenate([rel, non])
-        edges = np.linspace(both.min(initial=0.0), both.max(initial=1.0), bins + 1)
-        ax.hist(
-            non,
-            bins=edges.tolist(),
-            density=True,
-            alpha=0.55,
-            color=_OTHER,
-            label=f"not relevant ({len(non)})",
-        )
-        ax.hist(
-            rel,
-            bins=edges.tolist(),
-            density=True,
-            alpha=0.55,
-            color=_RELEVANT,
-            label=f"relevant ({len(rel)})",
-        )
-        if (own or {}).get(col) is not None:
-            ax.axvline(float((own or {})[col] or 0.0), color="black", linewidth=1.2)
-        on_scale = reference is not None and edges[0] <= reference <= edges[-1]
-        if on_scale:
-            ax.axvline(float(reference or 0.0), color="grey", linestyle="--")
-        off = "" if on_scale or reference is None else f" ({reference} is off this scale)"
-        ax.set_title(f"{row}: {col}{off}")
-        ax.set_xlabel(f"{col} score")
-        ax.set_ylabel("density")
-        ax.legend(fontsize=9)
-    fig.tight_layout()
-    return fig
+    scores = {rc: _split(case) for rc, case in cases.items()}
+    return charts.threshold_scores_figure(scores, own, reference, bins)
 
 
 def sweep(
@@ -263,41 +221,15 @@ def plot_sweeps(
 
     ``marked`` (from :func:`marks`) adds its points on the curves: filled for
     the ``filled`` selection, open for the others with a finite threshold.
+
+    Drawn by :func:`hierret.publish.charts.threshold_sweeps_figure`, one
+    panel per case on the grid of their keys, from :func:`sweep` of each case.
     """
-    fig, axes, rows, cols = _grid(cases)
-    for (row, col), case in cases.items():
-        ax: Axes = axes[rows.index(row)][cols.index(col)]
-        sw = sweep(case, include=include, min_keep=min_keep, top_k=top_k)
-        ax.plot(sw.min_score, sw.precision, color=_PRECISION, label="precision")
-        ax.plot(sw.min_score, sw.recall, color=_RECALL, label="recall")
-        here = (
-            pd.DataFrame()
-            if marked is None
-            else marked[(marked.corpus == row) & (marked.reranker == col)]
-        )
-        for x in here[np.isfinite(here.min_score)].itertuples() if len(here) else []:
-            for metric, color in (("precision", _PRECISION), ("recall", _RECALL)):
-                face = color if x.selection == filled else "none"
-                ax.plot(
-                    x.min_score,
-                    getattr(x, metric),
-                    "o",
-                    color=color,
-                    markerfacecolor=face,
-                    markersize=7,
-                )
-        size = ax.twinx()
-        size.plot(sw.min_score, sw.kept, color="grey", linestyle=":")
-        size.set_ylim(0, (top_k or float(sw.kept.max())) + 1)
-        size.set_ylabel("units returned (dotted)", color="grey")
-        ax.set_ylim(0, 1.02)
-        ax.set_ylabel("share of the set / of the relevant")
-        ax.set_xlabel(f"min_score ({col} scale)")
-        ax.set_title(f"{row}: {col}")
-        if cols.index(col) == 0:
-            ax.legend(fontsize=9, loc="center left")
-    fig.tight_layout()
-    return fig
+    sweeps = {
+        rc: sweep(case, include=include, min_keep=min_keep, top_k=top_k)
+        for rc, case in cases.items()
+    }
+    return charts.threshold_sweeps_figure(sweeps, marked, top_k=top_k, filled=filled)
 
 
 def mark_values(
@@ -307,7 +239,7 @@ def mark_values(
 
     ``labels`` gives each selection's short name in keys (e.g. ``"own"`` for
     :data:`OWN`), ``prefixes`` each corpus's (default: its name); keys follow
-    :func:`hierret.record.key`; the measures are precision, recall and kept.
+    :func:`hierret.publish.record.key`; the measures are precision, recall and kept.
 
     Examples
     --------
@@ -363,7 +295,7 @@ def out_of_fold(
     ceiling fixed) are scored per question by the F1 of the returned set
     (the harmonic mean of its precision and recall, 0 when both are 0: a
     threshold that keeps everything and one that keeps nothing both lose),
-    and :func:`hierret.sweep.cross_validate` chooses one per fold on the
+    and :func:`hierret.stats.cross_validate` chooses one per fold on the
     other folds (questions sorted by id, shuffled with ``seed``). Each
     question's set is then measured at the threshold chosen without it.
 
@@ -459,3 +391,41 @@ def oof_values(
         for col, v in x.items()
         if col not in ("corpus", "reranker", "chosen") and not pd.isna(v)
     }
+
+
+def scores_by_relevance(
+    run: Run, qrels: Qrels, rank_limit: int | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The scores of relevant and of non-relevant candidates, in two arrays.
+
+    Only queries with judgements in ``qrels`` count; a candidate is relevant
+    when its grade is above 0, and unjudged candidates count as non-relevant.
+    Queries are taken in id order, candidates in rank order.
+
+    Parameters
+    ----------
+    run : Run
+    qrels : Qrels
+    rank_limit : int, optional
+        Only the first ``rank_limit`` candidates of each query.
+
+    Returns
+    -------
+    relevant, non_relevant : ndarray of float64
+
+    Examples
+    --------
+    >>> run = {"q1": [("a", 0.9), ("b", 0.4)], "q2": [("c", 0.7)], "q3": [("d", 0.1)]}
+    >>> rel, non = scores_by_relevance(run, {"q1": {"a": 1, "b": 0}, "q2": {"x": 1}})
+    >>> rel.tolist(), non.tolist()
+    ([0.9], [0.4, 0.7])
+    """
+    rel: list[float] = []
+    non: list[float] = []
+    for qid in sorted(run):
+        if qid not in qrels:
+            continue
+        grades = qrels[qid]
+        for uid, s in run[qid][:rank_limit]:
+            (rel if grades.get(uid, 0) > 0 else non).append(s)
+    return np.asarray(rel, dtype=np.float64), np.asarray(non, dtype=np.float64)

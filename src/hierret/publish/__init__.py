@@ -1,0 +1,43 @@
+"""What a reader sees: tables, figures, result records and the published-number checks.
+
+This floor stands on the core (:mod:`hierret`) and needs nothing from the
+study machinery: its figures and tables take data frames. It is the only
+place matplotlib is imported.
+
+* :mod:`~hierret.publish.tables`: result tables as a page shows them
+  (:func:`styled`, :func:`fields`);
+* :mod:`~hierret.publish.figures`: the shared look, interval and difference
+  figures, and :func:`save` (a figure written where the site build asks);
+* :mod:`~hierret.publish.charts`: each study's own figures, drawn from data
+  frames and arrays;
+* :mod:`~hierret.publish.record`: a notebook's result record
+  (:func:`~hierret.publish.record.publish`, :func:`table_values`, :func:`key`);
+* :mod:`~hierret.publish.report`: the records on disk and the published-number
+  check of README and DECISIONS;
+* :mod:`~hierret.publish.claims`: every comparative sentence tied to its test;
+* :mod:`~hierret.publish.timing`: where a run's time went, as a record, a
+  table and a figure.
+
+A notebook imports from this face only: the modules above and the names listed
+in ``__all__``.
+"""
+
+from hierret.publish import charts, claims, figures, record, report, tables, timing
+from hierret.publish.figures import save
+from hierret.publish.record import key, table_values
+from hierret.publish.tables import fields, styled
+
+__all__ = [
+    "charts",
+    "claims",
+    "fields",
+    "figures",
+    "key",
+    "record",
+    "report",
+    "save",
+    "styled",
+    "table_values",
+    "tables",
+    "timing",
+]
