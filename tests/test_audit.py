@@ -20,6 +20,7 @@ from hierret.evaluation import qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import RANKERS, Profile
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import audit, experiment
 from hierret.study.audit import unlabeled_top
 
@@ -223,7 +224,7 @@ def test_add_relevant_marks_the_holders_and_rejudge_rescoring_the_same_runs() ->
         metrics=["ndcg@10", "hit@1"],
         baseline="dense",
         family=[("bm25", "dense")],
-        n_resamples=200,
+        stats=StatsSettings(n_resamples=200),
     )
     same = result.rejudge({t: qrels[t] for t in result.targets})
     assert same.scores == result.scores  # the bundle's qrels are the evidence's
@@ -275,14 +276,14 @@ def test_the_sample_matches_the_pairs_the_notebook_makes() -> None:
         {r: replace(dense, ranker=r) for r in RANKERS},
         bundle.queries,
         searcher=searcher,
-        n_resamples=10,
+        stats=StatsSettings(n_resamples=10),
     )
     whole = experiment.run(
         {"whole": Profile(level="sections", vectors="first-window")},
         bundle.queries,
         searcher=searcher,
         targets=["sections"],
-        n_resamples=10,
+        stats=StatsSettings(n_resamples=10),
     )
     runs = {**ranked.runs, "whole sections": whole.runs["whole"]}
     unlabeled = audit.unlabeled_top(runs, h, qrels, bundle.queries, depth=3)

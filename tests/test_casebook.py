@@ -14,6 +14,7 @@ from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import casebook, experiment
 from hierret.units import Corpus, Query
 
@@ -45,7 +46,7 @@ def _result(metric: str = "hit@1") -> experiment.Result:
         metrics=[metric],
         baseline="passages",
         family=PAIRS,
-        n_resamples=200,
+        stats=StatsSettings(n_resamples=200),
     )
 
 

@@ -15,6 +15,7 @@ from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import experiment
 from hierret.study.experiment import compare, compare_hits, paired_tests
 from hierret.units import Corpus, Query
@@ -54,13 +55,15 @@ def test_compare_declares_the_family_and_adjusts() -> None:
         "better": dict(enumerate(np.clip(base + 0.2, 0, 1))),
     }
     scores = {a: {f"q{k}": float(v) for k, v in s.items()} for a, s in scores.items()}
-    t = compare(scores, baseline="base", n_resamples=2000)
+    t = compare(scores, baseline="base", stats=StatsSettings(n_resamples=2000))
     assert t.loc["same", "p"] == 1.0
     assert t.loc["same", "diff"] == 0.0
     assert t.loc["better", "p_holm"] < 0.01
     assert t.loc["better", "p_holm"] >= t.loc["better", "p"]
     assert t.attrs["family"] == ["same", "better"]
-    only = compare(scores, baseline="base", family=["better"], n_resamples=2000)
+    only = compare(
+        scores, baseline="base", family=["better"], stats=StatsSettings(n_resamples=2000)
+    )
     assert np.isnan(only.loc["same", "p_holm"])
     with pytest.raises(ValueError, match="not an arm"):
         compare(scores, baseline="nope")
@@ -77,7 +80,7 @@ def test_paired_tests_holm_over_pairs() -> None:
         "b": {f"q{i}": 0.0 for i in range(20)},
         "c": {f"q{i}": float(i % 2) for i in range(20)},
     }
-    t = paired_tests(scores, [("a", "b"), ("c", "b")], n_resamples=2000)
+    t = paired_tests(scores, [("a", "b"), ("c", "b")], stats=StatsSettings(n_resamples=2000))
     assert t.loc["a vs b", "diff"] == 1.0
     assert t.loc["c vs b", "diff"] == 0.5
     assert (t["p_holm"] >= t["p"]).all()
@@ -118,7 +121,7 @@ def result() -> experiment.Result:
         metrics=["ndcg@10", "hit@1"],
         baseline="passages",
         family=[("sections", "passages")],
-        n_resamples=500,
+        stats=StatsSettings(n_resamples=500),
     )
 
 
@@ -140,7 +143,9 @@ def by_hand(target: str, metric: str) -> dict[str, dict[str, float]]:
 def test_run_table_equals_compare_by_hand(target: str) -> None:
     scores = by_hand(target, "ndcg@10")
     assert result().scores[target]["ndcg@10"] == scores
-    expected = compare(scores, baseline="passages", family=["sections"], n_resamples=500)
+    expected = compare(
+        scores, baseline="passages", family=["sections"], stats=StatsSettings(n_resamples=500)
+    )
     pd_testing.assert_frame_equal(result().table(target, "ndcg@10"), expected)
     hits = {a: {q: v > 0 for q, v in s.items()} for a, s in by_hand(target, "hit@1").items()}
     expected_hits = compare_hits(hits, baseline="passages", family=["sections"])
@@ -179,7 +184,7 @@ def test_only_declared_pairs_are_tested() -> None:
             for a in ARMS
         },
         [("sections@sections", "passages@sections"), ("sections@documents", "passages@documents")],
-        n_resamples=500,
+        stats=StatsSettings(n_resamples=500),
     )
     pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
 
@@ -194,7 +199,7 @@ def test_a_second_family_is_tested_and_adjusted_on_its_own() -> None:
             for a in ARMS
         },
         [(f"{a}@{t}", f"{b}@{t}") for t in ("sections", "documents") for a, b in second],
-        n_resamples=500,
+        stats=StatsSettings(n_resamples=500),
     )
     pd_testing.assert_frame_equal(tests.drop(columns=["target", "arm_a", "arm_b"]), direct)
     assert len(result().tests("ndcg@10")) == 2  # the declared family is unchanged
@@ -233,7 +238,7 @@ def test_arms_with_their_own_searcher_and_explicit_qrels() -> None:
         targets=["documents"],
         metrics=["mrr"],
         qrels=qrels,
-        n_resamples=200,
+        stats=StatsSettings(n_resamples=200),
     )
     assert r.baseline == "900"
     assert all(len(ranking) <= 50 for ranking in r.runs["1800"].values())
@@ -288,7 +293,7 @@ def test_between_pairs_one_arm_across_runs() -> None:
             [],
             ["sections", "documents"],
             ["mrr"],
-            n_resamples=500,
+            stats=StatsSettings(n_resamples=500),
         )
 
     runs = {900: result(0.0), 1800: result(-0.3), 2700: result(0.0)}
@@ -305,7 +310,9 @@ def test_between_pairs_one_arm_across_runs() -> None:
         for tg in ("sections", "documents")
     }
     ref = paired_tests(
-        scores, [(a.split(" vs ")[0], a.split(" vs ")[1]) for a in t.index], n_resamples=500
+        scores,
+        [(a.split(" vs ")[0], a.split(" vs ")[1]) for a in t.index],
+        stats=StatsSettings(n_resamples=500),
     )
     np.testing.assert_allclose(t["p_holm"], ref["p_holm"])
     assert t.loc["1800@sections vs 900@sections", "diff"] < 0

@@ -18,6 +18,7 @@ from hierret.publish.figures import (
     readable_span,
 )
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import experiment
 
 matplotlib.use("Agg")
@@ -81,7 +82,7 @@ def test_a_results_difference_figure_shows_the_pair_question_by_question() -> No
         searcher=s,
         baseline="dense",
         family=[("bm25", "dense")],
-        n_resamples=50,
+        stats=StatsSettings(n_resamples=50),
     )
     fig = result.difference_figure("passages", "ndcg@10", ("bm25", "dense"))
     left, right = fig.axes

@@ -18,6 +18,7 @@ from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import joint
 from hierret.study.experiment import Arm
 from hierret.units import Corpus, Document, Query
@@ -87,7 +88,9 @@ def test_arms_cross_every_stage_with_every_reranker_but_the_redundant_one(setup)
 def test_run_equals_each_arm_searched_and_values_follow_the_key_rule(setup) -> None:
     s, qs = setup
     m = _matrix(s)
-    result = m.run(qs, "passages", metrics=["ndcg@10", "recall@5"], n_resamples=50)
+    result = m.run(
+        qs, "passages", metrics=["ndcg@10", "recall@5"], stats=StatsSettings(n_resamples=50)
+    )
     for name, arm in m.arms().items():
         assert result.runs[name] == s.run(qs, arm.profile, k=4, rerankers=m.rerankers)
     values = m.values(
@@ -178,7 +181,7 @@ def test_every_arm_pays_for_the_query_encoding_its_reranker_did_once(setup) -> N
     stages = {"bm25": Arm(Profile(ranker="bm25"), s), "dense": Arm(Profile(), s)}
     rr = {"slow": joint.timed_reranker("encoder", slow, "slow")}
     matrix = joint.JointMatrix(stages, rr, candidates=4)
-    result = matrix.run(qs, "passages", metrics=["ndcg@10"], n_resamples=100)
+    result = matrix.run(qs, "passages", metrics=["ndcg@10"], stats=StatsSettings(n_resamples=100))
     # the untimed warm-up, then each question once (the warm-up's encoding is not kept)
     assert slow.queries == [qs[0].text, *(q.text for q in qs)]
     for arm in ("bm25+slow", "dense+slow"):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from pandas import testing as pd_testing
 
+from hierret.stats import StatsSettings
 from hierret.study.experiment import Result, compare, compare_hits
 from hierret.study.oracle import oracle, oracle_table
 
@@ -17,7 +18,9 @@ A, B, C = (dict(zip(QUERIES, RNG.uniform(size=12).round(3), strict=True)) for _ 
 
 def _result(by_target: dict[str, dict[str, dict[str, float]]], baseline: str) -> Result:
     scores = {t: {"ndcg@10": arms} for t, arms in by_target.items()}
-    return Result({}, scores, baseline, [], list(by_target), ["ndcg@10"], n_resamples=300)
+    return Result(
+        {}, scores, baseline, [], list(by_target), ["ndcg@10"], stats=StatsSettings(n_resamples=300)
+    )
 
 
 def test_oracle_is_the_best_arm_of_each_query() -> None:
@@ -36,7 +39,9 @@ def test_table_over_two_results_equals_compare_with_the_oracle_by_hand() -> None
     second = _result({"documents": {"a": A, "c": C}}, "a")  # shares the baseline
     table = oracle_table([first, second], "documents", "ndcg@10")
     best = {q: max(A[q], B[q], C[q]) for q in QUERIES}
-    expected = compare({"a": A, "b": B, "c": C, "oracle": best}, "a", [], n_resamples=300)
+    expected = compare(
+        {"a": A, "b": B, "c": C, "oracle": best}, "a", [], stats=StatsSettings(n_resamples=300)
+    )
     pd_testing.assert_frame_equal(table, expected)
     assert list(table.index) == ["a", "b", "c", "oracle"]
     assert "diff" not in table.columns  # no tests: the oracle is chosen after the fact

@@ -13,6 +13,7 @@ import pytest
 from hierret.publish.figures import save
 from hierret.publish.record import key, publish, table_values
 from hierret.publish.report import check_markdown, load_results
+from hierret.stats import StatsSettings
 from hierret.study.experiment import compare, compare_hits
 
 matplotlib.use("Agg")
@@ -81,7 +82,9 @@ def test_empty_cells_are_left_out_and_numbers_are_plain() -> None:
         a: {f"q{i}": float(v) for i, v in enumerate(rng.random(12))}
         for a in ("dense", "bm25", "hybrid")
     }
-    t = compare(scores, baseline="dense", family=["bm25", "hybrid"], n_resamples=100)
+    t = compare(
+        scores, baseline="dense", family=["bm25", "hybrid"], stats=StatsSettings(n_resamples=100)
+    )
     values = table_values(t, "ndcg")
     assert not any(k.startswith("ndcg_dense_diff") for k in values)  # the baseline's own
     assert {f"ndcg_bm25_{c}" for c in ("diff", "diff_low", "diff_high", "p", "p_holm")} <= set(

@@ -33,6 +33,7 @@ from hierret.rerank import (
 )
 from hierret.runs import Ranking, rank
 from hierret.search import LatencySummary, Searcher, latency_summary
+from hierret.stats import StatsSettings
 from hierret.study import experiment
 from hierret.study.sets import profile_record, selection_sweep, set_scores
 from hierret.study.thresholds import scores_by_relevance
@@ -498,7 +499,7 @@ def test_profile_fidelity_the_selection_evaluated_is_the_one_given(searcher: Sea
         qrels={"passages": QRELS},
         k=10,
         rerankers=second_encoder_rerankers(),
-        n_resamples=10,
+        stats=StatsSettings(n_resamples=10),
     )
     top3, everything = result.traces["top3"], result.traces["all"]
     # the same first stage and reranker under both

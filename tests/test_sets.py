@@ -13,6 +13,7 @@ from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, Selection
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import sets
 from hierret.study.experiment import run
 from hierret.study.sets import set_scores
@@ -49,7 +50,7 @@ def test_without_selection_runs_the_profile_and_its_twin(searcher: Searcher) -> 
         names=("a", "b"),
         rerankers=rr,
         metrics=["ndcg@10"],
-        n_resamples=20,
+        stats=StatsSettings(n_resamples=20),
     )
     assert result.traces["a"].profile is p
     assert result.traces["b"].profile.selection == Selection()
@@ -80,7 +81,11 @@ def test_without_selection_runs_the_profile_and_its_twin(searcher: Searcher) -> 
 
 def test_set_measures_need_the_arms_own_level(searcher: Searcher) -> None:
     result = run(
-        {"p": Profile()}, QUERIES, searcher=searcher, targets=["documents"], n_resamples=10
+        {"p": Profile()},
+        QUERIES,
+        searcher=searcher,
+        targets=["documents"],
+        stats=StatsSettings(n_resamples=10),
     )
     with pytest.raises(ValueError, match="ranks passages, not the target 'documents'"):
         sets.with_set_measures(result, {"documents": {"q1": {"d1": 1}}})

@@ -358,3 +358,19 @@ def test_percentile_limits_lie_within_observed_differences(
     ci = paired_bootstrap(a, b, n_resamples=199, seed=seed, method="percentile")
     assert d.min() - 1e-12 <= ci.low <= ci.high <= d.max() + 1e-12
     assert d.min() - 1e-12 <= ci.estimate <= d.max() + 1e-12
+
+
+def test_stats_settings_refuse_what_no_study_could_use() -> None:
+    from hierret.stats import DEFAULT_STATS, StatsSettings
+
+    assert StatsSettings(0.95, 10_000, 0) == DEFAULT_STATS
+    with pytest.raises(ValueError, match=r"confidence=1\.0"):
+        StatsSettings(confidence=1.0)
+    with pytest.raises(ValueError, match="n_resamples=0"):
+        StatsSettings(n_resamples=0)
+    with pytest.raises(TypeError, match="n_resamples=True"):
+        StatsSettings(n_resamples=True)
+    with pytest.raises(ValueError, match="seed=-1"):
+        StatsSettings(seed=-1)
+    with pytest.raises(AttributeError):
+        DEFAULT_STATS.seed = 1  # type: ignore[misc]  # frozen, like a Profile

@@ -16,6 +16,7 @@ from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import sweep
 from hierret.study.sweep import plot_sweep
 from hierret.units import Query
@@ -35,7 +36,13 @@ def test_each_row_is_the_profile_searched_and_judged_by_hand() -> None:
     fused = Profile(level="fused", pool=20)
     grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 0.5, 1.0]}
     table = sweep.run(
-        fused, grid, queries, searcher=s, targets=["documents", "sections"], k=20, n_resamples=200
+        fused,
+        grid,
+        queries,
+        searcher=s,
+        targets=["documents", "sections"],
+        k=20,
+        stats=StatsSettings(n_resamples=200),
     ).table()
     assert len(table) == 2 * 2 * 3
     assert list(table.columns) == [
@@ -94,7 +101,7 @@ def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
         queries,
         searcher=s,
         targets=["documents", "sections"],
-        n_resamples=50,
+        stats=StatsSettings(n_resamples=50),
     ).table()
     fig = plot_sweep(
         table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65], title="animals"
@@ -115,7 +122,7 @@ def test_out_of_fold_scores_each_question_by_a_value_chosen_without_it() -> None
         searcher=s,
         targets=["documents", "sections"],
         k=20,
-        n_resamples=200,
+        stats=StatsSettings(n_resamples=200),
     )
     table = swept.out_of_fold("section_weight", folds=4, seed=3)
     assert len(table) == 2 * 2  # vectors x targets

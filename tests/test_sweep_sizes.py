@@ -11,6 +11,7 @@ from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.search import Searcher
+from hierret.stats import StatsSettings
 from hierret.study import experiment
 from hierret.study.sweep import chunking_sweep
 
@@ -59,7 +60,7 @@ def test_arms_are_profile_by_size_and_run_as_each_searcher_runs() -> None:
         metrics=["ndcg@10"],
         baseline="dense-900",
         family=sweep.family("dense", 900),
-        n_resamples=50,
+        stats=StatsSettings(n_resamples=50),
     )
     for name, arm in arms.items():  # the old loop: run each searcher, lift, evaluate
         s = arm.searcher
@@ -97,7 +98,7 @@ def test_plot_draws_one_line_per_profile_over_the_sizes() -> None:
         targets=["sections"],
         metrics=["ndcg@10", "hit@1"],
         baseline="dense-900",
-        n_resamples=50,
+        stats=StatsSettings(n_resamples=50),
     )
     ax = sweep.plot(result.table("sections", "ndcg@10"), ["dense", "bm25"], ylabel="nDCG@10")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["dense", "bm25"]

@@ -11,6 +11,7 @@ from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
+from hierret.stats import StatsSettings
 from hierret.study import experiment
 from hierret.study.testbed import Testbed
 
@@ -62,7 +63,11 @@ def test_compare_is_experiment_run_at_the_testbed_level(bed: Testbed) -> None:
     a, b = bed.searcher(HashEncoder(dimension=16)), bed.searcher(HashEncoder(dimension=64))
     p = Profile(ranker="hybrid")
     got = bed.compare(
-        {"a": a, "b": b}, ["ndcg@10", "recall@5"], profile=p, baseline="b", n_resamples=200, seed=3
+        {"a": a, "b": b},
+        ["ndcg@10", "recall@5"],
+        profile=p,
+        baseline="b",
+        stats=StatsSettings(n_resamples=200, seed=3),
     )
     want = experiment.run(
         {"a": (a, p), "b": (b, p)},
@@ -73,8 +78,7 @@ def test_compare_is_experiment_run_at_the_testbed_level(bed: Testbed) -> None:
         family=[("a", "b")],
         qrels={"passages": bed.qrels()},
         k=100,
-        n_resamples=200,
-        seed=3,
+        stats=StatsSettings(n_resamples=200, seed=3),
     )
     assert got.family == [("a", "b")]
     assert got.scores == want.scores
@@ -90,7 +94,7 @@ def test_compare_takes_every_kind_of_arm_and_needs_a_profile_for_searchers(bed: 
             "arm": experiment.Arm(Profile(ranker="hybrid"), s),
         },
         searcher=s,
-        n_resamples=100,
+        stats=StatsSettings(n_resamples=100),
     )
     assert result.baseline == "bm25"
     assert result.family == [("dense", "bm25"), ("arm", "bm25")]

@@ -11,6 +11,7 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.rerank import EncoderReranker, Selection
+from hierret.stats import StatsSettings
 from hierret.study import thresholds
 from hierret.study.sets import selection_sweep, set_scores
 
@@ -89,9 +90,8 @@ def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> Non
         min_keep=1,
         top_k=8,
         folds=5,
-        seed=2,
         n=21,
-        n_resamples=200,
+        stats=StatsSettings(n_resamples=200, seed=2),
     )
     row = t.iloc[0]
     scores = [s for ranking in run.values() for _, s in ranking]

@@ -49,7 +49,7 @@ from hierret.hierarchy import Hierarchy
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import styled
 from hierret.runs import Qrels, Run
-from hierret.stats import wilson_interval
+from hierret.stats import DEFAULT_STATS, StatsSettings, wilson_interval
 from hierret.units import Level, Query, Unit
 
 if TYPE_CHECKING:
@@ -358,7 +358,9 @@ given have ...): the audit list changed; draw a new sample and read it again
     return judged, header
 
 
-def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def missed(
+    unlabeled: pd.DataFrame, judged: pd.DataFrame, stats: StatsSettings = DEFAULT_STATS
+) -> pd.DataFrame:
     """How many relevant units the labels miss in each arm's top ranks, estimated from a sample.
 
     Each arm's unlabeled pairs that fell in the sample are a simple random
@@ -375,7 +377,8 @@ def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame, confidence: float = 0.
     judged : pandas.DataFrame
         The judged sample (``question``, ``unit``, ``relevant``), drawn from
         the distinct pairs of ``unlabeled`` (:func:`sample`).
-    confidence : float, default 0.95
+    stats : StatsSettings, optional
+        The level of the Wilson intervals (``stats.confidence``).
 
     Returns
     -------
@@ -426,7 +429,7 @@ def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame, confidence: float = 0.
             "relevant": sum(seen),
         }
         if seen:
-            ci = wilson_interval(sum(seen), len(seen), confidence)
+            ci = wilson_interval(sum(seen), len(seen), stats.confidence)
             row |= {"share": ci.estimate, "share_low": ci.low, "share_high": ci.high}
             row |= {
                 f"missed{s}": v * len(pairs_)
@@ -436,7 +439,7 @@ def missed(unlabeled: pd.DataFrame, judged: pd.DataFrame, confidence: float = 0.
     table = pd.DataFrame.from_dict(rows, orient="index").astype(
         {"unlabeled": int, "sampled": int, "relevant": int}
     )
-    table.attrs.update(confidence=confidence)
+    table.attrs.update(confidence=stats.confidence)
     return table
 
 
@@ -623,18 +626,18 @@ class Reading:
         """How many judged pairs are relevant (added to :attr:`qrels`)."""
         return int(self.judged["relevant"].sum())
 
-    def missed(self, confidence: float = 0.95) -> pd.DataFrame:
+    def missed(self, stats: StatsSettings = DEFAULT_STATS) -> pd.DataFrame:
         """:func:`missed` of this sample."""
-        return missed(self.unlabeled, self.judged, confidence)
+        return missed(self.unlabeled, self.judged, stats)
 
-    def table(self, confidence: float = 0.95) -> Styler:
+    def table(self, stats: StatsSettings = DEFAULT_STATS) -> Styler:
         """:meth:`missed` for the page, captioned with the sample, its seed and its rule."""
         return styled(
-            self.missed(confidence),
+            self.missed(stats),
             f"Relevant units the labels miss in each arm's "
             f"top ranks: {len(self.judged)} of the {len(pairs(self.unlabeled))} "
             f"unlabeled pairs read (seed {self.header.get('seed')}); share judged "
-            f"relevant with its Wilson {confidence:.0%} interval, and that share of "
+            f"relevant with its Wilson {stats.confidence:.0%} interval, and that share of "
             "the arm's unlabeled pairs. Rule: " + self.header.get("rule", ""),
         )
 

@@ -25,7 +25,7 @@ Examples
 --------
 >>> per_query = {"base": {"q1": 0.0, "q2": 1.0, "q3": 0.5},
 ...              "new": {"q1": 1.0, "q2": 1.0, "q3": 1.0}}
->>> table = compare(per_query, baseline="base", n_resamples=200)
+>>> table = compare(per_query, baseline="base", stats=StatsSettings(n_resamples=200))
 >>> float(table.loc["new", "mean"]), float(table.loc["new", "diff"])
 (1.0, 0.5)
 """
@@ -50,6 +50,8 @@ from hierret.rerank.base import Reranker
 from hierret.runs import Qrels, Run
 from hierret.search import ProfileRun, Searcher
 from hierret.stats import (
+    DEFAULT_STATS,
+    StatsSettings,
     holm,
     mean_interval,
     paired_bootstrap,
@@ -130,13 +132,16 @@ def _table(
     return table
 
 
+def _resampling(stats: StatsSettings) -> dict[str, Any]:
+    """The bootstrap's keyword arguments from the settings."""
+    return {"n_resamples": stats.n_resamples, "confidence": stats.confidence, "seed": stats.seed}
+
+
 def compare(
     per_query: PerQuery,
     baseline: str,
     family: Sequence[str] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> pd.DataFrame:
     """Compare arms' per-query scores (e.g. nDCG@10) with a baseline.
 
@@ -149,8 +154,9 @@ def compare(
     family : sequence of str, optional
         The comparisons declared before the run (arms compared with the
         baseline); Holm's adjustment runs over exactly these. Default: all arms.
-    confidence, n_resamples, seed
-        Interval level and resampling settings (bootstrap, randomisation).
+    stats : StatsSettings, optional
+        Interval level and resampling settings (bootstrap, randomisation);
+        :data:`~hierret.stats.DEFAULT_STATS` by default.
 
     Returns
     -------
@@ -167,30 +173,23 @@ def compare(
     base = frame[baseline].to_numpy()
     for arm in frame.columns:
         x = frame[arm].to_numpy()
-        ci = mean_interval(
-            x, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile"
-        )
+        ci = mean_interval(x, **_resampling(stats), method="percentile")
         row = {"n": float(len(x)), "mean": float(np.mean(x)), "low": ci.low, "high": ci.high}
         if arm in declared:
-            d = paired_bootstrap(
-                x,
-                base,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                seed=seed,
-                method="percentile",
+            d = paired_bootstrap(x, base, **_resampling(stats), method="percentile")
+            pvalues[arm] = paired_randomization(
+                x, base, n_resamples=stats.n_resamples, seed=stats.seed
             )
-            pvalues[arm] = paired_randomization(x, base, n_resamples=n_resamples, seed=seed)
             row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": pvalues[arm]}
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, confidence)
+    return _table(rows, pvalues, baseline, declared, stats.confidence)
 
 
 def compare_hits(
     hits: Mapping[str, Mapping[str, bool]],
     baseline: str,
     family: Sequence[str] | None = None,
-    confidence: float = 0.95,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> pd.DataFrame:
     """Compare arms' per-query hits (e.g. hit@1) with a baseline.
 
@@ -214,7 +213,7 @@ def compare_hits(
     base = frame[baseline].to_numpy() > 0
     for arm in frame.columns:
         x = frame[arm].to_numpy() > 0
-        w = wilson_interval(int(x.sum()), len(x), confidence)
+        w = wilson_interval(int(x.sum()), len(x), stats.confidence)
         row = {
             "hits": float(x.sum()),
             "n": float(len(x)),
@@ -223,7 +222,7 @@ def compare_hits(
             "high": w.high,
         }
         if arm in declared:
-            pp = paired_proportions(x, base, confidence)
+            pp = paired_proportions(x, base, stats.confidence)
             pvalues[arm] = pp.mcnemar_p
             row |= {
                 "both": pp.both,
@@ -236,15 +235,13 @@ def compare_hits(
                 "p": pp.mcnemar_p,
             }
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, confidence)
+    return _table(rows, pvalues, baseline, declared, stats.confidence)
 
 
 def paired_tests(
     per_query: PerQuery,
     pairs: Sequence[tuple[str, str]],
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> pd.DataFrame:
     """Paired comparisons ``a − b`` for a declared family of arm pairs, Holm-adjusted.
 
@@ -254,6 +251,9 @@ def paired_tests(
         ``{arm: {query_id: score}}`` on the same queries.
     pairs : sequence of (str, str)
         The family, declared before the run: each ``(a, b)`` tests ``a − b``.
+    stats : StatsSettings, optional
+        Interval level and resampling settings (bootstrap, randomisation);
+        :data:`~hierret.stats.DEFAULT_STATS` by default.
 
     Returns
     -------
@@ -265,7 +265,8 @@ def paired_tests(
     Examples
     --------
     >>> scores = {"x": {"q1": 1.0, "q2": 0.5}, "y": {"q1": 0.5, "q2": 0.5}}
-    >>> float(paired_tests(scores, [("x", "y")], n_resamples=100).loc["x vs y", "diff"])
+    >>> settings = StatsSettings(n_resamples=100)
+    >>> float(paired_tests(scores, [("x", "y")], settings).loc["x vs y", "diff"])
     0.25
     """
     frame = align(per_query)
@@ -276,11 +277,9 @@ def paired_tests(
     pvalues: dict[str, float] = {}
     for a, b in pairs:
         x, y = frame[a].to_numpy(), frame[b].to_numpy()
-        d = paired_bootstrap(
-            x, y, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile"
-        )
+        d = paired_bootstrap(x, y, **_resampling(stats), method="percentile")
         name = f"{a} vs {b}"
-        pvalues[name] = paired_randomization(x, y, n_resamples=n_resamples, seed=seed)
+        pvalues[name] = paired_randomization(x, y, n_resamples=stats.n_resamples, seed=stats.seed)
         rows[name] = {
             "a": a,
             "b": b,
@@ -293,7 +292,7 @@ def paired_tests(
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
-    table.attrs.update(confidence=confidence, n=len(frame))
+    table.attrs.update(confidence=stats.confidence, n=len(frame))
     return table
 
 
@@ -362,8 +361,8 @@ class Result:
     family : list of (str, str)
         The pairs declared before the run; each ``(a, b)`` tests ``a − b``.
     targets, metrics : list of str
-    confidence, n_resamples, seed
-        The statistics' settings.
+    stats : StatsSettings
+        The statistics' settings (confidence, resamples, seed).
     queries : dict[str, Query]
         The questions by id (text and evidence), as :func:`run` was given them.
     rankings : dict
@@ -385,9 +384,7 @@ class Result:
     family: list[tuple[str, str]]
     targets: list[str]
     metrics: list[str]
-    confidence: float = 0.95
-    n_resamples: int = 10_000
-    seed: int = 0
+    stats: StatsSettings = DEFAULT_STATS
     queries: dict[str, Query] = field(default_factory=dict, repr=False)
     rankings: dict[str, dict[str, Run]] = field(default_factory=dict, repr=False)
     judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
@@ -398,6 +395,11 @@ class Result:
     _judging: (
         tuple[dict[str, tuple[Searcher, Profile, int | None]], list[Query], dict[str, Qrels]] | None
     ) = field(default=None, repr=False)
+
+    @property
+    def confidence(self) -> float:
+        """The level of every interval of this result (``stats.confidence``)."""
+        return self.stats.confidence
 
     @property
     def arms(self) -> list[str]:
@@ -432,7 +434,7 @@ class Result:
         Examples
         --------
         >>> r = Result({}, {"sections": {"mrr": {"a": {"q": 1.0}}}}, "a", [], ["sections"],
-        ...            ["mrr"], n_resamples=10)
+        ...            ["mrr"], StatsSettings(n_resamples=10))
         >>> r.add("b", {"sections": {"q": 0.5, "other": 1.0}})
         >>> r.arms, r.per_query("sections", "mrr").loc["q"].tolist()
         (['a', 'b'], [1.0, 0.5])
@@ -499,16 +501,9 @@ class Result:
             per_q = self.scores[target][metric]
             if metric.startswith("hit@"):
                 hits = {a: {q: v > 0 for q, v in s.items()} for a, s in per_q.items()}
-                table = compare_hits(hits, self.baseline, self._members(), self.confidence)
+                table = compare_hits(hits, self.baseline, self._members(), self.stats)
             else:
-                table = compare(
-                    per_q,
-                    self.baseline,
-                    self._members(),
-                    self.confidence,
-                    self.n_resamples,
-                    self.seed,
-                )
+                table = compare(per_q, self.baseline, self._members(), self.stats)
             self._tables[key] = table
         return self._tables[key]
 
@@ -542,7 +537,7 @@ class Result:
             if not pairs:  # nothing declared, nothing tested
                 table = pd.DataFrame(columns=TEST_COLUMNS)
             else:
-                table = paired_tests(scores, pairs, self.confidence, self.n_resamples, self.seed)
+                table = paired_tests(scores, pairs, self.stats)
                 table["target"] = [t for t in chosen for _ in pairs_]
                 table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
                 table["arm_b"] = [b for _ in chosen for _, b in pairs_]
@@ -598,9 +593,7 @@ class Result:
             self.family,
             self.targets,
             self.metrics,
-            self.confidence,
-            self.n_resamples,
-            self.seed,
+            self.stats,
             self.queries,
             rankings,
             judged,
@@ -696,7 +689,7 @@ class Result:
         Examples
         --------
         >>> r = Result({}, {"sections": {"mrr": {"a": {"q": 1.0}, "b": {"q": 0.5}}}}, "a", [],
-        ...            ["sections"], ["mrr"], n_resamples=10)
+        ...            ["sections"], ["mrr"], StatsSettings(n_resamples=10))
         >>> sorted(r.values("dr9"))[:3]
         ['dr9_sections_a_mrr', 'dr9_sections_a_mrr_high', 'dr9_sections_a_mrr_low']
         """
@@ -816,9 +809,9 @@ def between(
     Examples
     --------
     >>> small = Result({}, {"sections": {"mrr": {"chunk": {"q1": 1.0, "q2": 0.5}}}}, "chunk",
-    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    ...                [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))
     >>> large = Result({}, {"sections": {"mrr": {"chunk": {"q1": 0.5, "q2": 0.5}}}}, "chunk",
-    ...                [], ["sections"], ["mrr"], n_resamples=100)
+    ...                [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))
     >>> t = between({900: small, 1800: large}, "chunk", "mrr")
     >>> t.index.tolist(), t[["diff", "run_a", "run_b"]].to_dict("records")
     (['1800@sections vs 900@sections'], [{'diff': -0.25, 'run_a': 1800, 'run_b': 900}])
@@ -845,7 +838,7 @@ def between(
     pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
     if not pairs:
         return pd.DataFrame(columns=columns)
-    table = paired_tests(scores, pairs, first.confidence, first.n_resamples, first.seed)
+    table = paired_tests(scores, pairs, first.stats)
     table["target"] = [t for t in chosen for _ in labels[1:]]
     table["run_a"] = [label for _ in chosen for label in labels[1:]]
     table["run_b"] = labels[0]
@@ -866,9 +859,7 @@ def run(
     qrels: Mapping[str, Qrels] | None = None,
     k: int = 100,
     rerankers: Mapping[str, Reranker] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> Result:
     """Run named arms on the same queries, judge them at each target, keep every score.
 
@@ -903,8 +894,9 @@ def run(
         its own).
     rerankers : mapping of str to Reranker, optional
         Rerankers by the names profiles use.
-    confidence, n_resamples, seed
-        Interval level and resampling settings.
+    stats : StatsSettings, optional
+        Interval level and resampling settings (bootstrap, randomisation);
+        :data:`~hierret.stats.DEFAULT_STATS` by default.
 
     Returns
     -------
@@ -966,9 +958,7 @@ def run(
         pairs,
         list(targets),
         list(metrics),
-        confidence,
-        n_resamples,
-        seed,
+        stats,
         {q.id: q for q in queries},
         rankings,
         judged,

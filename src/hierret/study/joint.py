@@ -38,7 +38,8 @@ Examples
 >>> q = [Query("q1", "do dogs bark", (("d1", 0, 17),)), Query("q2", "cats purr", (("d0", 0, 17),))]
 >>> m.prepare(q)  # what run() does first: 3 distinct candidates prepared
 3
->>> result = m.run(q, "passages", metrics=["ndcg@10"], n_resamples=50)
+>>> from hierret.stats import StatsSettings
+>>> result = m.run(q, "passages", metrics=["ndcg@10"], stats=StatsSettings(n_resamples=50))
 >>> sorted(matrix_values(result, "pets"))[:2]
 ['pets_bm25_none_ndcg10', 'pets_bm25_none_ndcg10_high']
 """
@@ -302,7 +303,7 @@ class JointMatrix:
         With ``prepare`` (the default), :meth:`prepare` runs first, so the
         latency traced is the query-time work. The baseline is the first
         arm; rankings are ``candidates`` long; ``options`` (``metrics``,
-        ``qrels``, ``confidence``, ...) go through.
+        ``qrels``, ``stats``, ...) go through.
         """
         if prepare:
             self.prepare(queries)

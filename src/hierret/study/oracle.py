@@ -111,7 +111,8 @@ def oracle_table(
     >>> from hierret.study.experiment import Result
     >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
     ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
-    >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], n_resamples=100)
+    >>> from hierret.stats import StatsSettings
+    >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))
     >>> oracle_table([r], "sections", "mrr")["mean"].to_dict()
     {'a': 0.5, 'b': 0.75, 'oracle': 1.0}
     >>> oracle_table([r], "sections", "mrr", over=["b"])["mean"].to_dict()
@@ -149,5 +150,5 @@ def oracle_table(
     scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
     if metric.startswith("hit@"):
         hits = {a: {q: v > 0 for q, v in s.items()} for a, s in scores.items()}
-        return compare_hits(hits, first.baseline, [], first.confidence)
-    return compare(scores, first.baseline, [], first.confidence, first.n_resamples, first.seed)
+        return compare_hits(hits, first.baseline, [], first.stats)
+    return compare(scores, first.baseline, [], first.stats)

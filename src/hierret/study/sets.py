@@ -24,7 +24,8 @@ Examples
 >>> arms = {"all": Profile(ranker="bm25"),
 ...         "one": Profile(ranker="bm25", selection=Selection(top_k=1))}
 >>> q = [Query("q", "dogs bark", (("b", 0, 10),))]
->>> result = with_set_measures(run(arms, q, searcher=s, n_resamples=10),
+>>> from hierret.stats import StatsSettings
+>>> result = with_set_measures(run(arms, q, searcher=s, stats=StatsSettings(n_resamples=10)),
 ...                            {"passages": {"q": {"b#p0": 1}}})
 >>> result.table("passages", "set precision")["mean"].to_dict()  # doctest: +ELLIPSIS
 {'all': 0.333..., 'one': 1.0}
@@ -189,7 +190,7 @@ def without_selection(
         Ranking length; default ``profile.candidates`` (the twin then returns
         every candidate).
     **options
-        ``metrics``, ``confidence``, ``n_resamples``, ``seed`` for
+        ``metrics``, ``stats`` (a :class:`~hierret.stats.StatsSettings`) for
         :func:`hierret.study.experiment.run`.
     """
     twin = replace(profile, name=f"{profile.name} without selection".strip(), selection=Selection())

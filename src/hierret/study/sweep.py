@@ -38,7 +38,7 @@ Examples
 >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),))]
 >>> table = run(Profile(level="fused"), {"vectors": ["rawspan", "centroid"],
 ...                                       "section_weight": [0.0, 1.0]},
-...             q, searcher=s, targets=["sections"], n_resamples=10).table()
+...             q, searcher=s, targets=["sections"], stats=StatsSettings(n_resamples=10)).table()
 >>> table[["vectors", "section_weight", "target", "n"]].values.tolist()
 [['rawspan', 0.0, 'sections', 1], ['rawspan', 1.0, 'sections', 1], \
 ['centroid', 0.0, 'sections', 1], ['centroid', 1.0, 'sections', 1]]
@@ -68,7 +68,7 @@ from hierret.profile import Profile
 from hierret.publish import charts
 from hierret.runs import Qrels
 from hierret.search import Searcher
-from hierret.stats import cross_validate, mean_interval
+from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.study import experiment
 from hierret.study.experiment import Arm, Result
 from hierret.units import Corpus, Level, Query
@@ -89,9 +89,7 @@ def run(
     metric: str = "ndcg@10",
     k: int = 100,
     qrels: Mapping[str, Qrels] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> Swept:
     """Run ``profile`` with its fields set to every combination in ``grid``, keeping every score.
 
@@ -102,7 +100,7 @@ def run(
     grid : mapping of str to sequence
         Fields of :class:`~hierret.profile.Profile` and the values each takes,
         in order; every combination is run (the first field varies slowest).
-    queries, searcher, targets, metric, k, qrels, confidence, n_resamples, seed
+    queries, searcher, targets, metric, k, qrels, stats
         As :func:`hierret.study.experiment.run` takes them.
 
     Returns
@@ -142,9 +140,7 @@ def run(
         metrics=[metric],
         qrels=qrels,
         k=k,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+        stats=stats,
     )
     return Swept(settings, result)
 
@@ -230,7 +226,7 @@ class Swept:
         --------
         >>> scores = {"sections": {"mrr": {"w=0": {"q1": 1.0, "q2": 0.0, "q3": 1.0},
         ...                                "w=1": {"q1": 0.0, "q2": 1.0, "q3": 0.5}}}}
-        >>> r = Result({}, scores, "w=0", [], ["sections"], ["mrr"], n_resamples=50)
+        >>> r = Result({}, scores, "w=0", [], ["sections"], ["mrr"], StatsSettings(n_resamples=50))
         >>> swept = Swept([{"w": 0}, {"w": 1}], r)
         >>> t = swept.out_of_fold("w", folds=3)  # each question held out once
         >>> t.loc[0, ["mean", "in_sample_mean"]].tolist(), t.loc[0, "chosen"]
@@ -258,7 +254,7 @@ class Swept:
                 scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
                 held, picks, _ = cross_validate(scores, folds, seed)
                 chosen = [members[i][field] for i in picks]
-                ci = mean_interval(held, r.n_resamples, r.confidence, r.seed)
+                ci = mean_interval(held, r.stats.n_resamples, r.stats.confidence, r.stats.seed)
                 best_all = int(np.argmax(scores.mean(axis=0)))
                 rows.append(
                     {

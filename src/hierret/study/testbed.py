@@ -190,19 +190,21 @@ class Testbed:
             Ranking length of each arm.
         **kwargs
             More :func:`hierret.study.experiment.run` arguments: ``searcher``,
-            ``rerankers``, ``confidence``, ``n_resamples``, ``seed``.
+            ``rerankers``, ``stats`` (a :class:`~hierret.stats.StatsSettings`).
 
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
+        >>> from hierret.stats import StatsSettings
+        >>> few = StatsSettings(n_resamples=100)
         >>> bed = Testbed.load("python-reference", max_queries=4, max_docs=6)
         >>> s = Searcher(bed.hierarchy, HashEncoder(dimension=32))
         >>> result = bed.compare({"dense": Profile(), "bm25": Profile(ranker="bm25")},
-        ...                      ["recall@10"], searcher=s, n_resamples=100)
+        ...                      ["recall@10"], searcher=s, stats=few)
         >>> list(result.table("passages", "recall@10").index), result.family
         (['dense', 'bm25'], [('bm25', 'dense')])
         >>> other = Searcher(bed.hierarchy, HashEncoder(dimension=64))
-        >>> bed.compare({"32": s, "64": other}, profile=Profile(), n_resamples=100).arms
+        >>> bed.compare({"32": s, "64": other}, profile=Profile(), stats=few).arms
         ['32', '64']
         """
         given = {name: _with_profile(name, arm, profile) for name, arm in arms.items()}

@@ -43,7 +43,7 @@ from hierret.publish import charts
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
 from hierret.runs import Qrels, Run
-from hierret.stats import cross_validate, mean_interval
+from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.study.sets import selection_sweep, set_scores
 
 if TYPE_CHECKING:
@@ -282,10 +282,8 @@ def out_of_fold(
     min_keep: int = 0,
     top_k: int | None = None,
     folds: int = 5,
-    seed: int = 0,
     n: int = 41,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
+    stats: StatsSettings = DEFAULT_STATS,
 ) -> pd.DataFrame:
     """Each case's ``min_score`` chosen out of fold by the returned set's F1.
 
@@ -306,12 +304,13 @@ def out_of_fold(
         Each column's fixed threshold, scored in sample beside (``own_f1``).
     min_keep, top_k
         The floor and the ceiling.
-    folds, seed
-        The cross-validation.
+    folds : int, default 5
+        The cross-validation's folds (split with ``stats.seed``).
     n : int, default 41
         Grid points.
-    confidence, n_resamples
-        The bootstrap interval of the out-of-fold mean F1 (seed ``seed``).
+    stats : StatsSettings, optional
+        The bootstrap interval of the out-of-fold mean F1, and the seed of
+        the split.
 
     Returns
     -------
@@ -327,7 +326,8 @@ def out_of_fold(
     --------
     >>> run = {f"q{i}": [("a", 0.9), ("b", 0.6), ("x", 0.2)] for i in range(6)}
     >>> qrels = {f"q{i}": {"a": 1, "b": 1} for i in range(6)}
-    >>> t = out_of_fold({("toy", "rr"): (run, qrels)}, {"rr": 0.1}, folds=3, n_resamples=100)
+    >>> t = out_of_fold({("toy", "rr"): (run, qrels)}, {"rr": 0.1}, folds=3,
+    ...                 stats=StatsSettings(n_resamples=100))
     >>> t.loc[0, ["f1", "precision", "recall", "kept", "own_f1"]].round(3).tolist()
     [1.0, 1.0, 1.0, 2.0, 0.8]
     """
@@ -335,12 +335,12 @@ def out_of_fold(
     for (row, col), case in cases.items():
         grid = _threshold_grid(case, (), n)
         per_q = _per_question(case, grid, min_keep, top_k)
-        held, picks, fold = cross_validate(per_q["f1"], folds, seed)
+        held, picks, fold = cross_validate(per_q["f1"], folds, stats.seed)
         column = np.asarray(picks)[fold][:, None]  # each question's chosen threshold
         at = {
             m: float(np.take_along_axis(v, column, 1).mean()) for m, v in per_q.items() if m != "f1"
         }
-        ci = mean_interval(held, n_resamples, confidence, seed)
+        ci = mean_interval(held, stats.n_resamples, stats.confidence, stats.seed)
         chosen = [round(float(grid[i]), 4) for i in picks]  # short enough to read
         best = int(np.argmax(per_q["f1"].mean(axis=0)))
         fixed = (own or {}).get(col)
