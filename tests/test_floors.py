@@ -261,3 +261,22 @@ def test_every_public_definition_has_a_caller_outside_the_tests() -> None:
         if used.get(node.name, 0) - own <= 0:
             dead.append(f"{module}.{name}")
     assert dead == [], "delete what nothing calls, or call it"
+
+
+def test_the_readme_python_example_runs_on_the_core_face(tmp_path: Path) -> None:
+    """README's "Use it from Python" block, executed as written (BM25: nothing embedded)."""
+    import re
+    import subprocess
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "README has no Python example"
+    script = tmp_path / "example.py"
+    script.write_text(blocks[0], encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True, cwd=tmp_path
+    ).stdout
+    assert "finally" in out
+    assert "nDCG@10" in out
+    faces = re.findall(r"^from (hierret\S*) import", blocks[0], flags=re.M)
+    assert set(faces) == {"hierret"}, "the example imports the core face only"
