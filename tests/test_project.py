@@ -303,3 +303,14 @@ def test_tests_find_the_data_by_the_noxfile_rule(
     shared = ROOT.parent / "shared" / "datasets"
     if given is None:
         assert data_home() == (shared if shared.is_dir() else None)
+
+
+def test_notebooks_open_on_the_projects_kernel() -> None:
+    """JupyterLab opens a notebook on the kernel its metadata names: the one nox installs."""
+    import re
+
+    kernel = re.search(r'^KERNEL = "([^"]+)"', (ROOT / "noxfile.py").read_text(), re.M)
+    assert kernel is not None
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        spec = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+        assert spec["name"] == kernel.group(1), f"{path.name} opens on {spec['name']}"
