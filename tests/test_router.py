@@ -28,7 +28,7 @@ def test_folds_never_see_their_own_questions() -> None:
     for fold, train in enumerate(routed.train):
         assert not set(train) & set(held[fold])
         assert set(train) | set(held[fold]) == set(scores.index)
-    parts = fold_parts(len(scores), 5, 3)  # the one split, shared with sweep.held_out
+    parts = fold_parts(len(scores), 5, 3)  # the one split, shared with stats.held_out
     assert [sorted(scores.index[p]) for p in parts] == [sorted(held[f]) for f in range(5)]
 
 

@@ -2,7 +2,7 @@
 
 After a :class:`~hierret.rerank.Selection`, a profile returns a *set* of
 units, not a ranking cut at 10: its precision, recall and size
-(:func:`~hierret.rerank.set_scores`) say more about it than nDCG does.
+(:func:`set_scores`) say more about it than nDCG does.
 :func:`with_set_measures` adds them to an :func:`hierret.study.experiment.run`
 result as three more metrics (``"set precision"``, ``"set recall"``,
 ``"set kept"``), so its tables and paired tests cover them too;
@@ -142,7 +142,7 @@ def with_set_measures(result: Result, qrels: Mapping[str, Qrels]) -> Result:
 def profile_record(result: Result, arm: str, target: str | None = None) -> dict[str, Any]:
     """One arm's record: profile as run, reranker, latency, sets kept, mean metrics.
 
-    The metrics are averaged as :meth:`~hierret.rerank.ProfileEvaluation.means`
+    The metrics are averaged as :meth:`ProfileEvaluation.means`
     does (``math.fsum``), the set measures as plain means.
     """
     at = target if target is not None else result.targets[0]

@@ -12,7 +12,7 @@ out on that grid in the figures:
   non-relevant candidates: where they overlap, no threshold separates them;
 * :func:`sweep` and :func:`plot_sweeps` — the returned set's precision,
   recall and size as the threshold moves over the scores' range (floor and
-  ceiling fixed; :func:`~hierret.rerank.selection_sweep`);
+  ceiling fixed; :func:`~hierret.study.sets.selection_sweep`);
 * :func:`marks` — the same at named thresholds (e.g. a study's 0.5 and each
   reranker's own ``min_score``);
 * :func:`out_of_fold` — the threshold tuned honestly: chosen on some
@@ -138,7 +138,7 @@ def sweep(
     min_keep: int = 0,
     top_k: int | None = None,
 ) -> pd.DataFrame:
-    """:func:`~hierret.rerank.selection_sweep` over ``n`` thresholds spanning the scores.
+    """:func:`~hierret.study.sets.selection_sweep` over ``n`` thresholds spanning the scores.
 
     The grid runs evenly from the lowest to the highest score of the case,
     widened to hold every value of ``include``.
@@ -184,7 +184,7 @@ def marks(
     pandas.DataFrame
         One row per case and threshold: ``corpus`` (the row), ``reranker``
         (the column), ``selection``, ``min_score``, ``precision``, ``recall``,
-        ``kept``, ``floored`` (as :func:`~hierret.rerank.selection_sweep`).
+        ``kept``, ``floored`` (as :func:`~hierret.study.sets.selection_sweep`).
     """
     frames = []
     for (row, col), case in cases.items():
