@@ -359,7 +359,8 @@ def test_papermill_with_bad_parameters_fails_in_the_check_cell(tmp_path: Path) -
         "- section_weight must be a float (an int will do), got 'abc' (str); the default is 0.65",
         "- corpora[0] = 'scifcat' is not accepted (did you mean 'scifact'?); accepted: "
         + ", ".join(source_names())
-        + ", or a BEIR folder or a Qasper JSON file",
+        + ", or a BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text "
+        "documents with questions.jsonl",
     ]
     cells = json.loads(out.read_text(encoding="utf-8"))["cells"]
     assert [c["execution_count"] for c in cells if c["cell_type"] == "code"] == [1, 2, 3, None]

@@ -5,7 +5,8 @@
     python -m hierret search "how does finally work?" --level fused --ranker hybrid --k 5
 
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
-takes; default: the Python Language Reference) with the package's default
+takes, your own folder of documents with ``questions.jsonl`` too; default: the
+Python Language Reference) with the package's default
 profile (:data:`hierret.profile.DEFAULT`: dense ranking of passages), each
 option overriding one of its fields, and prints each hit's rank, score, unit
 id, span, section path and a one-line snippet. Vectors are cached on disk
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus",
         default="python-reference",
         help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
-        "BEIR folder or Qasper JSON file (default: python-reference)",
+        "BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
+        "with questions.jsonl (default: python-reference)",
     )
     s.add_argument(
         "--level",

@@ -10,6 +10,12 @@ from hierret.datasets.download import (
     DownloadError,
     data_home,
 )
+from hierret.datasets.folder import (
+    FolderDataset,
+    FolderDataWarning,
+    FolderFormatError,
+    load_folder,
+)
 from hierret.datasets.gold import GoldSet, default_gold_path, load_gold, locate
 from hierret.datasets.python_reference import load_python_reference
 from hierret.datasets.qasper import QasperDataset, QasperFormatError, QasperStats, load_qasper
@@ -25,6 +31,9 @@ __all__ = [
     "DataNotFoundError",
     "DownloadDeadlineError",
     "DownloadError",
+    "FolderDataWarning",
+    "FolderDataset",
+    "FolderFormatError",
     "GoldSet",
     "QasperDataset",
     "QasperFormatError",
@@ -35,6 +44,7 @@ __all__ = [
     "default_gold_path",
     "load",
     "load_beir",
+    "load_folder",
     "load_gold",
     "load_python_reference",
     "load_qasper",

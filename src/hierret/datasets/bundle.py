@@ -22,6 +22,11 @@ a BEIR folder
     ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
 a Qasper JSON file
     One file in the v0.3 layout.
+a folder of your own documents
+    ``*.md``, ``*.markdown``, ``*.rst`` and ``*.txt`` files with a
+    ``questions.jsonl`` (:mod:`hierret.datasets.folder`); questions with
+    evidence quotes are judged at every target, those naming sections at
+    sections and documents, those naming a document at documents only.
 
 Every source is cut down the same way (:func:`sample_documents`): the queries
 kept are the first ``max_queries`` in file order; the documents kept are every
@@ -44,6 +49,7 @@ import numpy as np
 from hierret import _clock
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
 from hierret.datasets.download import DataFormatError, data_home
+from hierret.datasets.folder import EXAMPLE_LINES, QUESTIONS_FILE, FolderDataset, load_folder
 from hierret.datasets.gold import default_gold_path, load_gold
 from hierret.datasets.python_reference import load_python_reference
 from hierret.datasets.qasper import HEADING_STYLES as MARKDOWN_HEADINGS
@@ -58,8 +64,9 @@ __all__ = ["Bundle", "load", "sample_documents", "source_names"]
 ALL_TARGETS: tuple[Level, ...] = get_args(Level)
 _SECTIONS_SUFFIX = "-sections"
 _FORMATS = (
-    "a BEIR folder (corpus.jsonl, queries.jsonl and qrels/<split>.tsv) or a Qasper v0.3 "
-    "JSON file (*.json)"
+    "a BEIR folder (corpus.jsonl, queries.jsonl and qrels/<split>.tsv), a Qasper v0.3 "
+    "JSON file (*.json), or a folder of Markdown/RST/text documents (*.md, *.markdown, "
+    f"*.rst, *.txt) with {QUESTIONS_FILE} (one question a line, e.g. {EXAMPLE_LINES[0]})"
 )
 
 
@@ -92,6 +99,11 @@ class Bundle:
     details : dict
         What the source loader records about the full dataset (``full_``
         corpus size and fingerprint, gold file and digest, counts, ...).
+    judged_at : dict, optional
+        Each query's finest target, for a source whose questions are judged
+        at different targets (a folder of documents: quotes at passages,
+        section ids at sections, document ids at documents); ``None`` when
+        every query is judged at every target of :attr:`targets`.
 
     Examples
     --------
@@ -109,13 +121,33 @@ class Bundle:
     sampling: str
     judgments: Mapping[str, Mapping[str, int]] | None = None
     details: Mapping[str, str | int] = field(default_factory=dict)
+    judged_at: Mapping[str, Level] | None = None
+
+    def judged_queries(self, target: Level) -> tuple[Query, ...]:
+        """The queries judged at ``target``: all of them, unless :attr:`judged_at` says less.
+
+        A query whose evidence names a whole document (or section) is not
+        judged at a finer target: every passage of that document would count
+        as relevant.
+
+        Examples
+        --------
+        >>> bundle = load("python-reference", max_queries=3, max_docs=10)
+        >>> bundle.judged_queries("passages") == bundle.queries
+        True
+        """
+        if self.judged_at is None:
+            return self.queries
+        rank = ALL_TARGETS.index(target)
+        return tuple(q for q in self.queries if ALL_TARGETS.index(self.judged_at[q.id]) >= rank)
 
     def qrels(self, hierarchy: Hierarchy, target: Level) -> Qrels:
         """The judgments of the kept queries over ``hierarchy``'s units of ``target``.
 
         Span evidence is judged by overlap
-        (:func:`~hierret.evaluation.qrels_from_evidence`); BEIR judgments are
-        the graded scores above zero, per document.
+        (:func:`~hierret.evaluation.qrels_from_evidence`), for the queries
+        :meth:`judged_queries` gives; BEIR judgments are the graded scores
+        above zero, per document.
 
         Parameters
         ----------
@@ -140,6 +172,13 @@ class Bundle:
         """
         if target not in ALL_TARGETS:
             raise ValueError(f"unknown target {target!r}: use one of {', '.join(ALL_TARGETS)}")
+        if target not in self.targets and self.judged_at is not None:
+            raise ValueError(
+                f"{self.source} is judged at {', '.join(self.targets)} only, not {target!r}: "
+                "its questions name documents or sections, not evidence quotes; evaluate at "
+                f"{self.targets[-1]!r}, or give questions 'evidence' quotes to judge them at "
+                "passages"
+            )
         if target not in self.targets:
             raise ValueError(
                 f"{self.source} is judged at {', '.join(self.targets)} only, not {target!r} "
@@ -154,7 +193,7 @@ class Bundle:
                 f"({self.corpus.fingerprint}): build it from bundle.corpus"
             )
         if self.judgments is None:
-            return qrels_from_evidence(self.queries, hierarchy.units(target))
+            return qrels_from_evidence(self.judged_queries(target), hierarchy.units(target))
         return {
             q.id: positive
             for q in self.queries
@@ -187,6 +226,8 @@ class Bundle:
         h = hashlib.sha256()
         for q in self.queries:
             h.update(f"{q.id}\t{q.evidence}\n".encode())
+            if self.judged_at is not None:
+                h.update(f"{self.judged_at[q.id]}\n".encode())
             if self.judgments is not None:
                 h.update(f"{sorted(self.judgments.get(q.id, {}).items())}\n".encode())
         return {
@@ -311,7 +352,9 @@ def load(
     source : str or path-like
         A corpus name (:func:`source_names`: ``"python-reference"``,
         ``"scifact"``, ``"scifact-sections"``, ``"qasper"``, ...) or the path
-        of a BEIR folder or a Qasper JSON file (see the module docstring).
+        of a BEIR folder, a Qasper JSON file, or a folder of documents with
+        ``questions.jsonl`` (or that file's path; see the module docstring and
+        :mod:`hierret.datasets.folder`).
     max_queries : int, optional
         Keep the first ``max_queries`` queries, in file order.
     max_docs : int, optional
@@ -323,8 +366,8 @@ def load(
         ``*-sections`` corpora.
     split : str, optional
         The judged split: BEIR ``qrels/<split>.tsv`` (default ``"test"``) or a
-        Qasper split (default ``"dev"``). Not accepted for python-reference or a
-        Qasper file, which have one.
+        Qasper split (default ``"dev"``). Not accepted for python-reference, a
+        Qasper file or a folder of documents, which have one.
     download : bool, default True
         Allow downloading a named dataset that is not under
         :func:`~hierret.datasets.data_home`.
@@ -341,6 +384,13 @@ def load(
         not have, or a count below 1.
     DataNotFoundError
         A named dataset is absent and could not be downloaded.
+
+    Warns
+    -----
+    UserWarning
+        Data dropped by a loader, one warning naming what (BEIR:
+        :class:`~hierret.datasets.BeirDataWarning`; a folder of documents:
+        :class:`~hierret.datasets.folder.FolderDataWarning`).
 
     Examples
     --------
@@ -375,12 +425,19 @@ def _load_full(
         return _by_name(source, split, seed=seed, download=download)
     path = Path(source).expanduser()
     if path.is_dir():
-        if not (path / "corpus.jsonl").is_file():
+        if (path / "corpus.jsonl").is_file():
+            return _beir(load_beir(path, split or "test", download=False), path.resolve().name)
+        if not (path / QUESTIONS_FILE).is_file():
             raise DataFormatError(
-                f"{path} is a folder without corpus.jsonl: not a recognised format; give {_FORMATS}"
+                f"{path} is a folder without corpus.jsonl or {QUESTIONS_FILE}: not a "
+                f"recognised format; give {_FORMATS}"
             )
-        return _beir(load_beir(path, split or "test", download=False), path.resolve().name)
+        _no_split(path.resolve().name, split)
+        return _folder(load_folder(path))
     if path.is_file():
+        if path.name == QUESTIONS_FILE:
+            _no_split(path.resolve().parent.name, split)
+            return _folder(load_folder(path))
         if path.suffix.lower() != ".json":
             raise DataFormatError(f"{path} is not a recognised format; give {_FORMATS}")
         _no_split(path.name, split)
@@ -442,6 +499,23 @@ def _qasper(split_or_path: str | Path, source: str, *, download: bool = False) -
         data.queries,
         MARKDOWN_HEADINGS,
         details=_full_details(data.identity()),
+    )
+
+
+def _folder(data: FolderDataset) -> Bundle:
+    finest = max(data.judged_at.values(), key=ALL_TARGETS.index)
+    bundle = _whole(
+        data.name,
+        None,
+        data.corpus,
+        data.queries,
+        data.heading_styles,
+        details=_full_details(data.identity()),
+    )
+    return replace(
+        bundle,
+        targets=ALL_TARGETS[: ALL_TARGETS.index(finest) + 1],
+        judged_at=dict(data.judged_at),
     )
 
 
@@ -516,6 +590,12 @@ def _cut(full: Bundle, max_queries: int | None, max_docs: int | None, seed: int)
         if full.judgments is None
         else {q.id: dict(full.judgments.get(q.id, {})) for q in queries}
     )
+    judged_at = None if full.judged_at is None else {q.id: full.judged_at[q.id] for q in queries}
     return replace(
-        full, corpus=corpus, queries=queries, sampling=f"{q_part}; {d_part}", judgments=judgments
+        full,
+        corpus=corpus,
+        queries=queries,
+        sampling=f"{q_part}; {d_part}",
+        judgments=judgments,
+        judged_at=judged_at,
     )

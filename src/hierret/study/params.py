@@ -186,8 +186,14 @@ def _is_folder_or_hub_id(value: str) -> bool:
 
 
 #: Corpora :func:`~hierret.datasets.load` loads: a name of
-#: :func:`~hierret.datasets.source_names`, or a BEIR folder or Qasper file.
-CORPUS = Choices(_corpus_names, other=_is_path, other_text="a BEIR folder or a Qasper JSON file")
+#: :func:`~hierret.datasets.source_names`, or a BEIR folder, a Qasper file or a
+#: folder of documents with questions.jsonl.
+CORPUS = Choices(
+    _corpus_names,
+    other=_is_path,
+    other_text="a BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
+    "with questions.jsonl",
+)
 #: BEIR dataset names :func:`~hierret.datasets.load_beir` downloads, or a BEIR folder.
 BEIR = Choices(_beir_names, other=_is_folder, other_text="a BEIR folder")
 #: Encoder names :func:`~hierret.encoders.load_encoder` knows (case-blind), or a
