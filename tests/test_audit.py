@@ -17,12 +17,13 @@ import pytest
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import qrels_from_evidence
-from hierret.hierarchy import build_hierarchy
+from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.profile import RANKERS, Profile
 from hierret.search import Searcher
 from hierret.stats import StatsSettings
 from hierret.study import audit, experiment
 from hierret.study.audit import unlabeled_top
+from hierret.units import Corpus, Document, Query
 
 
 def _setup():  # type: ignore[no-untyped-def]
@@ -289,3 +290,48 @@ def test_the_sample_matches_the_pairs_the_notebook_makes() -> None:
     unlabeled = audit.unlabeled_top(runs, h, qrels, bundle.queries, depth=3)
     reading = audit.read_sample("dr001", unlabeled, h, qrels)  # raises if the list moved
     assert audit.fingerprint(audit.pair_list(unlabeled)) == reading.header["fingerprint"]
+    assert reading.scope == "drawn"
+    assert audit.same_units(reading.header, h)
+
+
+def _sample_file(tmp_path: Path, h: Hierarchy, unlabeled: pd.DataFrame, **cut: object) -> Path:
+    """A judgements file drawn from ``unlabeled`` (every pair judged relevant) for ``h``'s cut."""
+    listed = audit.pair_list(unlabeled)
+    judged = audit.sample(listed, len(listed), seed=0).assign(relevant=1, reason="answers it")
+    head = {"seed": 0, "n": len(listed), "pairs": len(listed)}
+    head |= {"fingerprint": audit.fingerprint(listed), "corpus": h.corpus.name}
+    head |= {k: h.params[k] for k in ("max_chars", "overlap_chars", "heading_styles")} | cut
+    text = "".join(f"# {k}: {v}\n" for k, v in head.items())
+    path = tmp_path / "toy-sample.csv"
+    path.write_text(text + judged[audit.JUDGED].to_csv(index=False), encoding="utf-8")
+    return path
+
+
+def test_the_audit_applies_where_its_units_are_cut_and_steps_aside_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drawn here: all applies; same cut, other list: the pairs met; other cut: nothing."""
+    text = "Cats\n====\n\nCats purr when content.\n\nDogs\n====\n\nDogs bark at night.\n"
+    docs = [Document(d, d, text) for d in ("a", "b")]
+    h = build_hierarchy(Corpus("toy", docs), max_chars=40, overlap_chars=0)
+    queries = [Query("q1", "why do dogs bark", (("a", 30, 48),))]
+    qrels = {t: qrels_from_evidence(queries, list(h.units(t))) for t in ("passages", "sections")}
+    runs = {"x": {"q1": [(u.id, 1.0) for u in h.passages]}}
+    unlabeled = audit.unlabeled_top(runs, h, qrels, queries, depth=3)
+    monkeypatch.setattr(audit, "judgements_path", lambda study: tmp_path / "toy-sample.csv")
+
+    _sample_file(tmp_path, h, unlabeled)
+    drawn = audit.read_sample("toy", unlabeled, h, qrels)
+    assert (drawn.scope, drawn.applies, len(drawn.judged)) == ("drawn", True, len(unlabeled))
+    assert "every judgement applies" in drawn.note
+
+    fewer = unlabeled[unlabeled["unit"] != unlabeled["unit"].iloc[0]]  # another list
+    met = audit.read_sample("toy", fewer, h, qrels)
+    assert (met.scope, met.applies) == ("met", True)
+    assert len(met.judged) < len(drawn.judged)
+
+    _sample_file(tmp_path, h, unlabeled, max_chars=900)  # read on other units
+    other = audit.read_sample("toy", unlabeled, h, qrels)
+    assert (other.scope, other.applies, len(other.judged)) == ("other units", False, 0)
+    assert other.qrels == qrels
+    assert "steps aside" in other.note

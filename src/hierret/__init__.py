@@ -4,8 +4,13 @@ The package has three floors, and imports run only downward:
 
 * ``hierret`` (this package) is **the core**: what a user needs to load a
   corpus, cut it into documents, sections and passages, embed and index it,
-  search any level of it and judge the result. Its public face is listed
-  below; the modules behind it (:mod:`hierret.datasets`,
+  search any level of it and judge the result. Its public face
+  (``__all__``): ``load``, ``local_or_named``, ``Bundle``; ``Corpus``,
+  ``Document``, ``Query``; ``build_hierarchy``, ``Hierarchy``; ``load_encoder``,
+  ``Encoder``, ``cached_encoder``, ``VectorCache``, ``VectorIndex``,
+  ``IdentityMismatchError``, ``LateChunker``; ``Profile``, ``RANKERS``,
+  ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
+  ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it (:mod:`hierret.datasets`,
   :mod:`hierret.hierarchy`, :mod:`hierret.encoders`, :mod:`hierret.cache`,
   :mod:`hierret.search`, :mod:`hierret.evaluation`, :mod:`hierret.stats`, …)
   hold the rest.

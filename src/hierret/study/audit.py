@@ -65,6 +65,7 @@ __all__ = [
     "pairs",
     "read_judgements",
     "read_sample",
+    "same_units",
     "sample",
     "sensitivity",
     "sensitivity_table",
@@ -614,12 +615,47 @@ class Reading:
         The judgements file's header: rule, seed, ``n``, fingerprint.
     qrels : dict of level to Qrels
         The study's qrels with the judged-relevant pairs added (:func:`add_relevant`).
+    scope : {"drawn", "met", "other units"}
+        How the sample bears on this run (:func:`read_sample`): it was drawn
+        from this very list; this run cuts the same units but lists other
+        pairs (a sample of the corpus), so the judged pairs it meets apply; or
+        this run cuts other units, and nothing read applies.
     """
 
     unlabeled: pd.DataFrame
     judged: pd.DataFrame
     header: dict[str, str]
     qrels: dict[Level, Qrels]
+    scope: str = "drawn"
+
+    @property
+    def applies(self) -> bool:
+        """Whether any judged pair bears on this run's units."""
+        return self.scope != "other units" and len(self.judged) > 0
+
+    @property
+    def note(self) -> str:
+        """One sentence for the page: what was read, and what of it applies to this run."""
+        drawn = (
+            f"The hand-read sample ({self.header.get('n', '?')} pairs, seed "
+            f"{self.header.get('seed', '?')}) was drawn from the reference run's "
+            f"{self.header.get('pairs', '?')} unlabeled pairs"
+        )
+        if self.scope == "drawn":
+            return drawn + ": this run lists exactly those pairs, so every judgement applies."
+        if self.scope == "met":
+            return (
+                f"{drawn}; this run cuts the same units but lists other pairs, so the "
+                f"{len(self.judged)} judged pairs it meets apply, and the estimates below "
+                "rest on them alone."
+            )
+        return (
+            f"{drawn} of {self.header.get('corpus', 'another corpus')} cut at "
+            f"{self.header.get('max_chars', '?')} characters ("
+            f"{self.header.get('overlap_chars', '?')} of overlap); this run cuts other "
+            "units, whose text nobody has read, so the audit steps aside: its tables "
+            "belong to the reference run."
+        )
 
     @property
     def added(self) -> int:
@@ -648,12 +684,37 @@ class Reading:
         )
 
 
+def same_units(header: Mapping[str, str], hierarchy: Hierarchy) -> bool:
+    """Whether ``hierarchy`` cuts the units a judgements file was read on.
+
+    The file's header names the corpus and the chunking it was drawn with
+    (``corpus``, ``max_chars``, ``overlap_chars``, ``heading_styles``); a
+    hierarchy of the same corpus cut the same way gives every unit id the same
+    text, so a judgement of a (question, unit) pair still holds. A header that
+    does not say is taken as another cut.
+
+    Examples
+    --------
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", "Cats purr.")]),
+    ...                     max_chars=900, overlap_chars=180)
+    >>> head = {"corpus": "pets", "max_chars": "900", "overlap_chars": "180",
+    ...         "heading_styles": h.params["heading_styles"]}
+    >>> same_units(head, h), same_units({**head, "max_chars": "600"}, h)
+    (True, False)
+    """
+    cut = {"corpus": hierarchy.corpus.name} | {
+        k: str(hierarchy.params.get(k)) for k in ("max_chars", "overlap_chars", "heading_styles")
+    }
+    return all(header.get(k) == v for k, v in cut.items())
+
+
 def read_sample(
     study: str,
     unlabeled: pd.DataFrame,
     hierarchy: Hierarchy,
     qrels: Mapping[Level, Qrels],
-    strict: bool = True,
 ) -> Reading:
     """Read a study's judged sample against the audit list the code produces now.
 
@@ -666,19 +727,33 @@ def read_sample(
     hierarchy : Hierarchy
     qrels : mapping of level to Qrels
         The judgements the audit list was made with.
-    strict : bool, default True
-        Check that the list is the one the sample was drawn from
-        (:func:`read_judgements`); ``False`` keeps the judged pairs found in
-        the list instead (runs on a sample of the corpus).
 
     Returns
     -------
     Reading
+        Its :attr:`~Reading.scope` says how the sample bears on this run: the
+        list it was drawn from, on the same units (the reference run: every
+        judgement applies, and the sample must be the one the header's seed
+        draws); the same units listed otherwise, e.g. a sample of the corpus
+        (:func:`same_units`: the judged pairs found in the list apply); or
+        other units (another corpus or cut: nothing applies, whatever the ids,
+        and the page says so instead of failing).
 
     Raises
     ------
     ValueError
-        With ``strict``, the list changed since the sample was drawn.
+        The list is the one the sample was drawn from, but the file's pairs
+        are not the sample its header's seed draws (the file was edited).
     """
-    judged, header = read_judgements(judgements_path(study), pair_list(unlabeled), strict)
-    return Reading(unlabeled, judged, header, add_relevant(qrels, judged, hierarchy))
+    path = judgements_path(study)
+    listed = pair_list(unlabeled)
+    _, header = _read(path, JUDGED)
+    if not same_units(header, hierarchy):  # ids may coincide; the text under them does not
+        judged, scope = pd.DataFrame(columns=list(JUDGED)), "other units"
+    elif header.get("fingerprint") == fingerprint(listed):
+        judged, header = read_judgements(path, listed, strict=True)
+        scope = "drawn"
+    else:
+        judged, header = read_judgements(path, listed, strict=False)
+        scope = "met"
+    return Reading(unlabeled, judged, header, add_relevant(qrels, judged, hierarchy), scope)
