@@ -179,6 +179,34 @@ def _write_timing(
             print(f"[execute] {name} record: {path}", flush=True)
 
 
+def _absolute(value: object) -> object:
+    """A relative path that exists here, made absolute: each kernel runs in --out."""
+    if isinstance(value, list):
+        return [_absolute(v) for v in value]
+    if isinstance(value, str) and value and not Path(value).is_absolute() and Path(value).exists():
+        return str(Path(value).resolve())
+    return value
+
+
+def _check_as_notebook(path: Path, given: dict[str, object]) -> None:
+    """Run the notebook's check cell (the one after its parameters cell) here, on
+    its defaults and the values given, as papermill would inject them: every
+    rule it declares fails before any kernel starts, with the notebook named."""
+    cells = [c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+    i = next(n for n, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    source, check = cells[i].source, cells[i + 1].source
+    if "check_notebook(" not in check:
+        return
+    injected = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in given.items())
+    namespace: dict[str, object] = {"In": ["", source, injected, check]}
+    exec(source, namespace)  # the defaults (the parameters cell holds assignments only)
+    namespace.update(given)
+    try:
+        exec(check, namespace)
+    except ParameterError as err:
+        raise ParameterError(f"{path.stem}: {err}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for executed notebooks")
@@ -213,21 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         notebooks = [nb for nb in notebooks if nb.stem in args.only]
     declared = {nb: notebook_parameters(nb) for nb in notebooks}
-    overrides = {k: _value(v) for k, v in args.p}
-    known: dict[str, object] = {}  # each name with its default in the first notebook declaring it
-    for defaults in declared.values():
-        known.update({k: v for k, v in defaults.items() if k not in known})
+    overrides = {k: _absolute(_value(v)) for k, v in args.p}
+    known = {k: None for defaults in declared.values() for k in defaults}  # names only here
     where = notebooks[0].stem if len(notebooks) == 1 else "the notebooks run"
     try:  # every -p is checked before any notebook runs: a name some notebook declares,
         check_parameters(overrides, known, where=where, list_hint=_LIST_HINT)
-        for nb, defaults in declared.items():  # and a value each notebook declaring it takes
-            check_parameters(
-                {k: v for k, v in overrides.items() if k in defaults},
-                defaults,
-                where=nb.stem,
-                list_hint=_LIST_HINT,
-            )
-    except ParameterError as err:
+        for nb, defaults in declared.items():  # a value each notebook declaring it takes
+            given = {k: v for k, v in overrides.items() if k in defaults}
+            typed = {k: v for k, v in given.items() if v is not None}  # None: the notebook's say
+            check_parameters(typed, defaults, where=nb.stem, list_hint=_LIST_HINT)
+            _check_as_notebook(nb, given)  # and its own check, as its kernel would run it:
+    except ParameterError as err:  # its choices, and the rules between its parameters
         ap.error(str(err))
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -428,28 +428,87 @@ def test_execute_refuses_before_running_anything(
     assert not out.exists()  # nothing was executed, not even the folder made
 
 
-@pytest.mark.usefixtures("kernel_env")
-def test_a_real_notebook_through_execute_fails_in_its_check_cell(
-    execute: Callable[[list[str]], int], tmp_path: Path
+def test_a_real_notebooks_own_check_runs_before_any_kernel(
+    execute: Callable[[list[str]], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pm = pytest.importorskip("papermill")
-    with pytest.raises(pm.PapermillExecutionError) as info:
-        execute(
-            [
-                "--out",
-                str(tmp_path),
-                "--only",
-                "05_dr004_hierarchy",
-                "--kernel",
-                "python3",
-                "-p",
-                "corpora",
-                "['python-reference', 'qasperr']",
-            ]
-        )
-    assert info.value.evalue.startswith(
-        "corpora[1] = 'qasperr' is not accepted (did you mean 'qasper'?); accepted: "
+    """execute.py runs the notebook's check cell itself: choices and rules, named, up front."""
+    argv = ["--out", str(tmp_path / "site"), "--only", "05_dr004_hierarchy"]
+    with pytest.raises(SystemExit):
+        execute([*argv, "-p", "corpora", "['python-reference', 'qasperr']"])
+    err = capsys.readouterr().err
+    assert "05_dr004_hierarchy: corpora[1] = 'qasperr' is not accepted (did you mean" in err
+    with pytest.raises(SystemExit):
+        execute([*argv, "-p", "section_weight", "1.5"])
+    assert "section_weight = 1.5 is not accepted; accepted: a number in [0, 1]" in (
+        capsys.readouterr().err
     )
-    cells = json.loads((tmp_path / "05_dr004_hierarchy.ipynb").read_text(encoding="utf-8"))
-    ran = [c["execution_count"] for c in cells["cells"] if c["cell_type"] == "code"]
-    assert ran[:4] == [1, 2, 3, None]  # parameters, injected, the check; nothing after it
+    assert not (tmp_path / "site").exists()
+
+
+def _execute_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("execute_rules", ROOT / "docs" / "execute.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: One change per parameter that every notebook declaring it must accept, and one it must
+#: refuse up front (before any kernel starts) naming the parameter; both on reference sizes.
+VARIATIONS: dict[str, tuple[object, object]] = {
+    "max_chars": (600, 0),
+    "overlap_chars": (60, 5000),
+    "max_queries": (5, 0),
+    "max_docs": (30, -1),
+    "seed": (7, -1),
+    "confidence": (0.9, 1.0),
+    "n_resamples": (999, 0),
+    "rrf_k": (10, -1),
+    "pool": (20, 0),
+    "candidates": (10, 0),
+    "k": (20, 0),
+    "folds": (3, 1),
+    "min_keep": (1, -1),
+    "top_k": (5, 0),
+    "latency_queries": (3, 0),
+    "throughput_texts": (8, 0),
+    "variation_texts": (4, 0),
+    "cost_passages": (8, 0),
+    "merge_candidates": (10, 0),
+    "overlap_tokens": (32, -1),
+    "scifact_docs": (500, 0),
+    "section_weight": (0.3, 1.5),
+    "sweep_weights": ([0.0, 0.5, 1.0], [0.5, 2.0]),
+    "thresholds": ([0.5], [-0.1]),
+    "sizes": ([600, 1200], []),
+    "chunk_chars": ([600], [0]),
+    "k_values": ([10], []),
+    "corpora": (["python-reference"], []),
+    "encoders": (["all-MiniLM-L6-v2"], []),
+    "encoder": ("wordllama", "no-such-encoder"),
+    "corpus": ("scifact", "no-such-corpus"),
+    "beir": (None, "no-such-beir"),
+    "baseline": ("all-MiniLM-L6-v2", "no-such-encoder"),
+}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> None:
+    """The variation matrix of the parameter check: every declared parameter that has a
+    meaning in the house vocabulary, changed alone, is accepted, or refused naming it."""
+    module = _execute_module()
+    declared = notebook_parameters(path)
+    module._check_as_notebook(path, {})  # the defaults pass
+    tried = 0
+    for name, (good, bad) in VARIATIONS.items():
+        if name not in declared:
+            continue
+        default = declared[name]
+        if isinstance(default, dict):  # a value per corpus: the same change for each
+            good, bad = (dict.fromkeys(default, v) for v in (good, bad))
+        module._check_as_notebook(path, {name: good})
+        with pytest.raises(ParameterError, match=rf"(?s)^{path.stem}: .*\b{name}\b"):
+            module._check_as_notebook(path, {name: bad})
+        tried += 1
+    assert tried >= 5, f"{path.stem}: only {tried} parameters varied"

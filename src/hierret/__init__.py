@@ -10,10 +10,10 @@ The package has three floors, and imports run only downward:
   ``Encoder``, ``cached_encoder``, ``VectorCache``, ``VectorIndex``,
   ``IdentityMismatchError``, ``LateChunker``; ``Profile``, ``RANKERS``,
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
-  ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it (:mod:`hierret.datasets`,
-  :mod:`hierret.hierarchy`, :mod:`hierret.encoders`, :mod:`hierret.cache`,
-  :mod:`hierret.search`, :mod:`hierret.evaluation`, :mod:`hierret.stats`, …)
-  hold the rest.
+  ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
+  (:mod:`hierret.datasets`, :mod:`hierret.hierarchy`, :mod:`hierret.encoders`,
+  :mod:`hierret.cache`, :mod:`hierret.search`, :mod:`hierret.evaluation`,
+  :mod:`hierret.stats`, …) hold the rest.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
   the published-number checks). It uses the core, never the study machinery.
 * :mod:`hierret.study`: what runs, compares and tunes arms for a decision

@@ -49,7 +49,16 @@ from hierret.study import (
 from hierret.study.agreement import normalization_effect, precision_agreement
 from hierret.study.experiment import Arm
 from hierret.study.measured import Measurements
-from hierret.study.params import BEIR, CORPUS, ENCODER, check_notebook
+from hierret.study.params import (
+    BEIR,
+    CORPUS,
+    ENCODER,
+    among,
+    at_least,
+    below,
+    between,
+    check_notebook,
+)
 from hierret.study.sweep import chunking_sweep
 from hierret.study.testbed import Testbed
 from hierret.study.variation import embedding_variation
@@ -62,8 +71,12 @@ __all__ = [
     "Measurements",
     "Testbed",
     "agreement",
+    "among",
+    "at_least",
     "audit",
     "available",
+    "below",
+    "between",
     "casebook",
     "check_notebook",
     "chunking_sweep",

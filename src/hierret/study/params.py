@@ -57,13 +57,20 @@ __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "RULES",
     "UNEVALUATED",
     "Choices",
     "ParameterError",
+    "Rule",
+    "among",
+    "at_least",
+    "below",
+    "between",
     "check_notebook",
     "check_parameters",
     "declared_parameters",
     "notebook_parameters",
+    "rule_problems",
 ]
 
 # The first line of the cell papermill injects after the parameters cell.
@@ -204,6 +211,164 @@ ENCODER = Choices(
     fold_case=True,
     other_text="a sentence-transformers folder or hub id 'org/model'",
 )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A condition on a parameter's value that may read the run's other parameters.
+
+    Parameters
+    ----------
+    holds : callable
+        ``holds(value, values)``: whether ``value`` is accepted, given every
+        parameter's value of the run (``values``). An exception counts as no.
+    describe : callable
+        ``describe(values)``: what is accepted, in words, for the message.
+
+    Examples
+    --------
+    >>> below("max_chars").problem("overlap_chars", 950, {"max_chars": 900})
+    'overlap_chars = 950 is not accepted; accepted: a whole number below max_chars (900)'
+    >>> among("encoders").problem("baseline", "e5", {"encoders": ["e5", "minilm"]}) is None
+    True
+    """
+
+    holds: Callable[[object, Mapping[str, object]], bool]
+    describe: Callable[[Mapping[str, object]], str]
+
+    def problem(self, label: str, value: object, values: Mapping[str, object]) -> str | None:
+        """``None`` if ``value`` is accepted, else a message naming ``label`` and the rule."""
+        try:
+            ok = bool(self.holds(value, values))
+        except (TypeError, ValueError, KeyError):
+            ok = False
+        return (
+            None
+            if ok
+            else f"{label} = {value!r} is not accepted; accepted: {self.describe(values)}"
+        )
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def at_least(low: int, *, none: bool = False) -> Rule:
+    """A whole number of at least ``low`` (and ``None`` with ``none``)."""
+    text = f"a whole number >= {low}" + (", or None (all of them)" if none else "")
+    return Rule(
+        lambda v, _: (v is None and none) or (_count(v) and int(v) >= low),  # type: ignore[call-overload]
+        lambda _: text,
+    )
+
+
+def between(low: float, high: float, *, open_ends: bool = False) -> Rule:
+    """A number in ``[low, high]`` (``(low, high)`` with ``open_ends``)."""
+    ends = "()" if open_ends else "[]"
+
+    def holds(v: object, _: Mapping[str, object]) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        return low < v < high if open_ends else low <= v <= high
+
+    return Rule(holds, lambda _: f"a number in {ends[0]}{low}, {high}{ends[1]}")
+
+
+def below(other: str) -> Rule:
+    """A whole number >= 0 below the parameter ``other`` (an overlap below its size)."""
+    return Rule(
+        lambda v, values: _count(v) and 0 <= v < values[other],  # type: ignore[operator]
+        lambda values: f"a whole number below {other} ({values.get(other)!r})",
+    )
+
+
+def among(other: str) -> Rule:
+    """One of the values of the list parameter ``other`` (a baseline among the arms)."""
+    return Rule(
+        lambda v, values: v in values[other],  # type: ignore[operator]
+        lambda values: f"one of {other} ({values.get(other)!r})",
+    )
+
+
+def _each(rule: Rule, *, nonempty: bool = True) -> Rule:
+    """Every item of a list (or every value of a dict) meets ``rule``; the list is not empty."""
+
+    def items(v: object) -> list[object]:
+        return list(v.values()) if isinstance(v, dict) else list(v)  # type: ignore[call-overload]
+
+    return Rule(
+        lambda v, values: (
+            (not nonempty or len(items(v)) > 0) and all(rule.holds(x, values) for x in items(v))
+        ),
+        lambda values: (
+            ("a non-empty list, each item " if nonempty else "each item ") + rule.describe(values)
+        ),
+    )
+
+
+def _nonempty(v: object, _: Mapping[str, object]) -> bool:
+    return isinstance(v, list | tuple) and len(v) > 0
+
+
+#: What a parameter name means in every notebook (the house vocabulary): the
+#: values it accepts, checked with the parameters wherever a notebook declares
+#: the name, before any work.
+RULES: dict[str, Rule] = {
+    "max_chars": at_least(1),
+    "overlap_chars": below("max_chars"),
+    "max_queries": at_least(1, none=True),
+    "seed": at_least(0),
+    "confidence": between(0, 1, open_ends=True),
+    "n_resamples": at_least(1),
+    "rrf_k": at_least(0),
+    "pool": at_least(1),
+    "candidates": at_least(1),
+    "k": at_least(1),
+    "folds": at_least(2),
+    "min_keep": at_least(0),
+    "top_k": at_least(1, none=True),
+    "latency_queries": at_least(1),
+    "throughput_texts": at_least(1),
+    "variation_texts": at_least(1),
+    "cost_passages": at_least(1),
+    "merge_candidates": at_least(1),
+    "overlap_tokens": at_least(0),
+    "scifact_docs": at_least(1, none=True),
+    "section_weight": between(0, 1),
+    "sweep_weights": _each(between(0, 1)),
+    "thresholds": _each(between(0, 1)),
+    "sizes": _each(at_least(1)),
+    "chunk_chars": _each(at_least(1)),
+    "k_values": _each(at_least(1)),
+    "sampled": _each(at_least(1), nonempty=False),
+    "corpora": Rule(_nonempty, lambda _: "a non-empty list"),
+    "encoders": Rule(_nonempty, lambda _: "a non-empty list"),
+}
+
+
+def _max_docs(v: object, _: Mapping[str, object]) -> bool:
+    if isinstance(v, dict):
+        return all(x is None or (_count(x) and int(x) >= 1) for x in v.values())
+    return v is None or (_count(v) and int(v) >= 1)  # type: ignore[call-overload]
+
+
+RULES["max_docs"] = Rule(
+    _max_docs, lambda _: "a whole number >= 1, None (all), or a dict of corpus to either"
+)
+
+
+def rule_problems(values: Mapping[str, object], rules: Mapping[str, Rule]) -> list[str]:
+    """Every rule of ``rules`` that a parameter of ``values`` breaks, as messages.
+
+    Examples
+    --------
+    >>> rule_problems({"max_chars": 600, "overlap_chars": 600, "seed": 0}, RULES)
+    ['overlap_chars = 600 is not accepted; accepted: a whole number below max_chars (600)']
+    """
+    found = (
+        rule.problem(name, values[name], values) for name, rule in rules.items() if name in values
+    )
+    return [p for p in found if p is not None]
 
 
 def declared_parameters(source: str) -> dict[str, object]:
@@ -445,7 +610,7 @@ def check_parameters(
 
 
 def check_notebook(
-    namespace: Mapping[str, object], /, **choices: Choices | Iterable[object]
+    namespace: Mapping[str, object], /, **choices: Choices | Rule | Iterable[object]
 ) -> None:
     """Check a notebook's parameters from the cell right after its parameters cell.
 
@@ -503,4 +668,9 @@ parameters of this notebook: k, encoder
             "fix the names passed to check_notebook"
         )
     given = {name: namespace[name] for name in dict.fromkeys(names)}
-    _raise(_problems(given, declared, choices, "this notebook", _PAPERMILL_HINT))
+    rules = {n: r for n, r in choices.items() if isinstance(r, Rule)}
+    listed = {n: c for n, c in choices.items() if not isinstance(c, Rule)}
+    problems = _problems(given, declared, listed, "this notebook", _PAPERMILL_HINT)
+    named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
+    values = {n: namespace[n] for n in {*RULES, *rules} if n in namespace and n not in named}
+    _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
