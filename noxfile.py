@@ -51,8 +51,12 @@ def _env() -> dict[str, str]:
 
 
 def _install(session: nox.Session, extras: str) -> None:
+    """PyTorch's CPU build, the package with ``extras``, and (with the notebooks extra,
+    which holds ipykernel) the project's kernel."""
     session.install(TORCH)
     session.install("-e", f".[{extras}]")
+    if "notebooks" not in extras.split(","):  # nothing here runs a notebook
+        return
     session.run(
         "python",
         "-m",

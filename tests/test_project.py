@@ -314,3 +314,75 @@ def test_notebooks_open_on_the_projects_kernel() -> None:
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         spec = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
         assert spec["name"] == kernel.group(1), f"{path.name} opens on {spec['name']}"
+
+
+class _FakeSession:
+    """What a nox session asks for, recorded: packages installed and commands run."""
+
+    def __init__(self) -> None:
+        self.installed: list[str] = []
+        self.ran: list[tuple[str, ...]] = []
+        self.posargs: list[str] = []
+
+    def install(self, *args: str) -> None:
+        self.installed += args
+
+    def run(self, *args: str, **_: object) -> None:
+        self.ran.append(args)
+
+
+def _load_noxfile() -> Any:
+    """noxfile.py, with a stand-in for nox (not installed in the test environment)."""
+    import importlib.util
+    import sys
+    import types
+
+    fake = types.ModuleType("nox")
+    fake.Session = object  # type: ignore[attr-defined]
+    fake.options = types.SimpleNamespace()  # type: ignore[attr-defined]
+    fake.session = lambda *a, **k: lambda f: f  # type: ignore[attr-defined]
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("nox")
+    sys.modules["nox"] = fake
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            del sys.modules["nox"]
+        else:
+            sys.modules["nox"] = saved
+    return module
+
+
+def test_each_nox_install_holds_the_tools_its_session_calls() -> None:
+    """`nox -s bench` registered the kernel with ipykernel, which none of its extras held."""
+    optional = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    provides = {"ipykernel": "ipykernel", "sphinx-build": "sphinx", "pytest": "pytest"}
+    provides |= {"ruff": "ruff", "mypy": "mypy", "papermill": "papermill"}
+    noxfile = _load_noxfile()
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    used = {
+        n.args[1].value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and getattr(n.func, "id", "") == "_install"
+        and isinstance(n.args[1], ast.Constant)
+    }
+    assert used, "no _install(session, extras) call found"
+    for extras in sorted(used):
+        session = _FakeSession()
+        noxfile._install(session, extras)
+        held = {
+            re.split(r"[=<>\[ ]", req, maxsplit=1)[0].lower()
+            for extra in extras.split(",")
+            for req in optional[extra]
+        }
+        for command in session.ran:
+            tool = command[2] if command[:2] == ("python", "-m") else command[0]
+            if tool in provides:
+                assert provides[tool] in held, f"_install({extras!r}) runs {tool}, not installed"

@@ -636,10 +636,10 @@ class Reading:
     @property
     def note(self) -> str:
         """One sentence for the page: what was read, and what of it applies to this run."""
+        head = {k: _grouped(self.header.get(k, "?")) for k in ("n", "seed", "pairs", "max_chars")}
         drawn = (
-            f"The hand-read sample ({self.header.get('n', '?')} pairs, seed "
-            f"{self.header.get('seed', '?')}) was drawn from the reference run's "
-            f"{self.header.get('pairs', '?')} unlabeled pairs"
+            f"The hand-read sample ({head['n']} pairs, seed {head['seed']}) was drawn from "
+            f"the reference run's {head['pairs']} unlabeled pairs"
         )
         if self.scope == "drawn":
             return drawn + ": this run lists exactly those pairs, so every judgement applies."
@@ -651,7 +651,7 @@ class Reading:
             )
         return (
             f"{drawn} of {self.header.get('corpus', 'another corpus')} cut at "
-            f"{self.header.get('max_chars', '?')} characters ("
+            f"{head['max_chars']} characters ("
             f"{self.header.get('overlap_chars', '?')} of overlap); this run cuts other "
             "units, whose text nobody has read, so the audit steps aside: its tables "
             "belong to the reference run."
@@ -682,6 +682,11 @@ class Reading:
         return {key(prefix, "pairs"): len(pairs(self.unlabeled))} | table_values(
             self.missed(), prefix
         )
+
+
+def _grouped(value: str) -> str:
+    """A count from a header as a page prints it (``1092`` → ``1,092``)."""
+    return f"{int(value):,}" if value.isdigit() else value
 
 
 def same_units(header: Mapping[str, str], hierarchy: Hierarchy) -> bool:
