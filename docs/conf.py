@@ -38,6 +38,10 @@ exclude_patterns = [
     "bench_page.py",
 ]
 suppress_warnings = ["myst.header"]
+# The pages quote code in running text (warnings, reprs, parameter values): docutils'
+# smart quotes turned query_prefix='a ' into query_prefix=’a ‘, which breaks when
+# copied. Typographic quotes the prose wants are typed as such.
+smartquotes = False
 
 # Notebooks arrive executed (papermill or nbval): render their outputs, never re-run them.
 nb_execution_mode = "off"
