@@ -8,6 +8,9 @@ renders the executed notebooks as they are (no re-execution).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import hierret
 
 project = "hierret"
@@ -60,12 +63,33 @@ napoleon_google_docstring = False
 napoleon_use_rtype = False
 napoleon_use_ivar = True  # "Attributes" sections as fields: no duplicate object entries
 
+
+def _run_banner(timing_file: Path) -> str:
+    """Which run built these pages, for a banner on every page: the smoke run's numbers
+    must not be read as the records' (the timing record says how the notebooks ran)."""
+    if not timing_file.is_file():
+        return "No notebook run: the notebooks' pages are missing from this build."
+    run = json.loads(timing_file.read_text(encoding="utf-8")).get("identity", {})
+    changed = ", ".join(f"{k}={v!r}" for k, v in run.get("parameters", {}).items())
+    version = f"hierret {hierret.__version__}"
+    if run.get("smoke"):
+        return (
+            f"Smoke build ({version}): every notebook ran on small samples for the tests, so "
+            "its numbers show the method at work and are not the decision records'; the "
+            "records quote the reference run (nox -s reproduce)."
+        )
+    if changed:
+        return f"A run with changed parameters ({changed}; {version}): not the reference run."
+    return f"Reference run ({version}): every notebook on its reference parameters."
+
+
 html_theme = "sphinx_book_theme"
 html_title = "hierret: method and evaluation"
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
     "use_download_button": True,
+    "announcement": _run_banner(Path(__file__).parent / "notebooks" / "timing.json"),
 }
 # The page's colour mode before a reader picks one: without it the theme reads an empty
 # mode on a first visit and logs a console error ("Got invalid theme mode").

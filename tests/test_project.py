@@ -386,3 +386,29 @@ def test_each_nox_install_holds_the_tools_its_session_calls() -> None:
             tool = command[2] if command[:2] == ("python", "-m") else command[0]
             if tool in provides:
                 assert provides[tool] in held, f"_install({extras!r}) runs {tool}, not installed"
+
+
+@pytest.mark.parametrize(
+    ("identity", "banner"),
+    [
+        ({"smoke": True, "parameters": {}}, "Smoke build"),
+        ({"smoke": False, "parameters": {"max_chars": 600}}, "changed parameters (max_chars=600"),
+        ({"smoke": False, "parameters": {}}, "Reference run"),
+        (None, "No notebook run"),
+    ],
+)
+def test_every_page_says_which_run_built_it(
+    identity: dict[str, Any] | None, banner: str, tmp_path: Path
+) -> None:
+    """The smoke site's home page said passages lose, DR-001 on the same site that they win."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "docs" / "conf.py")
+    assert spec is not None
+    assert spec.loader is not None
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    record = tmp_path / "timing.json"
+    if identity is not None:
+        record.write_text(json.dumps({"identity": identity}), encoding="utf-8")
+    assert banner in conf._run_banner(record)
