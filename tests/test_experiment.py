@@ -323,3 +323,20 @@ def test_between_pairs_one_arm_across_runs() -> None:
     )
     with pytest.raises(ValueError, match="not a paired comparison"):
         between({900: runs[900], 1: other}, "chunk", "mrr", targets=["sections"])
+
+
+def test_paired_tests_pair_each_comparison_on_its_own_questions() -> None:
+    """Two targets may judge different questions (one names a whole document); each pair is
+    still paired, and a pair whose arms score different questions is refused."""
+    scores = {
+        "a@documents": {"q1": 1.0, "q2": 0.5, "q3": 0.0},
+        "b@documents": {"q1": 0.5, "q2": 0.5, "q3": 0.0},
+        "a@sections": {"q1": 1.0, "q2": 0.0},
+        "b@sections": {"q1": 0.0, "q2": 0.0},
+    }
+    pairs = [("a@documents", "b@documents"), ("a@sections", "b@sections")]
+    t = paired_tests(scores, pairs, StatsSettings(n_resamples=100))
+    assert t["mean_a"].tolist() == [0.5, 0.5]
+    assert t["diff"].tolist() == [pytest.approx(1 / 6), 0.5]
+    with pytest.raises(ValueError, match="do not score every query"):
+        paired_tests(scores, [("a@documents", "b@sections")], StatsSettings(n_resamples=100))

@@ -167,16 +167,31 @@ class Query:
     overlap with ``evidence``, so one gold set scores any chunking. For corpora
     judged at document level (BEIR), each evidence span is a whole document.
 
+    ``level`` is the finest level the evidence judges: a quoted span judges
+    passages and everything above them; a whole section or document named by
+    its id judges that level and the coarser ones only (every passage of a
+    document named as relevant is not an answer). Finer targets leave the
+    question out (:func:`~hierret.evaluation.qrels_from_evidence`,
+    :func:`~hierret.evaluation.check_coverage`).
+
     Examples
     --------
     >>> q = Query("q1", "What is x?", (("d", 10, 60),))
-    >>> q.evidence_docs
-    ('d',)
+    >>> q.evidence_docs, q.judged_at("passages")
+    (('d',), True)
+    >>> Query("q2", "Which page?", (("d", 0, 99),), level="documents").judged_at("sections")
+    False
     """
 
     id: str
     text: str
     evidence: tuple[Span, ...]
+    level: Level = "passages"
+
+    def judged_at(self, target: str) -> bool:
+        """Whether the evidence judges ``target`` (a level no finer than :attr:`level`)."""
+        order = ("documents", "sections", "passages")
+        return target not in order or order.index(target) <= order.index(self.level)
 
     @property
     def evidence_docs(self) -> tuple[str, ...]:

@@ -124,7 +124,7 @@ class Bundle:
     judged_at: Mapping[str, Level] | None = None
 
     def judged_queries(self, target: Level) -> tuple[Query, ...]:
-        """The queries judged at ``target``: all of them, unless :attr:`judged_at` says less.
+        """The queries judged at ``target``: those whose evidence is no coarser (``Query.level``).
 
         A query whose evidence names a whole document (or section) is not
         judged at a finer target: every passage of that document would count
@@ -136,10 +136,7 @@ class Bundle:
         >>> bundle.judged_queries("passages") == bundle.queries
         True
         """
-        if self.judged_at is None:
-            return self.queries
-        rank = ALL_TARGETS.index(target)
-        return tuple(q for q in self.queries if ALL_TARGETS.index(self.judged_at[q.id]) >= rank)
+        return tuple(q for q in self.queries if q.judged_at(target))
 
     def qrels(self, hierarchy: Hierarchy, target: Level) -> Qrels:
         """The judgments of the kept queries over ``hierarchy``'s units of ``target``.

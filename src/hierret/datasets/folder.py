@@ -498,7 +498,7 @@ class _Questions:
             if not spans:
                 self.report.add("dropped", f"{qid} (line {n})")
                 continue
-            queries.append(Query(qid, question, tuple(dict.fromkeys(spans))))
+            queries.append(Query(qid, question, tuple(dict.fromkeys(spans)), level))
             judged_at[qid] = level
         if not lines:
             raise FolderFormatError(

@@ -83,7 +83,9 @@ def check_coverage(
     Returns
     -------
     CoverageReport
-        A query counts as covered at a target when its qrels hold a grade above 0.
+        A query counts as covered at a target when its qrels hold a grade above 0;
+        a query whose evidence names a coarser unit (:attr:`~hierret.units.Query.level`)
+        is not asked for at finer targets.
 
     Examples
     --------
@@ -98,7 +100,11 @@ def check_coverage(
       passages: 1 uncovered: q2
     """
     uncovered = {
-        target: tuple(q.id for q in queries if not any(g > 0 for g in qrels.get(q.id, {}).values()))
+        target: tuple(
+            q.id
+            for q in queries
+            if q.judged_at(target) and not any(g > 0 for g in qrels.get(q.id, {}).values())
+        )
         for target, qrels in qrels_by_target.items()
     }
     return CoverageReport(len(queries), uncovered)

@@ -24,6 +24,7 @@ class _Group:
     starts: list[int]
     units: list[Unit]
     max_len: int
+    level: str
 
 
 def _index(units: Sequence[Unit]) -> dict[str, list[_Group]]:
@@ -31,10 +32,10 @@ def _index(units: Sequence[Unit]) -> dict[str, list[_Group]]:
     for u in units:
         by_key[(u.doc_id, u.level)].append(u)
     index: dict[str, list[_Group]] = defaultdict(list)
-    for (doc_id, _), group in by_key.items():
+    for (doc_id, level), group in by_key.items():
         group.sort(key=lambda u: (u.start, u.end, u.id))
         starts = [u.start for u in group]
-        index[doc_id].append(_Group(starts, group, max(len(u) for u in group)))
+        index[doc_id].append(_Group(starts, group, max(len(u) for u in group), level))
     return index
 
 
@@ -90,6 +91,8 @@ def qrels_from_evidence(
             if e <= s:
                 raise ValueError(f"query {query.id!r}: empty evidence span {(doc_id, s, e)}")
             for group in index.get(doc_id, ()):
+                if not query.judged_at(group.level):  # named a coarser unit: not judged here
+                    continue
                 lo = bisect_right(group.starts, s - group.max_len)
                 hi = bisect_left(group.starts, e)
                 for u in group.units[lo:hi]:

@@ -245,6 +245,10 @@ def paired_tests(
 ) -> pd.DataFrame:
     """Paired comparisons ``a − b`` for a declared family of arm pairs, Holm-adjusted.
 
+    Each pair is compared on the queries both its arms score (they must be the
+    same: a paired test), so pairs at different targets may rest on different
+    questions (a question naming a whole document is not judged at sections).
+
     Parameters
     ----------
     per_query : mapping
@@ -269,14 +273,16 @@ def paired_tests(
     >>> float(paired_tests(scores, [("x", "y")], settings).loc["x vs y", "diff"])
     0.25
     """
-    frame = align(per_query)
-    unknown = sorted({arm for pair in pairs for arm in pair} - set(frame.columns))
+    unknown = sorted({arm for pair in pairs for arm in pair} - set(per_query))
     if unknown:
-        raise ValueError(f"pairs name unknown arms {unknown}; arms: {list(frame.columns)}")
+        raise ValueError(f"pairs name unknown arms {unknown}; arms: {list(per_query)}")
     rows: dict[str, dict[str, object]] = {}
     pvalues: dict[str, float] = {}
-    for a, b in pairs:
+    sizes: set[int] = set()
+    for a, b in pairs:  # each pair on its queries: targets may judge different questions
+        frame = align({a: per_query[a], b: per_query[b]})
         x, y = frame[a].to_numpy(), frame[b].to_numpy()
+        sizes.add(len(frame))
         d = paired_bootstrap(x, y, **_resampling(stats), method="percentile")
         name = f"{a} vs {b}"
         pvalues[name] = paired_randomization(x, y, n_resamples=stats.n_resamples, seed=stats.seed)
@@ -292,7 +298,7 @@ def paired_tests(
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
-    table.attrs.update(confidence=stats.confidence, n=len(frame))
+    table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0))
     return table
 
 
