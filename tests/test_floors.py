@@ -41,15 +41,18 @@ def floor(module: str) -> str:
 
 
 def _targets(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    """The modules an import statement loads (a name imported from a package may be one)."""
+    """The modules an import statement names: ``import a.b`` names ``a.b``; ``from a import
+    b`` names ``a`` (its ``__init__`` runs) and ``a.b`` when ``b`` is a module."""
     if isinstance(node, ast.Import):
         yield from (a.name for a in node.names)
         return
     assert not node.level, "use absolute imports (from hierret...)"
     base = node.module or ""
+    yield base  # ``from pkg import sub`` runs pkg's ``__init__`` too: pkg is named here
     for alias in node.names:
         sub = f"{base}.{alias.name}"
-        yield sub if sub in MODULES else base
+        if sub in MODULES:
+            yield sub
 
 
 def imports(path: Path) -> set[str]:

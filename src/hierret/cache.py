@@ -81,7 +81,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._env import CACHE_ENV, default_cache_dir
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
 from hierret._validate import check_texts

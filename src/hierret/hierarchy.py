@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
 from hierret.units import Corpus, Document, Level, Unit
 

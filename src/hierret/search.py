@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders import Encoder
 from hierret.encoders.base import check_queries

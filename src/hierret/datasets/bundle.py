@@ -46,7 +46,7 @@ from typing import get_args
 
 import numpy as np
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
 from hierret.datasets.download import DataFormatError, data_home
 from hierret.datasets.folder import EXAMPLE_LINES, QUESTIONS_FILE, FolderDataset, load_folder

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._validate import check_query_texts, check_texts, describe_rows, nonfinite_rows
 
 __all__ = [

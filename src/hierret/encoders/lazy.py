@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._files import atomic_write
 from hierret._validate import check_texts
 from hierret.encoders.base import (

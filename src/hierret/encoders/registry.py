@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
 from hierret.encoders.lazy import LazyEncoder, Recipe

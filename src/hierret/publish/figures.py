@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from hierret import _clock
+import hierret._clock as _clock
 
 if TYPE_CHECKING:
     # Re-exported (``import X as X``) for the type hints of the floors above,

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._quiet import quiet_import
 from hierret.rerank.base import Reranker, RerankerIdentity
 

@@ -39,7 +39,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._quiet import quiet_import
 from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, can_store, text_keys
 from hierret.encoders import Encoder, Role, l2_normalize

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import bootstrap, permutation_test
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret.stats._common import (
     Interval,
     as_vector,

@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+import hierret.publish.charts as charts
 from hierret.encoders import Encoder
 from hierret.evaluation.metrics import evaluate
 from hierret.profile import Profile
-from hierret.publish import charts
 from hierret.rankers.fusion import rrf
 from hierret.runs import Run, rank
 from hierret.search import Searcher

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+import hierret.publish.charts as charts
 from hierret.encoders import Encoder
 from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
 from hierret.late import LateChunker
 from hierret.levels import text_units
-from hierret.publish import charts
 from hierret.study.measured import Measurements, text_digest
 from hierret.units import Corpus, Query
 

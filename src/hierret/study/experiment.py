@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from hierret import _clock
+import hierret._clock as _clock
+import hierret.publish.charts as charts
+import hierret.publish.figures as figures
 from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.lifting import lift
 from hierret.profile import Profile
-from hierret.publish import charts, figures
 from hierret.publish.record import key
 from hierret.rerank.base import Reranker
 from hierret.runs import Qrels, Run

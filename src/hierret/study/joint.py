@@ -53,12 +53,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+import hierret.publish.charts as charts
+import hierret.study.experiment as experiment
 from hierret.cache import CachedEncoder
 from hierret.datasets import Bundle
 from hierret.encoders import Encoder
 from hierret.hierarchy import Hierarchy
 from hierret.profile import Profile, Ranker
-from hierret.publish import charts
 from hierret.publish.record import key
 from hierret.rerank import (
     EncoderReranker,
@@ -69,7 +70,6 @@ from hierret.rerank import (
     TokenEncoder,
 )
 from hierret.search import Searcher
-from hierret.study import experiment
 from hierret.study.experiment import Arm, Result
 from hierret.units import Level, Query
 

@@ -42,13 +42,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import hierret.study.experiment as experiment
 from hierret.evaluation.metrics import mean_scores
 from hierret.profile import Profile
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
 from hierret.runs import Qrels, Run
 from hierret.search import ProfileRun, Searcher
-from hierret.study import experiment
 from hierret.study.experiment import Arm, Result
 from hierret.units import Level, Query
 

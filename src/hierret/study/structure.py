@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+import hierret.publish.charts as charts
 from hierret.hierarchy import Hierarchy
-from hierret.publish import charts
 from hierret.units import Unit
 
 if TYPE_CHECKING:

@@ -62,14 +62,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+import hierret.publish.charts as charts
+import hierret.study.experiment as experiment
 from hierret.encoders import Encoder, truncation_report
 from hierret.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.profile import Profile
-from hierret.publish import charts
 from hierret.runs import Qrels
 from hierret.search import Searcher
 from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
-from hierret.study import experiment
 from hierret.study.experiment import Arm, Result
 from hierret.units import Corpus, Level, Query
 

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret.publish import charts
+import hierret.publish.charts as charts
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
 from hierret.runs import Qrels, Run

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret.encoders.registry import encoder_recipe, load_encoder
 from hierret.study.measured import Measurements, text_digest
 
