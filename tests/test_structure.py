@@ -7,9 +7,9 @@ import pytest
 
 from hierret.datasets import load_python_reference
 from hierret.hierarchy import Hierarchy, build_hierarchy
+from hierret.publish import charts
 from hierret.study.structure import (
     document_sizes,
-    length_histogram,
     overlapping_pair,
     section_tree,
     side_by_side,
@@ -139,7 +139,7 @@ def test_side_by_side_marks_the_shared_text_and_escapes_html() -> None:
 
 
 def test_length_histogram_labels_its_axes_and_limit() -> None:
-    ax = length_histogram(
+    ax = charts.length_histogram(
         [100, 200, 950], 900, unit="characters", limit_name="max_chars", title="three passages"
     )
     assert ax.get_xlabel() == "passage length (characters)"

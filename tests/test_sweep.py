@@ -15,10 +15,10 @@ from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
+from hierret.publish.charts import sweep_figure
 from hierret.search import Searcher
 from hierret.stats import StatsSettings
 from hierret.study import sweep
-from hierret.study.sweep import plot_sweep
 from hierret.units import Query
 
 matplotlib.use("Agg")
@@ -103,7 +103,7 @@ def test_plot_has_a_panel_per_target_and_a_line_per_group() -> None:
         targets=["documents", "sections"],
         stats=StatsSettings(n_resamples=50),
     ).table()
-    fig = plot_sweep(
+    fig = sweep_figure(
         table, "section_weight", by="vectors", ylabel="nDCG@10", marks=[0.65], title="animals"
     )
     assert [ax.get_title() for ax in fig.axes] == ["documents target", "sections target"]

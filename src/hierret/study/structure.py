@@ -5,8 +5,8 @@ with these views of one :class:`~hierret.hierarchy.Hierarchy`: the corpus in
 numbers (:func:`summary`, :func:`document_sizes`), one document's section
 tree (:func:`section_tree`), the passages whose text crosses a heading
 (:func:`straddling`), two consecutive passages with their shared text marked
-(:func:`overlapping_pair`, :func:`side_by_side`), and a length distribution
-against a limit (:func:`length_histogram`).
+(:func:`overlapping_pair`, :func:`side_by_side`); a length distribution
+against a limit is drawn by :func:`hierret.publish.charts.length_histogram`.
 
 Examples
 --------
@@ -32,22 +32,19 @@ from __future__ import annotations
 import html
 import itertools
 from collections import Counter
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-import hierret.publish.charts as charts
 from hierret.hierarchy import Hierarchy
 from hierret.units import Unit
 
 if TYPE_CHECKING:
-    from hierret.publish.figures import Axes
+    pass
 
 __all__ = [
     "document_sizes",
-    "length_histogram",
     "overlapping_pair",
     "section_tree",
     "side_by_side",
@@ -294,56 +291,4 @@ def side_by_side(hierarchy: Hierarchy, a: Unit, b: Unit) -> str:
     return (
         f"<p>shared by the two passages: {shared} characters</p>"
         f"<div style='display:flex;gap:1em'>{panel(a)}{panel(b)}</div>"
-    )
-
-
-def length_histogram(
-    lengths: Sequence[int] | np.ndarray,
-    limit: int,
-    *,
-    unit: str,
-    limit_name: str,
-    what: str = "passage",
-    title: str = "",
-    color: str = "#4C72B0",
-    bins: int = 40,
-    ax: Axes | None = None,
-) -> Axes:
-    """Histogram of unit lengths with a dashed line at a limit, axes labelled with the unit.
-
-    Drawn by :func:`hierret.publish.charts.length_histogram`.
-
-    Parameters
-    ----------
-    lengths : sequence of int
-        One length per unit.
-    limit : int
-        Drawn as a dashed vertical line, labelled ``"{limit_name} = {limit} {unit}"``.
-    unit : str
-        What a length counts (``"characters"``, ``"tokens"``): the x label.
-    limit_name : str
-        What the limit is (``"max_chars"``, ``"window"``).
-    what : str, default "passage"
-        What the units are, singular: the x label is ``"{what} length ({unit})"``
-        and the y label ``"{what}s"``.
-    title : str, optional
-    color : str
-    bins : int
-    ax : Axes, optional
-        Where to draw; a new 7 x 3.2 inch figure otherwise.
-
-    Returns
-    -------
-    Axes
-    """
-    return charts.length_histogram(
-        lengths,
-        limit,
-        unit=unit,
-        limit_name=limit_name,
-        what=what,
-        title=title,
-        color=color,
-        bins=bins,
-        ax=ax,
     )

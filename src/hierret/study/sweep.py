@@ -9,9 +9,9 @@ searched exactly as that profile searches) and keeps every per-query score
 the mean (the hit rate for ``hit@k``) with its interval, and
 :meth:`Swept.out_of_fold` reports a tuned setting honestly: chosen on some
 questions, scored on the others, by seeded k-fold cross-validation.
-:func:`plot_sweep` draws it: one panel per target, the mean against one field,
-one line per value of another, the interval as a band
-(:func:`hierret.publish.charts.sweep_figure`).
+:func:`hierret.publish.charts.sweep_figure` draws that table: one panel per
+target, the mean against one field, one line per value of another, the
+interval as a band.
 
 **Passage sizes.** Passages of different sizes are different units, so a
 chunking sweep compares them where they meet: at a coarser target (sections or
@@ -74,9 +74,9 @@ from hierret.study.experiment import Arm, Result
 from hierret.units import Corpus, Level, Query
 
 if TYPE_CHECKING:
-    from hierret.publish.figures import Axes, Figure
+    from hierret.publish.figures import Axes
 
-__all__ = ["ChunkingSweep", "Swept", "chunking_sweep", "plot_sweep", "run"]
+__all__ = ["ChunkingSweep", "Swept", "chunking_sweep", "run"]
 
 
 def run(
@@ -273,42 +273,6 @@ class Swept:
                     }
                 )
         return pd.DataFrame(rows)
-
-
-def plot_sweep(
-    table: pd.DataFrame,
-    field: str,
-    *,
-    by: str | None = None,
-    ylabel: str = "",
-    marks: Sequence[float] = (),
-    title: str = "",
-) -> Figure:
-    """One panel per target: the mean against ``field``, one line per ``by`` group.
-
-    Parameters
-    ----------
-    table : DataFrame
-        :meth:`Swept.table`'s rows, with a column ``by`` when several sweeps are
-        drawn together (e.g. ``pd.concat`` of sweeps with a ``vectors`` column).
-    field : str
-        The swept field (the x axis).
-    by : str, optional
-        Column whose groups are drawn as separate lines.
-    ylabel : str
-        The metric, for the y axis.
-    marks : sequence of float
-        x values to mark with a dotted line (e.g. the default).
-    title : str
-        The figure's title, above the panels.
-
-    Returns
-    -------
-    Figure
-        Shared y axis; each line's interval drawn as a band, by
-        :func:`hierret.publish.charts.sweep_figure`.
-    """
-    return charts.sweep_figure(table, field, by=by, ylabel=ylabel, marks=marks, title=title)
 
 
 @dataclass(frozen=True)
