@@ -435,3 +435,14 @@ def test_folder_without_questions_or_documents_says_what_is_expected(tmp_path: P
         load(questions_only)
     with pytest.raises(FolderFormatError, match="is not a folder"):
         load_folder(tmp_path / "missing")
+
+
+def test_the_readme_counts_the_example_folder_as_it_is() -> None:
+    """README quotes the example's size; the folder is the source of the numbers."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"\((\d+) made-up documents, (\d+) questions\)", readme)
+    assert quoted is not None
+    bundle = load(str(Path(__file__).resolve().parents[1] / "data" / "examples" / "handbook"))
+    assert (int(quoted[1]), int(quoted[2])) == (len(bundle.corpus), len(bundle.queries))
