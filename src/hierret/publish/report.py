@@ -48,12 +48,14 @@ from hierret._files import atomic_write
 
 __all__ = [
     "annotate_run",
+    "as_json",
     "check_markdown",
     "compare_records",
     "facts_of",
     "format_value",
     "glue",
     "load_results",
+    "quoted",
     "update_markdown",
     "write_results",
 ]
@@ -69,6 +71,20 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "item") and callable(value.item):
         return value.item()
     return value
+
+
+def as_json(value: Any) -> Any:
+    """What JSON cannot hold, as it can: a mapping view as a dict, anything else as text.
+
+    The ``default`` of :func:`json.dumps` for records.
+
+    Examples
+    --------
+    >>> from types import MappingProxyType
+    >>> json.dumps({"p": MappingProxyType({"k": 5}), "path": Path("a")}, default=as_json)
+    '{"p": {"k": 5}, "path": "a"}'
+    """
+    return dict(value) if isinstance(value, Mapping) else str(value)
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:
@@ -144,7 +160,7 @@ def write_results(
     }
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write(out, json.dumps(record, indent=1, sort_keys=False, default=str) + "\n")
+    return atomic_write(out, json.dumps(record, indent=1, sort_keys=False, default=as_json) + "\n")
 
 
 def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -154,6 +170,20 @@ def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         record = json.loads(file.read_text(encoding="utf-8"))
         records[record["name"]] = record
     return records
+
+
+def quoted(text: str) -> dict[str, str | None]:
+    """Every marked key of ``text`` (``record.key``), first quote first, with its format.
+
+    Examples
+    --------
+    >>> quoted("0.25<!--@dr001.hit1:.2f--> and 40<!--@dr001.n--> and 0.250<!--@dr001.hit1-->")
+    {'dr001.hit1': '.2f', 'dr001.n': None}
+    """
+    out: dict[str, str | None] = {}
+    for m in _MARKER.finditer(text):
+        out.setdefault(m["key"], m["fmt"])
+    return out
 
 
 def format_value(value: Any, fmt: str | None = None) -> str:

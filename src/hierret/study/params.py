@@ -49,7 +49,7 @@ import difflib
 import json
 import numbers
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -277,7 +277,10 @@ def between(low: float, high: float, *, open_ends: bool = False) -> Rule:
 def below(other: str) -> Rule:
     """A whole number >= 0 below the parameter ``other`` (an overlap below its size)."""
     return Rule(
-        lambda v, values: _count(v) and 0 <= v < values[other],  # type: ignore[operator]
+        lambda v, values: (
+            other not in values  # refused already: nothing to compare with
+            or (_count(v) and 0 <= v < values[other])  # type: ignore[operator]
+        ),
         lambda values: f"a whole number below {other} ({values.get(other)!r})",
     )
 
@@ -285,7 +288,10 @@ def below(other: str) -> Rule:
 def among(other: str) -> Rule:
     """One of the values of the list parameter ``other`` (a baseline among the arms)."""
     return Rule(
-        lambda v, values: v in values[other],  # type: ignore[operator]
+        lambda v, values: (
+            other not in values  # refused already: nothing to compare with
+            or v in values[other]  # type: ignore[operator]
+        ),
         lambda values: f"one of {other} ({values.get(other)!r})",
     )
 
@@ -343,6 +349,8 @@ RULES: dict[str, Rule] = {
     "sampled": _each(at_least(1), nonempty=False),
     "corpora": Rule(_nonempty, lambda _: "a non-empty list"),
     "encoders": Rule(_nonempty, lambda _: "a non-empty list"),
+    "weight_sweep_corpus": among("corpora"),
+    "baseline": among("encoders"),
 }
 
 
@@ -611,7 +619,7 @@ def check_parameters(
 
 def check_notebook(
     namespace: Mapping[str, object], /, **choices: Choices | Rule | Iterable[object]
-) -> None:
+) -> RunParameters:
     """Check a notebook's parameters from the cell right after its parameters cell.
 
     Call it as ``check_notebook(globals(), corpora=CORPUS, encoder=ENCODER)``.
@@ -630,6 +638,16 @@ def check_notebook(
     **choices : Choices or collection
         Parameter name to its accepted values.
 
+    Returns
+    -------
+    RunParameters
+        The notebook's parameters (those its parameters cell declares, output
+        folders left out) as they stand at any later moment: keep it as
+        ``PARAMETERS = check_notebook(...)`` and put it in the run's record
+        (``identity["parameters"]``), so that
+        :func:`hierret.publish.against_published` can name the settings a
+        run changed. Cells run by hand out of order give only ``choices``.
+
     Raises
     ------
     ParameterError
@@ -640,6 +658,12 @@ def check_notebook(
 
     Examples
     --------
+    >>> ns = {"In": ["", "k = 10\\nresults_dir = None", "check_notebook(globals())"],
+    ...       "k": 10, "results_dir": None}
+    >>> run = check_notebook(ns)
+    >>> ns["k"] = 5  # a later cell changes it (a smoke run's smaller sample)
+    >>> run
+    RunParameters({'k': 5})
     >>> ns = {"In": ["", "k = 10\\nencoder = 'minilm'", "# Parameters\\nk = 5\\nencodr = 'e5'\\n",
     ...              "check_notebook(globals())"], "k": 5, "encoder": "minilm", "encodr": "e5"}
     >>> check_notebook(ns, encoder=ENCODER)
@@ -660,7 +684,7 @@ parameters of this notebook: k, encoder
         declared: dict[str, object] | None = in_cell
         names = [*declared_parameters(before[-1]), *in_cell, *choices]
     else:
-        declared, names = None, list(choices)
+        declared, names = None, [*_cell_names(before[-1:]), *choices]
     missing = [name for name in names if name not in namespace]
     if missing:
         raise ValueError(
@@ -674,3 +698,54 @@ parameters of this notebook: k, encoder
     named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
     values = {n: namespace[n] for n in {*RULES, *rules} if n in namespace and n not in named}
     _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
+    return RunParameters([n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS], namespace)
+
+
+class RunParameters(Mapping[str, object]):
+    """A notebook's parameters, read from its namespace when asked (:func:`check_notebook`).
+
+    A view, not a copy: a cell that narrows a parameter after the check (a
+    smoke run's sample) shows in the record as it ran. A record writes it as
+    a plain mapping (:func:`hierret.publish.report.as_json`).
+
+    Examples
+    --------
+    >>> ns = {"k": 10, "seed": 0}
+    >>> view = RunParameters(["k"], ns)
+    >>> ns["k"] = 5
+    >>> dict(view), len(view)
+    ({'k': 5}, 1)
+    """
+
+    def __init__(self, names: Iterable[str], namespace: Mapping[str, object]) -> None:
+        self._names = tuple(names)
+        self._namespace = namespace
+
+    def __getitem__(self, name: str) -> object:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._namespace[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"RunParameters({dict(self)!r})"
+
+
+#: Parameters that say where a run writes, not what it computes (no record holds them).
+OUTPUT_FOLDERS = frozenset({"figures_dir", "results_dir"})
+
+
+def _cell_names(sources: list[str]) -> list[str]:
+    """The names a cell of assignments declares; none for a cell that is anything else."""
+    try:
+        tree = ast.parse(sources[0]) if sources else None
+    except SyntaxError:
+        return []
+    if tree is None or not all(isinstance(n, ast.Assign | ast.AnnAssign) for n in tree.body):
+        return []
+    return list(declared_parameters(sources[0]))

@@ -1,0 +1,323 @@
+"""This run against the published record: settings, quoted numbers and claims side by side.
+
+Every notebook ends with this comparison. A reader who reruns a decision
+notebook with other parameters, another sample or their own documents sees
+at once
+
+* which **settings** differ from the run the record was published from (every
+  field of the run's identity: corpus, sample, chunking, encoder, parameters);
+* the **numbers** ``DECISIONS.md`` quotes from the record, the published value
+  beside this run's (machine facts, such as times, are measured anew on every
+  machine and are shown, never counted as a disagreement);
+* each **claim** of the record's *Claims and tests* table tested on this
+  record's numbers, with the verdict the record states and the verdict this
+  run's numbers give (:func:`hierret.publish.claims.verdict`); a row that
+  cites another record's test is that record's to judge.
+
+On the reference parameters every setting, number and verdict agrees; the
+site's reference build says so at the end of each notebook.
+
+The published record is ``data/results/{name}.json`` and the records'
+prose ``DECISIONS.md`` of the checkout the package is imported from (or the
+paths given). Outside a checkout there is nothing to compare with, and the
+section says so instead of failing.
+
+Examples
+--------
+>>> import json, tempfile
+>>> text = '''## DR-009 · A toy
+... Dense beats BM25 [C1]: 0.10<!--@dr9.d_diff:.2f--> more.
+...
+... ### Claims and tests
+...
+... | id | claim | test | difference (interval) | adjusted p | verdict |
+... |---|---|---|---|---|---|
+... | C1 | Dense beats BM25 | `dr9.d` > 0 | 0.10<!--@dr9.d_diff:.2f--> \
+(0.02<!--@dr9.d_diff_low:.2f--> to 0.20<!--@dr9.d_diff_high:.2f-->) \
+| 0.01<!--@dr9.d_p_holm:.2f--> | holds |
+... '''
+>>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     _ = (Path(tmp) / "DECISIONS.md").write_text(text)
+...     _ = (Path(tmp) / "dr9.json").write_text(json.dumps(
+...         {"name": "dr9", "identity": {"corpus": "toy", "max_chars": 900},
+...          "values": values, "facts": []}))
+...     same = against_published("dr9", values, {"corpus": "toy", "max_chars": 900},
+...                              results=tmp, decisions=Path(tmp) / "DECISIONS.md")
+...     other = against_published("dr9", values | {"d_diff": 0.01, "d_p_holm": 0.4},
+...                               {"corpus": "toy", "max_chars": 600},
+...                               results=tmp, decisions=Path(tmp) / "DECISIONS.md")
+>>> same.agree, other.agree
+(True, False)
+>>> print(same.summary)
+All agree: the settings are the published run's, all 4 quoted numbers equal the \
+published ones, and all 1 claim verdicts are the published record's.
+>>> print(other.summary)
+This run differs from the published one in 1 setting (max_chars: 900 → 600). 2 of 4 \
+quoted numbers differ from the published ones. 0 of the 1 claim verdicts are the \
+published record's; not C1 (holds → not established).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import hierret.publish.claims as claims_
+from hierret.publish.report import as_json, format_value, quoted
+from hierret.publish.tables import fields, styled
+
+__all__ = ["Against", "against_published", "published_files"]
+
+
+def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, Path] | None:
+    """``(data/results, DECISIONS.md)`` of the checkout above ``start`` (default: this package).
+
+    ``None`` outside a checkout of the repository (a package installed from an index).
+    """
+    here = Path(start or __file__).resolve()
+    for parent in [here, *here.parents]:
+        if (parent / "DECISIONS.md").is_file() and (parent / "data" / "results").is_dir():
+            return parent / "data" / "results", parent / "DECISIONS.md"
+    return None
+
+
+def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """Identity fields by dotted name, as the record stores them (JSON's view of the values)."""
+    plain = json.loads(json.dumps(dict(identity), default=as_json))
+    return {str(k): v for k, v in fields(plain)["value"].items()}
+
+
+def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFrame:
+    a, b = _flat(run), _flat(published)
+    keys = [*b, *(k for k in a if k not in b)]
+    keys.sort(key=lambda k: not k.startswith("parameters."))  # what was asked for first
+    rows = {
+        k: {"published": b.get(k, "(not recorded)"), "this run": a.get(k, "(not recorded)")}
+        for k in keys
+        if str(a.get(k)) != str(b.get(k))
+    }
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run"])
+
+
+def _numbers(
+    name: str, text: str, run: Mapping[str, Any], record: Mapping[str, Any]
+) -> pd.DataFrame:
+    facts = set(record.get("facts", ()))
+    rows = {}
+    for marked, fmt in quoted(text).items():
+        record_name, _, key = marked.partition(".")
+        if record_name != name:
+            continue
+        published, mine = record["values"].get(key), run.get(key)
+        show = [None if v is None else format_value(v, fmt) for v in (published, mine)]
+        same = "machine fact" if key in facts else ("yes" if show[0] == show[1] else "no")
+        rows[key] = {"published": show[0], "this run": show[1] or "(not in this run)", "same": same}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run", "same"])
+
+
+def _verdict(c: claims_.Claim, values: Mapping[str, Any]) -> str:
+    key = c.key.partition(".")[2]
+    diff = values.get(f"{key}_diff")
+    p = values.get(f"{key}_p_holm", values.get(f"{key}_p"))
+    if diff is None or p is None:
+        return "(not tested in this run)"
+    return claims_.verdict(c.direction, float(diff), float(p))
+
+
+def _record_id(name: str) -> str:
+    """``dr001`` → ``DR-001``: the heading of the record a result record belongs to."""
+    return f"DR-{name[2:]}" if name.startswith("dr") else name
+
+
+def _difference(values: Mapping[str, Any], key: str) -> str:
+    """``+0.140 (+0.05 to +0.23)``, or a dash when the run has no such test."""
+    got = [values.get(f"{key}_{s}") for s in ("diff", "diff_low", "diff_high")]
+    if any(v is None for v in got):
+        return "–"
+    return f"{got[0]:+.3f} ({got[1]:+.3f} to {got[2]:+.3f})"
+
+
+def _claims(
+    name: str, text: str, values: Mapping[str, Any], published: Mapping[str, Any]
+) -> pd.DataFrame:
+    rows = {
+        c.id: {
+            "claim": c.text,
+            "difference, published": _difference(published, c.key.partition(".")[2]),
+            "difference, this run": _difference(values, c.key.partition(".")[2]),
+            "verdict, published": c.written,
+            "verdict, this run": (v := _verdict(c, values)),
+            "agree": "yes" if v == c.written else "no",
+        }
+        for c in claims_.claims(text)
+        if c.key.partition(".")[0] == name and c.record == _record_id(name)
+    }
+    columns = ["claim", "difference, published", "difference, this run"]
+    columns += ["verdict, published", "verdict, this run", "agree"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@dataclass(frozen=True, repr=False)
+class Against:
+    """A run beside its published record (:func:`against_published`).
+
+    Attributes
+    ----------
+    name : str
+        The record (``"dr001"``).
+    settings : pandas.DataFrame
+        The identity fields that differ: ``published`` and ``this run``.
+    numbers : pandas.DataFrame
+        Each number ``DECISIONS.md`` quotes from the record, as quoted:
+        ``published``, ``this run`` and ``same`` (``yes``, ``no`` or
+        ``machine fact``).
+    claims : pandas.DataFrame
+        Each claim: its text, the published verdict, this run's, ``agree``.
+    found : bool
+        Whether a published record was found to compare with.
+    """
+
+    name: str
+    settings: pd.DataFrame
+    numbers: pd.DataFrame
+    claims: pd.DataFrame
+    found: bool = True
+
+    @property
+    def agree(self) -> bool:
+        """Same settings, every quoted finding equal, every verdict the published one."""
+        return (
+            self.found
+            and self.settings.empty
+            and not (self.numbers["same"] == "no").any()
+            and not (self.claims["agree"] == "no").any()
+        )
+
+    @property
+    def summary(self) -> str:
+        """One paragraph: what differs, how many numbers and verdicts agree."""
+        if not self.found:
+            return (
+                f"No published record {self.name!r} was found to compare with: the records "
+                "and DECISIONS.md come with a checkout of the hierret repository."
+            )
+        n_num = int((self.numbers["same"] != "machine fact").sum())
+        n_same = int((self.numbers["same"] == "yes").sum())
+        n_claims, n_agree = len(self.claims), int((self.claims["agree"] == "yes").sum())
+        said = (
+            f"all {n_claims} claim verdicts are the published record's"
+            if n_claims
+            else "the record states no claims"
+        )
+        if self.agree:
+            return (
+                f"All agree: the settings are the published run's, all {n_num} quoted "
+                f"numbers equal the published ones, and {said}."
+            )
+        changed = ", ".join(
+            f"{k}: {r['published']} → {r['this run']}" for k, r in self.settings.head(6).iterrows()
+        )
+        more = ", …" if len(self.settings) > 6 else ""
+        parts = [
+            f"This run differs from the published one in {_plural(len(self.settings), 'setting')}"
+            f" ({changed}{more})."
+            if len(self.settings)
+            else "The settings are the published run's."
+        ]
+        parts.append(
+            f"All {n_num} quoted numbers equal the published ones."
+            if n_same == n_num
+            else f"{n_num - n_same} of {n_num} quoted numbers differ from the published ones."
+        )
+        differ = [
+            f"{i} ({r['verdict, published']} → {r['verdict, this run']})"
+            for i, r in self.claims.iterrows()
+            if r["agree"] == "no"
+        ]
+        parts.append(
+            f"{n_agree} of the {n_claims} claim verdicts are the published record's"
+            f"{'; not ' + '; '.join(differ) if differ else ''}."
+            if n_claims
+            else "The record states no claims."
+        )
+        return " ".join(parts)
+
+    def tables(self) -> list[Any]:
+        """The three tables as a page shows them (empty ones left out)."""
+        out = []
+        if not self.settings.empty:
+            out.append(styled(self.settings, "Settings that differ from the published run"))
+        if not self.claims.empty:
+            out.append(styled(self.claims, "Each claim's verdict: published and this run"))
+        differ = self.numbers[self.numbers["same"] != "yes"] if len(self.numbers) else self.numbers
+        if not differ.empty:  # the equal ones are counted in the summary
+            out.append(
+                styled(differ, "The quoted numbers that differ, as DECISIONS.md formats them")
+            )
+        return out
+
+    def __repr__(self) -> str:
+        return f"Against({self.name!r}): {self.summary}"
+
+    def _repr_html_(self) -> str:
+        """The summary, then the tables: what a notebook shows for the comparison."""
+        head = "All agree." if self.agree else "This run against the published record."
+        tables = "".join(t.to_html() for t in self.tables())
+        return f"<p><strong>{head}</strong> {html.escape(self.summary)}</p>{tables}"
+
+
+def against_published(
+    name: str,
+    values: Mapping[str, Any],
+    identity: Mapping[str, Any],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    decisions: str | os.PathLike[str] | None = None,
+) -> Against:
+    """Compare a run's record with the published one (module notes).
+
+    Parameters
+    ----------
+    name : str
+        The record (``"dr001"``), as given to :func:`hierret.publish.record.publish`.
+    values, identity : mapping
+        This run's values and identity, as given to ``publish``.
+    results : path-like, optional
+        The folder of published records (default: ``data/results`` of the
+        checkout).
+    decisions : path-like, optional
+        The records' prose (default: the checkout's ``DECISIONS.md``).
+
+    Returns
+    -------
+    Against
+        Its ``summary`` says in one paragraph what agrees; ``tables()`` shows
+        the details.
+    """
+    found = published_files()
+    results_dir = Path(results) if results is not None else (found[0] if found else None)
+    text_path = Path(decisions) if decisions is not None else (found[1] if found else None)
+    record_path = results_dir / f"{name}.json" if results_dir else None
+    empty = pd.DataFrame()
+    if record_path is None or not record_path.is_file() or text_path is None:
+        return Against(name, empty, empty, empty, found=False)
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    text = text_path.read_text(encoding="utf-8")
+    return Against(
+        name,
+        _settings(identity, record.get("identity", {})),
+        _numbers(name, text, values, record),
+        _claims(name, text, values, record["values"]),
+    )

@@ -1,0 +1,92 @@
+"""This run against the published record (hierret.publish.against)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hierret.publish import against_published
+from hierret.publish.against import published_files
+from hierret.publish.claims import claims, verdict
+from hierret.publish.report import load_results, write_results
+from hierret.study.params import RunParameters
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = load_results(ROOT / "data" / "results")
+DECISIONS = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+NAMES = ["structure", "dr001", "dr002", "dr003", "dr004", "dr005"]
+
+
+def test_the_checkout_is_found_from_the_package() -> None:
+    assert published_files() == (ROOT / "data" / "results", ROOT / "DECISIONS.md")
+    assert published_files("/") is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_published_run_agrees_with_itself(name: str) -> None:
+    record = RECORDS[name]
+    run = against_published(name, record["values"], record["identity"])
+    assert run.agree, run.summary
+    assert run.summary.startswith("All agree")
+    mine = [c for c in claims(DECISIONS) if c.key.startswith(f"{name}.")]
+    assert len(run.claims) == len(
+        {c.id for c in mine if c.record.lower() == name[:2] + "-" + name[2:]}
+    )
+    assert len(run.claims) >= (0 if name == "structure" else 5)
+    assert run.tables() == [] or all(t.caption for t in run.tables())
+
+
+def _flip(name: str) -> tuple[dict[str, object], str]:
+    """The record's values with its first claim's test made to give another verdict."""
+    c = next(c for c in claims(DECISIONS) if c.key.startswith(f"{name}."))
+    key = c.key.partition(".")[2]
+    values = dict(RECORDS[name]["values"])
+    sign = next(s for s in (1, -1) if verdict(c.direction, s * 0.2, 0.001) != c.written)
+    values |= {f"{key}_diff": sign * 0.2, f"{key}_diff_low": sign * 0.1}
+    values |= {f"{key}_diff_high": sign * 0.3, f"{key}_p_holm": 0.001, f"{key}_p": 0.001}
+    return values, c.id
+
+
+@pytest.mark.parametrize("name", ["dr001", "dr004"])
+def test_a_reversed_difference_is_named_with_both_verdicts(name: str) -> None:
+    values, cid = _flip(name)
+    run = against_published(name, values, RECORDS[name]["identity"])
+    assert not run.agree
+    assert run.claims.loc[cid, "agree"] == "no"
+    assert f"not {cid} (" in run.summary
+    assert run.claims.loc[cid, "verdict, published"] in run.summary
+
+
+def test_a_changed_parameter_is_named_first_and_machine_facts_never_disagree() -> None:
+    record = RECORDS["dr002"]
+    identity = json.loads(json.dumps(record["identity"]))
+    identity.setdefault("parameters", {})["max_chars"] = 600
+    values = dict(record["values"])
+    fact = record["facts"][0]
+    values[fact] = values[fact] * 3 + 1  # another machine's time
+    run = against_published("dr002", values, identity)
+    assert run.settings.index[0] == "parameters.max_chars"
+    assert run.settings.loc["parameters.max_chars", "this run"] == 600
+    assert "1 setting (parameters.max_chars: " in run.summary
+    quoted = run.numbers.loc[run.numbers.index == fact, "same"]
+    assert list(quoted) in ([], ["machine fact"])
+    assert "quoted numbers equal the published ones" in run.summary
+
+
+def test_without_a_published_record_the_section_says_so(tmp_path: Path) -> None:
+    run = against_published("dr001", {"x": 1}, {}, results=tmp_path, decisions=tmp_path / "no.md")
+    assert not run.found
+    assert not run.agree
+    assert run.tables() == []
+    assert "No published record 'dr001'" in run.summary
+    assert "No published record" in run._repr_html_()
+
+
+def test_a_record_holds_the_run_parameters_as_they_stood(tmp_path: Path) -> None:
+    namespace: dict[str, object] = {"max_chars": 900, "seed": 0}
+    parameters = RunParameters(["max_chars", "seed"], namespace)
+    namespace["max_chars"] = 600  # a later cell narrows it
+    path = write_results(tmp_path / "r.json", "r", {"n": 1}, {"parameters": parameters})
+    assert json.loads(path.read_text())["identity"]["parameters"] == {"max_chars": 600, "seed": 0}
