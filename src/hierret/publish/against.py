@@ -95,8 +95,15 @@ def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k): v for k, v in fields(plain)["value"].items()}
 
 
+#: Identity fields about the published record itself, not the run (a record adopted
+#: with the reference machine's facts says so: ``docs/check_decisions.py``).
+ABOUT_THE_RECORD = frozenset({"machine_facts"})
+
+
 def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFrame:
-    a, b = _flat(run), _flat(published)
+    a, b = (
+        {k: v for k, v in _flat(x).items() if k not in ABOUT_THE_RECORD} for x in (run, published)
+    )
     keys = [*b, *(k for k in a if k not in b)]
     keys.sort(key=lambda k: not k.startswith("parameters."))  # what was asked for first
     rows = {
