@@ -261,6 +261,19 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def variations(session: nox.Session) -> None:
+    """Every notebook with one parameter changed, on smoke sizes (docs/variations.py).
+
+    Each change must run, or be refused before any kernel starts with a message naming
+    the parameter; the matrix goes to build/variations/variations.md. About half an
+    hour on two cores; `-- --only 05_dr004_hierarchy` runs one notebook's.
+    """
+    _install(session, "notebooks,models")
+    out = ["--out", str(BUILD / "variations"), "--kernel", KERNEL]
+    session.run("python", "docs/variations.py", *out, *session.posargs, env=_env())
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Speed against the peers (not part of the tests), gathered into one result record.
 

@@ -445,8 +445,9 @@ def test_a_real_notebooks_own_check_runs_before_any_kernel(
     assert not (tmp_path / "site").exists()
 
 
-def _execute_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("execute_rules", ROOT / "docs" / "execute.py")
+def _module(name: str) -> ModuleType:
+    """A script of docs/ loaded as a module."""
+    spec = importlib.util.spec_from_file_location(f"docs_{name}", ROOT / "docs" / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -455,49 +456,18 @@ def _execute_module() -> ModuleType:
 
 
 #: One change per parameter that every notebook declaring it must accept, and one it must
-#: refuse up front (before any kernel starts) naming the parameter; both on reference sizes.
-VARIATIONS: dict[str, tuple[object, object]] = {
-    "max_chars": (600, 0),
-    "overlap_chars": (60, 5000),
-    "max_queries": (5, 0),
-    "max_docs": (30, -1),
-    "seed": (7, -1),
-    "confidence": (0.9, 1.0),
-    "n_resamples": (999, 0),
-    "rrf_k": (10, -1),
-    "pool": (20, 0),
-    "candidates": (10, 0),
-    "k": (20, 0),
-    "folds": (3, 1),
-    "min_keep": (1, -1),
-    "top_k": (5, 0),
-    "latency_queries": (3, 0),
-    "throughput_texts": (8, 0),
-    "variation_texts": (4, 0),
-    "cost_passages": (8, 0),
-    "merge_candidates": (10, 0),
-    "overlap_tokens": (32, -1),
-    "scifact_docs": (500, 0),
-    "section_weight": (0.3, 1.5),
-    "sweep_weights": ([0.0, 0.5, 1.0], [0.5, 2.0]),
-    "thresholds": ([0.5], [-0.1]),
-    "sizes": ([600, 1200], []),
-    "chunk_chars": ([600], [0]),
-    "k_values": ([10], []),
-    "corpora": (["python-reference"], []),
-    "encoders": (["all-MiniLM-L6-v2"], []),
-    "encoder": ("wordllama", "no-such-encoder"),
-    "corpus": ("scifact", "no-such-corpus"),
-    "beir": (None, "no-such-beir"),
-    "baseline": ("all-MiniLM-L6-v2", "no-such-encoder"),
-}
+#: refuse up front (before any kernel starts) naming the parameter: the matrix that
+#: ``docs/variations.py`` also executes (``nox -s variations``).
+VARIATIONS: dict[str, tuple[object, object]] = _module("variations").VARIATIONS
+#: Parameters tied to another (a ``document`` of the ``corpus``): changed along with it.
+COMPANIONS: dict[str, dict[str, object]] = _module("variations").COMPANIONS
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> None:
     """The variation matrix of the parameter check: every declared parameter that has a
     meaning in the house vocabulary, changed alone, is accepted, or refused naming it."""
-    module = _execute_module()
+    module = _module("execute")
     declared = notebook_parameters(path)
     module._check_as_notebook(path, {})  # the defaults pass
     tried = 0
@@ -507,7 +477,8 @@ def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> N
         default = declared[name]
         if isinstance(default, dict):  # a value per corpus: the same change for each
             good, bad = (dict.fromkeys(default, v) for v in (good, bad))
-        module._check_as_notebook(path, {name: good})
+        tied = {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}
+        module._check_as_notebook(path, {name: good, **tied})
         with pytest.raises(ParameterError, match=rf"(?s)^{path.stem}: .*\b{name}\b"):
             module._check_as_notebook(path, {name: bad})
         tried += 1

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import json
 import numbers
 import os
@@ -224,6 +225,9 @@ class Rule:
         parameter's value of the run (``values``). An exception counts as no.
     describe : callable
         ``describe(values)``: what is accepted, in words, for the message.
+    takes_none : bool, default False
+        ``None`` has a meaning for this parameter (all of them, the longest...),
+        whatever the type of the notebook's default.
 
     Examples
     --------
@@ -235,6 +239,7 @@ class Rule:
 
     holds: Callable[[object, Mapping[str, object]], bool]
     describe: Callable[[Mapping[str, object]], str]
+    takes_none: bool = False
 
     def problem(self, label: str, value: object, values: Mapping[str, object]) -> str | None:
         """``None`` if ``value`` is accepted, else a message naming ``label`` and the rule."""
@@ -259,6 +264,7 @@ def at_least(low: int, *, none: bool = False) -> Rule:
     return Rule(
         lambda v, _: (v is None and none) or (_count(v) and int(v) >= low),  # type: ignore[call-overload]
         lambda _: text,
+        takes_none=none,
     )
 
 
@@ -363,6 +369,46 @@ def _max_docs(v: object, _: Mapping[str, object]) -> bool:
 RULES["max_docs"] = Rule(
     _max_docs, lambda _: "a whole number >= 1, None (all), or a dict of corpus to either"
 )
+
+
+def _sample_key(values: Mapping[str, object]) -> str:
+    keys = ("corpus", "max_queries", "max_docs", "seed")
+    return json.dumps({k: values.get(k) for k in keys}, sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=8)
+def _document_ids(sample: str) -> tuple[str, ...] | None:
+    """The document ids of a corpus as the notebook samples it, or ``None`` when it does
+    not load here (the loader explains why when the notebook runs)."""
+    from hierret.datasets import load
+
+    given = json.loads(sample)
+    corpus = given.pop("corpus")
+    try:
+        return tuple(
+            d.id for d in load(corpus, **{k: v for k, v in given.items() if v is not None}).corpus
+        )
+    except Exception:  # a corpus that does not load is the loader's to explain
+        return None
+
+
+def _a_document(v: object, values: Mapping[str, object]) -> bool:
+    if v is None or "corpus" not in values:  # None: the longest; a refused corpus: said
+        return True
+    ids = _document_ids(_sample_key(values))
+    return ids is None or v in ids
+
+
+def _documents_text(values: Mapping[str, object]) -> str:
+    ids = _document_ids(_sample_key(values)) or ()
+    some = ", ".join(map(repr, ids[:4]))
+    return (
+        f"None (the corpus's longest document) or a document of corpus "
+        f"{values.get('corpus')!r} as sampled ({len(ids)}: {some}, ...)"
+    )
+
+
+RULES["document"] = Rule(_a_document, _documents_text, takes_none=True)
 
 
 def rule_problems(values: Mapping[str, object], rules: Mapping[str, Rule]) -> list[str]:
@@ -551,6 +597,8 @@ def _problems(
         default = declared[name] if declared is not None else None
         if accepted is not None and _is_choice(value, default, accepted):
             continue
+        if value is None and _takes_none(name):  # the house rule says None means something
+            continue
         if not _fits(value, default):
             hint = list_hint.format(name=name) if isinstance(default, list | tuple | dict) else ""
             problems.append(
@@ -560,6 +608,12 @@ def _problems(
         elif accepted is not None:
             problems.extend(_choice_problems(name, value, accepted))
     return problems
+
+
+def _takes_none(name: str) -> bool:
+    """Whether the house vocabulary gives ``None`` a meaning for ``name`` (``document``:
+    the longest), whatever the type of the notebook's default."""
+    return name in RULES and RULES[name].takes_none
 
 
 def _raise(problems: list[str]) -> None:
@@ -696,7 +750,9 @@ parameters of this notebook: k, encoder
     listed = {n: c for n, c in choices.items() if not isinstance(c, Rule)}
     problems = _problems(given, declared, listed, "this notebook", _PAPERMILL_HINT)
     named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
-    values = {n: namespace[n] for n in {*RULES, *rules} if n in namespace and n not in named}
+    values = {  # what the rules read: theirs, and the values they refer to (a corpus)
+        n: namespace[n] for n in {*RULES, *rules, *given} if n in namespace and n not in named
+    }
     _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
     return RunParameters([n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS], namespace)
 
