@@ -86,6 +86,9 @@ def test_load_folder(tmp_path: Path) -> None:
     for q in ds.queries:
         for doc, start, end in q.evidence:
             assert ds.corpus[doc].text[start:end] == ds.corpus[doc].text
+    # a whole document judged: no section or passage of it is judged relevant by it
+    assert {q.level for q in ds.queries} == {"documents"}
+    assert not any(q.judged_at("sections") or q.judged_at("passages") for q in ds.queries)
 
 
 def test_identity_is_stable_and_split_aware(tmp_path: Path) -> None:

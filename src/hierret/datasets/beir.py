@@ -307,8 +307,8 @@ def load_beir(
             BeirDataWarning,
             stacklevel=2,
         )
-    queries = [
-        Query(qid, text, _evidence(qrels[qid], corpus))
+    queries = [  # BEIR judges whole documents: no finer target is judged
+        Query(qid, text, _evidence(qrels[qid], corpus), level="documents")
         for qid, text in texts.items()
         if qid in qrels
     ]
