@@ -26,25 +26,25 @@ Examples
 --------
 >>> import json, tempfile
 >>> text = '''## DR-009 · A toy
-... Dense beats BM25 [C1]: 0.10<!--@dr9.d_diff:.2f--> more.
+... Dense beats BM25 [C1]: 0.10<!--@dr009.d_diff:.2f--> more.
 ...
 ... ### Claims and tests
 ...
 ... | id | claim | test | difference (interval) | adjusted p | verdict |
 ... |---|---|---|---|---|---|
-... | C1 | Dense beats BM25 | `dr9.d` > 0 | 0.10<!--@dr9.d_diff:.2f--> \
-(0.02<!--@dr9.d_diff_low:.2f--> to 0.20<!--@dr9.d_diff_high:.2f-->) \
-| 0.01<!--@dr9.d_p_holm:.2f--> | holds |
+... | C1 | Dense beats BM25 | `dr009.d` > 0 | 0.10<!--@dr009.d_diff:.2f--> \
+(0.02<!--@dr009.d_diff_low:.2f--> to 0.20<!--@dr009.d_diff_high:.2f-->) \
+| 0.01<!--@dr009.d_p_holm:.2f--> | holds |
 ... '''
 >>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     _ = (Path(tmp) / "DECISIONS.md").write_text(text)
-...     _ = (Path(tmp) / "dr9.json").write_text(json.dumps(
-...         {"name": "dr9", "identity": {"corpus": "toy", "max_chars": 900},
+...     _ = (Path(tmp) / "dr009.json").write_text(json.dumps(
+...         {"name": "dr009", "identity": {"corpus": "toy", "max_chars": 900},
 ...          "values": values, "facts": []}))
-...     same = against_published("dr9", values, {"corpus": "toy", "max_chars": 900},
+...     same = against_published("dr009", values, {"corpus": "toy", "max_chars": 900},
 ...                              results=tmp, decisions=Path(tmp) / "DECISIONS.md")
-...     other = against_published("dr9", values | {"d_diff": 0.01, "d_p_holm": 0.4},
+...     other = against_published("dr009", values | {"d_diff": 0.01, "d_p_holm": 0.4},
 ...                               {"corpus": "toy", "max_chars": 600},
 ...                               results=tmp, decisions=Path(tmp) / "DECISIONS.md")
 >>> same.agree, other.agree

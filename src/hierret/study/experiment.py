@@ -118,15 +118,24 @@ def _family(arms: Sequence[str], baseline: str, family: Sequence[str] | None) ->
     return declared
 
 
+#: The columns of :func:`compare` and :func:`compare_hits`, tested arms or not: a table
+#: of one arm (nothing to test) has the test columns too, empty.
+MEAN_COLUMNS: tuple[str, ...] = ("n", "mean", "low", "high", "diff", "diff_low", "diff_high")
+MEAN_COLUMNS += ("p", "p_holm")
+HIT_COLUMNS: tuple[str, ...] = ("hits", "n", "rate", "low", "high", "both", "only_arm")
+HIT_COLUMNS += ("only_base", "neither", "diff", "diff_low", "diff_high", "p", "p_holm")
+
+
 def _table(
     rows: Mapping[str, Mapping[str, float]],
     pvalues: Mapping[str, float],
     baseline: str,
     declared: Sequence[str],
     confidence: float,
+    columns: tuple[str, ...],
 ) -> pd.DataFrame:
     """One row per arm, Holm-adjusted p-values over the declared family."""
-    table = pd.DataFrame.from_dict(dict(rows), orient="index")
+    table = pd.DataFrame.from_dict(dict(rows), orient="index").reindex(columns=list(columns[:-1]))
     table["p_holm"] = pd.Series(holm(pvalues) if pvalues else {}, dtype=float)
     table.index.name = "arm"
     table.attrs.update(baseline=baseline, family=list(declared), confidence=confidence)
@@ -165,7 +174,8 @@ def compare(
         One row per arm: ``n``, ``mean``, ``low``, ``high`` (bootstrap interval
         of the mean), and for family members ``diff``, ``diff_low``,
         ``diff_high`` (paired bootstrap), ``p`` (paired randomisation) and
-        ``p_holm``.
+        ``p_holm``: the columns :data:`MEAN_COLUMNS`, empty (NaN) for the arms
+        not tested, whether or not any arm is.
     """
     frame = align(per_query)
     declared = _family(list(frame.columns), baseline, family)
@@ -183,7 +193,7 @@ def compare(
             )
             row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": pvalues[arm]}
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, stats.confidence)
+    return _table(rows, pvalues, baseline, declared, stats.confidence, MEAN_COLUMNS)
 
 
 def compare_hits(
@@ -236,7 +246,7 @@ def compare_hits(
                 "p": pp.mcnemar_p,
             }
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, stats.confidence)
+    return _table(rows, pvalues, baseline, declared, stats.confidence, HIT_COLUMNS)
 
 
 def paired_tests(
