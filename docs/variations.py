@@ -73,7 +73,7 @@ VARIATIONS: dict[str, tuple[object, object]] = {
     "corpora": (["python-reference"], []),
     "encoders": (["all-MiniLM-L6-v2"], []),
     "encoder": ("wordllama", "no-such-encoder"),
-    "corpus": ("scifact", "no-such-corpus"),
+    "corpus": ("scifact-sections", "no-such-corpus"),
     "beir": (None, "no-such-beir"),
     "baseline": ("minilm-int8", "no-such-encoder"),
     "document": (None, "no-such-document"),
@@ -87,7 +87,7 @@ COMPANIONS: dict[str, dict[str, object]] = {"corpus": {"document": None}}
 #: changes the first users tried (one encoder that is not the baseline: refused).
 EXTRA: dict[str, list[tuple[dict[str, object], bool]]] = {
     "01_structure": [({"corpus": EXAMPLE, "document": None}, True)],
-    "02_dr001_chunking": [({"corpus": EXAMPLE}, True)],
+    "02_dr001_chunking": [({"corpus": EXAMPLE}, True), ({"corpus": "scifact"}, False)],
     "03_dr002_embedders": [({"encoders": ["wordllama"]}, False)],
     "05_dr004_hierarchy": [({"corpora": [EXAMPLE], "weight_sweep_corpus": EXAMPLE}, True)],
     "06_dr005_beyond": [({"corpora": [EXAMPLE]}, True)],

@@ -483,3 +483,21 @@ def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> N
             module._check_as_notebook(path, {name: bad})
         tried += 1
     assert tried >= 5, f"{path.stem}: only {tried} parameters varied"
+
+
+def test_dr001_refuses_a_corpus_judged_at_documents_only_before_any_kernel() -> None:
+    """DR-001 compares passages and sections: BEIR's whole-document judgments cannot say."""
+    module = _module("execute")
+    path = ROOT / "notebooks" / "02_dr001_chunking.ipynb"
+    with pytest.raises(ParameterError, match=r"corpus = 'scifact' .*judged at documents only"):
+        module._check_as_notebook(path, {"corpus": "scifact"})
+    module._check_as_notebook(path, {"corpus": "scifact-sections"})  # sections built from it
+
+
+def test_a_document_must_be_one_of_the_corpus_as_sampled() -> None:
+    module = _module("execute")
+    path = ROOT / "notebooks" / "01_structure.ipynb"
+    with pytest.raises(ParameterError, match=r"document = 'nope' .*'python-reference'"):
+        module._check_as_notebook(path, {"document": "nope"})
+    module._check_as_notebook(path, {"document": None})  # the longest
+    module._check_as_notebook(path, {"document": "compound"})

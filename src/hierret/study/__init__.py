@@ -58,6 +58,7 @@ from hierret.study.params import (
     below,
     between,
     check_notebook,
+    judged_at,
 )
 from hierret.study.sweep import chunking_sweep
 from hierret.study.testbed import Testbed
@@ -84,6 +85,7 @@ __all__ = [
     "embedding_variation",
     "experiment",
     "joint",
+    "judged_at",
     "measured",
     "merging",
     "normalization_effect",

@@ -53,6 +53,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hierret.datasets import Bundle
 
 __all__ = [
     "BEIR",
@@ -376,20 +380,23 @@ def _sample_key(values: Mapping[str, object]) -> str:
     return json.dumps({k: values.get(k) for k in keys}, sort_keys=True, default=str)
 
 
-@functools.lru_cache(maxsize=8)
-def _document_ids(sample: str) -> tuple[str, ...] | None:
-    """The document ids of a corpus as the notebook samples it, or ``None`` when it does
-    not load here (the loader explains why when the notebook runs)."""
+@functools.lru_cache(maxsize=4)
+def _bundle(sample: str) -> Bundle | None:
+    """A corpus as the notebook samples it, or ``None`` when it does not load here
+    (the loader explains why when the notebook runs)."""
     from hierret.datasets import load
 
     given = json.loads(sample)
     corpus = given.pop("corpus")
     try:
-        return tuple(
-            d.id for d in load(corpus, **{k: v for k, v in given.items() if v is not None}).corpus
-        )
+        return load(corpus, **{k: v for k, v in given.items() if v is not None})
     except Exception:  # a corpus that does not load is the loader's to explain
         return None
+
+
+def _document_ids(sample: str) -> tuple[str, ...] | None:
+    bundle = _bundle(sample)
+    return None if bundle is None else tuple(d.id for d in bundle.corpus)
 
 
 def _a_document(v: object, values: Mapping[str, object]) -> bool:
@@ -409,6 +416,35 @@ def _documents_text(values: Mapping[str, object]) -> str:
 
 
 RULES["document"] = Rule(_a_document, _documents_text, takes_none=True)
+
+
+def judged_at(level: str) -> Rule:
+    """A ``corpus`` whose questions judge ``level``: DR-001 compares passages and sections,
+    which a corpus judged at documents only (BEIR) cannot inform.
+
+    Examples
+    --------
+    >>> judged_at("passages").problem("corpus", "python-reference",
+    ...                               {"corpus": "python-reference", "max_queries": 3})
+    """
+
+    def holds(v: object, values: Mapping[str, object]) -> bool:
+        bundle = _bundle(_sample_key({**values, "corpus": v}))
+        return bundle is None or level in bundle.targets
+
+    def describe(values: Mapping[str, object]) -> str:
+        bundle = _bundle(_sample_key(values))
+        now = (
+            ""
+            if bundle is None
+            else f" ({values.get('corpus')!r} is judged at {', '.join(bundle.targets)} only)"
+        )
+        return (
+            f"a corpus whose questions judge {level}: quoted evidence (python-reference, "
+            "qasper, scifact-sections, or a folder whose questions quote their evidence)" + now
+        )
+
+    return Rule(holds, describe)
 
 
 def rule_problems(values: Mapping[str, object], rules: Mapping[str, Rule]) -> list[str]:
@@ -672,7 +708,10 @@ def check_parameters(
 
 
 def check_notebook(
-    namespace: Mapping[str, object], /, **choices: Choices | Rule | Iterable[object]
+    namespace: Mapping[str, object],
+    /,
+    also: Mapping[str, Rule] | None = None,
+    **choices: Choices | Rule | Iterable[object],
 ) -> RunParameters:
     """Check a notebook's parameters from the cell right after its parameters cell.
 
@@ -689,6 +728,10 @@ def check_notebook(
     ----------
     namespace : mapping
         The notebook's ``globals()``.
+    also : mapping of str to Rule, optional
+        Further rules of this notebook, checked with the house vocabulary's
+        (:data:`RULES`): a name given choices too (``corpus``: one the loader
+        takes, and one whose questions judge passages, :func:`judged_at`).
     **choices : Choices or collection
         Parameter name to its accepted values.
 
@@ -746,7 +789,7 @@ parameters of this notebook: k, encoder
             "fix the names passed to check_notebook"
         )
     given = {name: namespace[name] for name in dict.fromkeys(names)}
-    rules = {n: r for n, r in choices.items() if isinstance(r, Rule)}
+    rules = {n: r for n, r in choices.items() if isinstance(r, Rule)} | dict(also or {})
     listed = {n: c for n, c in choices.items() if not isinstance(c, Rule)}
     problems = _problems(given, declared, listed, "this notebook", _PAPERMILL_HINT)
     named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
