@@ -56,6 +56,23 @@ from hierret.publish.report import write_results
 from hierret.study.params import ParameterError, check_parameters, notebook_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "data" / "examples" / "handbook"
+#: DR-001 and DR-004 on the repository's example folder, for the site's page "Your own
+#: documents": output name to (notebook, its changed parameters, the page's title). They
+#: run with every full run (no --only, no -p), write no record and save no figure file:
+#: the reference run's stay as they are.
+EXAMPLES: dict[str, tuple[str, dict[str, object], str]] = {
+    "own-dr001": (
+        "02_dr001_chunking",
+        {"corpus": EXAMPLE, "beir": None},
+        "DR-001 on your own documents: the example folder",
+    ),
+    "own-dr004": (
+        "05_dr004_hierarchy",
+        {"corpora": [EXAMPLE], "weight_sweep_corpus": EXAMPLE},
+        "DR-004 on your own documents: the example folder",
+    ),
+}
 _LIST_HINT = """ (give a list or dict as a Python literal: -p {name} "['a', 'b']")"""
 
 
@@ -207,6 +224,30 @@ def _check_as_notebook(path: Path, given: dict[str, object]) -> None:
         raise ParameterError(f"{path.stem}: {err}") from None
 
 
+def _relative(value: object, folder: Path) -> object:
+    """A path of the repository as the kernel (running in ``folder``) reaches it: relative,
+    so no machine path ends up in a published notebook."""
+    if isinstance(value, list):
+        return [_relative(v, folder) for v in value]
+    return os.path.relpath(value, folder.resolve()) if isinstance(value, Path) else value
+
+
+def _retitle(path: Path, title: str, stem: str) -> None:
+    """Give an example run its own title: a first cell names it and what it reruns; the
+    notebook's own title becomes a section (one H1 a page)."""
+    notebook = nbformat.read(str(path), as_version=4)
+    first = notebook.cells[0]
+    first.source = "#" + first.source if first.source.startswith("# ") else first.source
+    intro = (
+        f"# {title}\n\nThe notebook `notebooks/{stem}.ipynb`, run by the site build on the "
+        "repository's example folder `data/examples/handbook` (see *Your own documents*). "
+        "Everything below is that notebook, unchanged; its last section compares this run "
+        "with the published record."
+    )
+    notebook.cells.insert(0, nbformat.v4.new_markdown_cell(intro))
+    nbformat.write(notebook, str(path))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for executed notebooks")
@@ -260,20 +301,26 @@ def main(argv: list[str] | None = None) -> int:
     load, before = os.getloadavg(), os.environ.get(timing.TIMING_ENV)
     cache_before = _cache_bytes()
     code, wall = 0, {}
+    plan = [(nb, nb.stem) for nb in notebooks]
+    examples = {} if args.only or overrides else EXAMPLES  # a full run shows them too
+    plan += [(ROOT / "notebooks" / f"{nb}.ipynb", name) for name, (nb, _, _) in examples.items()]
     with tempfile.TemporaryDirectory(prefix="hierret-timing-") as tmp, _restored(before):
         timing_dir = Path(tmp)
-        for nb in notebooks:
+        for nb, name in plan:
             params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}
             if args.results:
                 params["results_dir"] = os.path.relpath(args.results.resolve(), args.out.resolve())
             params.update(overrides)
-            params = {k: v for k, v in params.items() if k in declared[nb]}
-            print(f"[execute] {nb.name} {params}", flush=True)
-            os.environ[timing.TIMING_ENV] = str(timing_dir / f"{nb.stem}.json")
+            if name in examples:  # no record, no figure file: the reference run's stand
+                params |= {"figures_dir": None, "results_dir": None}
+                params |= {k: _relative(v, args.out) for k, v in examples[name][1].items()}
+            params = {k: v for k, v in params.items() if k in notebook_parameters(nb)}
+            print(f"[execute] {name} {params}", flush=True)
+            os.environ[timing.TIMING_ENV] = str(timing_dir / f"{name}.json")
             start = time.perf_counter()
             pm.execute_notebook(
                 str(nb),
-                str(args.out / nb.name),
+                str(args.out / f"{name}.ipynb"),
                 parameters=params,
                 kernel_name=args.kernel,
                 cwd=str(args.out),
@@ -281,14 +328,17 @@ def main(argv: list[str] | None = None) -> int:
                 log_output=False,
                 prepare_only=args.nbval,
             )
-            wall[nb.stem] = time.perf_counter() - start
+            wall[name] = time.perf_counter() - start
+            if name in examples:
+                _retitle(args.out / f"{name}.ipynb", examples[name][2], nb.stem)
         if args.nbval:
             code, wall = _run_nbval(
-                [args.out / nb.name for nb in notebooks], args.kernel, timing_dir
+                [args.out / f"{name}.ipynb" for _, name in plan], args.kernel, timing_dir
             )
-        runs = {
+        runs = {  # the timing record is the studies' (the examples are the page's)
             stem: (seconds, timing.read(timing_dir / f"{stem}.json"))
             for stem, seconds in wall.items()
+            if stem not in examples
         }
     identity = {
         "smoke": args.smoke,

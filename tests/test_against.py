@@ -68,7 +68,7 @@ def test_a_changed_parameter_is_named_first_and_machine_facts_never_disagree() -
     values[fact] = values[fact] * 3 + 1  # another machine's time
     run = against_published("dr002", values, identity)
     assert run.settings.index[0] == "parameters.max_chars"
-    assert run.settings.loc["parameters.max_chars", "this run"] == 600
+    assert run.settings.loc["parameters.max_chars", "this run"] == "600"
     assert "1 setting (parameters.max_chars: " in run.summary
     quoted = run.numbers.loc[run.numbers.index == fact, "same"]
     assert list(quoted) in ([], ["machine fact"])
@@ -90,3 +90,22 @@ def test_a_record_holds_the_run_parameters_as_they_stood(tmp_path: Path) -> None
     namespace["max_chars"] = 600  # a later cell narrows it
     path = write_results(tmp_path / "r.json", "r", {"n": 1}, {"parameters": parameters})
     assert json.loads(path.read_text())["identity"]["parameters"] == {"max_chars": 600, "seed": 0}
+
+
+def test_a_claim_the_run_could_not_test_is_said_so_not_counted_as_agreeing() -> None:
+    record = RECORDS["dr004"]
+    c = next(c for c in claims(DECISIONS) if c.key.startswith("dr004."))
+    key = c.key.partition(".")[2]
+    values = {k: v for k, v in record["values"].items() if not k.startswith(key)}
+    run = against_published("dr004", values, record["identity"])
+    assert run.claims.loc[c.id, "agree"] == "not tested"
+    assert not run.agree
+    assert f"1 not tested in this run ({c.id})" in run.summary
+
+
+def test_none_reads_as_none() -> None:
+    record = RECORDS["dr001"]
+    identity = json.loads(json.dumps(record["identity"]))
+    identity["parameters"]["beir"] = None
+    run = against_published("dr001", record["values"], identity)
+    assert run.settings.loc["parameters.beir"].tolist() == ["scifact", "None"]

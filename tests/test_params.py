@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+import nbformat
 import pytest
 
 import hierret
@@ -501,3 +502,36 @@ def test_a_document_must_be_one_of_the_corpus_as_sampled() -> None:
         module._check_as_notebook(path, {"document": "nope"})
     module._check_as_notebook(path, {"document": None})  # the longest
     module._check_as_notebook(path, {"document": "compound"})
+
+
+def _plain_paths(value: object) -> object:
+    if isinstance(value, list):
+        return [_plain_paths(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
+
+
+def test_the_site_examples_pass_their_notebooks_checks() -> None:
+    """The example-folder runs of the site (docs/execute.py EXAMPLES) are valid runs."""
+    module = _module("execute")
+    assert module.EXAMPLES, "the site shows the studies on the example folder"
+    for name, (stem, params, title) in module.EXAMPLES.items():
+        assert name.startswith("own-")
+        assert title
+        given = {k: _plain_paths(v) for k, v in params.items()}
+        module._check_as_notebook(ROOT / "notebooks" / f"{stem}.ipynb", given)
+
+
+def test_an_example_run_gets_its_own_title_and_relative_paths(tmp_path: Path) -> None:
+    module = _module("execute")
+    path = tmp_path / "own.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# DR-001 · Chunking\n\nText.")]
+    nbformat.write(notebook, str(path))
+    module._retitle(path, "DR-001 on the example folder", "02_dr001_chunking")
+    cells = nbformat.read(str(path), as_version=4).cells
+    assert cells[0].source.startswith("# DR-001 on the example folder\n")
+    assert "notebooks/02_dr001_chunking.ipynb" in cells[0].source
+    assert cells[1].source.startswith("## DR-001 · Chunking")
+    out = tmp_path / "site" / "notebooks"
+    out.mkdir(parents=True)
+    assert module._relative([tmp_path / "data"], out) == ["../../data"]

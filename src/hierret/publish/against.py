@@ -100,6 +100,14 @@ def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
 ABOUT_THE_RECORD = frozenset({"machine_facts"})
 
 
+def _shown(fields_: Mapping[str, Any], key: str) -> str:
+    """A setting as a reader compares it: ``None`` as written, a missing one said so."""
+    if key not in fields_:
+        return "(not recorded)"
+    value = fields_[key]
+    return "None" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
 def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFrame:
     a, b = (
         {k: v for k, v in _flat(x).items() if k not in ABOUT_THE_RECORD} for x in (run, published)
@@ -107,9 +115,9 @@ def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFr
     keys = [*b, *(k for k in a if k not in b)]
     keys.sort(key=lambda k: not k.startswith("parameters."))  # what was asked for first
     rows = {
-        k: {"published": b.get(k, "(not recorded)"), "this run": a.get(k, "(not recorded)")}
+        k: {"published": _shown(b, k), "this run": _shown(a, k)}
         for k in keys
-        if str(a.get(k)) != str(b.get(k))
+        if _shown(a, k) != _shown(b, k)
     }
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run"])
 
@@ -130,12 +138,16 @@ def _numbers(
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run", "same"])
 
 
+#: A claim whose comparison this run did not make (another corpus, fewer arms).
+NOT_TESTED = "(not tested in this run)"
+
+
 def _verdict(c: claims_.Claim, values: Mapping[str, Any]) -> str:
     key = c.key.partition(".")[2]
     diff = values.get(f"{key}_diff")
     p = values.get(f"{key}_p_holm", values.get(f"{key}_p"))
     if diff is None or p is None:
-        return "(not tested in this run)"
+        return NOT_TESTED
     return claims_.verdict(c.direction, float(diff), float(p))
 
 
@@ -162,7 +174,7 @@ def _claims(
             "difference, this run": _difference(values, c.key.partition(".")[2]),
             "verdict, published": c.written,
             "verdict, this run": (v := _verdict(c, values)),
-            "agree": "yes" if v == c.written else "no",
+            "agree": "not tested" if v == NOT_TESTED else ("yes" if v == c.written else "no"),
         }
         for c in claims_.claims(text)
         if c.key.partition(".")[0] == name and c.record == _record_id(name)
@@ -209,7 +221,7 @@ class Against:
             self.found
             and self.settings.empty
             and not (self.numbers["same"] == "no").any()
-            and not (self.claims["agree"] == "no").any()
+            and bool((self.claims["agree"] == "yes").all())
         )
 
     @property
@@ -253,9 +265,15 @@ class Against:
             for i, r in self.claims.iterrows()
             if r["agree"] == "no"
         ]
+        untested = [str(i) for i, r in self.claims.iterrows() if r["agree"] == "not tested"]
         parts.append(
             f"{n_agree} of the {n_claims} claim verdicts are the published record's"
-            f"{'; not ' + '; '.join(differ) if differ else ''}."
+            f"{'; not ' + '; '.join(differ) if differ else ''}"
+            + (
+                f"; {len(untested)} not tested in this run ({', '.join(untested)})."
+                if untested
+                else "."
+            )
             if n_claims
             else "The record states no claims."
         )
