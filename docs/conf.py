@@ -75,8 +75,8 @@ def _run_banner(timing_file: Path) -> str:
     if run.get("smoke"):
         return (
             f"Smoke build ({version}): every notebook ran on small samples for the tests, so "
-            "its numbers show the method at work and are not the decision records'; the "
-            "records quote the reference run (nox -s reproduce)."
+            "its numbers show the method at work; the decision records quote the "
+            "reference run (nox -s reproduce)."
         )
     if changed:
         return f"A run with changed parameters ({changed}; {version}): not the reference run."

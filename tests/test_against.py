@@ -109,3 +109,15 @@ def test_none_reads_as_none() -> None:
     identity["parameters"]["beir"] = None
     run = against_published("dr001", record["values"], identity)
     assert run.settings.loc["parameters.beir"].tolist() == ["scifact", "None"]
+
+
+def test_a_corpus_only_one_run_has_is_one_row_not_one_per_field() -> None:
+    record = RECORDS["dr004"]
+    identity = json.loads(json.dumps(record["identity"]))
+    identity["corpora"] = {"handbook": {"fingerprint": "abc", "documents": 18}}
+    run = against_published("dr004", record["values"], identity)
+    rows = run.settings.index.tolist()
+    assert "corpora.handbook" in rows
+    assert "corpora.python-reference" in rows
+    assert not any(r.startswith("corpora.python-reference.") for r in rows)
+    assert run.settings.loc["corpora.handbook"].tolist() == ["(not recorded)", "(2 fields)"]

@@ -114,12 +114,36 @@ def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFr
     )
     keys = [*b, *(k for k in a if k not in b)]
     keys.sort(key=lambda k: not k.startswith("parameters."))  # what was asked for first
-    rows = {
-        k: {"published": _shown(b, k), "this run": _shown(a, k)}
-        for k in keys
-        if _shown(a, k) != _shown(b, k)
-    }
+    rows: dict[str, dict[str, str]] = {}
+    for k in keys:
+        if _shown(a, k) == _shown(b, k):
+            continue
+        absent = a if k not in a else b if k not in b else None
+        if absent is None:
+            rows[k] = {"published": _shown(b, k), "this run": _shown(a, k)}
+            continue
+        top = _absent_prefix(k, absent)  # a whole corpus one run has and the other not:
+        if top not in rows:  # one row, not one per field of its identity
+            rows[top] = {"published": _whole(b, top), "this run": _whole(a, top)}
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run"])
+
+
+def _absent_prefix(key: str, fields_: Mapping[str, Any]) -> str:
+    """The shortest dotted prefix of ``key`` that no field of ``fields_`` has."""
+    parts = key.split(".")
+    for n in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:n])
+        if not any(f == prefix or f.startswith(prefix + ".") for f in fields_):
+            return prefix
+    return key
+
+
+def _whole(fields_: Mapping[str, Any], prefix: str) -> str:
+    """A setting, or how many fields a group of them holds (a corpus's identity)."""
+    if prefix in fields_:
+        return _shown(fields_, prefix)
+    n = sum(f.startswith(prefix + ".") for f in fields_)
+    return f"({n} fields)" if n else "(not recorded)"
 
 
 def _numbers(
@@ -265,12 +289,15 @@ class Against:
             for i, r in self.claims.iterrows()
             if r["agree"] == "no"
         ]
+        if len(differ) > 6:
+            differ = [*differ[:6], f"and {len(differ) - 6} more"]
         untested = [str(i) for i, r in self.claims.iterrows() if r["agree"] == "not tested"]
         parts.append(
             f"{n_agree} of the {n_claims} claim verdicts are the published record's"
             f"{'; not ' + '; '.join(differ) if differ else ''}"
             + (
-                f"; {len(untested)} not tested in this run ({', '.join(untested)})."
+                f"; {len(untested)} not tested in this run "
+                f"({', '.join(untested[:8])}{', …' if len(untested) > 8 else ''})."
                 if untested
                 else "."
             )
