@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hierret.publish import against_published
-from hierret.publish.against import published_files
+from hierret.publish.against import SHOWN, published_files
 from hierret.publish.claims import claims, verdict
 from hierret.publish.report import load_results, write_results
 from hierret.study.params import RunParameters
@@ -121,3 +121,12 @@ def test_a_corpus_only_one_run_has_is_one_row_not_one_per_field() -> None:
     assert "corpora.python-reference" in rows
     assert not any(r.startswith("corpora.python-reference.") for r in rows)
     assert run.settings.loc["corpora.handbook"].tolist() == ["(not recorded)", "(2 fields)"]
+
+
+def test_the_page_shows_at_most_a_screenful_of_differing_numbers() -> None:
+    record = RECORDS["dr004"]
+    moved = {k: v + 1 if isinstance(v, int | float) else v for k, v in record["values"].items()}
+    run = against_published("dr004", moved, record["identity"])
+    shown = run.tables()[-1]
+    assert len(shown.data) == SHOWN < (run.numbers["same"] == "no").sum()
+    assert shown.caption.startswith(f"The first {SHOWN} of ")

@@ -162,6 +162,9 @@ def _numbers(
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run", "same"])
 
 
+#: At most this many differing numbers are shown (another corpus changes nearly all).
+SHOWN = 20
+
 #: A claim whose comparison this run did not make (another corpus, fewer arms).
 NOT_TESTED = "(not tested in this run)"
 
@@ -314,10 +317,12 @@ class Against:
         if not self.claims.empty:
             out.append(styled(self.claims, "Each claim's verdict: published and this run"))
         differ = self.numbers[self.numbers["same"] != "yes"] if len(self.numbers) else self.numbers
-        if not differ.empty:  # the equal ones are counted in the summary
-            out.append(
-                styled(differ, "The quoted numbers that differ, as DECISIONS.md formats them")
+        if not differ.empty:  # the equal ones are counted in the summary; all are in .numbers
+            some = f"the first {SHOWN} of {len(differ)}" if len(differ) > SHOWN else "the"
+            caption = (
+                f"{some.capitalize()} quoted numbers that differ, as DECISIONS.md formats them"
             )
+            out.append(styled(differ.head(SHOWN), caption))
         return out
 
     def __repr__(self) -> str:
