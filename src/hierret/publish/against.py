@@ -78,14 +78,17 @@ __all__ = ["Against", "against_published", "published_files"]
 
 
 def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, Path] | None:
-    """``(data/results, DECISIONS.md)`` of the checkout above ``start`` (default: this package).
+    """``(data/results, DECISIONS.md)`` of the checkout above ``start``.
 
-    ``None`` outside a checkout of the repository (a package installed from an index).
+    By default the checkout above this package (an editable install), else the
+    one above the working folder (a notebook opened from the repository with
+    the package installed elsewhere); ``None`` outside any checkout.
     """
-    here = Path(start or __file__).resolve()
-    for parent in [here, *here.parents]:
-        if (parent / "DECISIONS.md").is_file() and (parent / "data" / "results").is_dir():
-            return parent / "data" / "results", parent / "DECISIONS.md"
+    starts = [Path(start)] if start is not None else [Path(__file__), Path.cwd()]
+    for here in (p.resolve() for p in starts):
+        for parent in [here, *here.parents]:
+            if (parent / "DECISIONS.md").is_file() and (parent / "data" / "results").is_dir():
+                return parent / "data" / "results", parent / "DECISIONS.md"
     return None
 
 
