@@ -462,6 +462,7 @@ def _module(name: str) -> ModuleType:
 VARIATIONS: dict[str, tuple[object, object]] = _module("variations").VARIATIONS
 #: Parameters tied to another (a ``document`` of the ``corpus``): changed along with it.
 COMPANIONS: dict[str, dict[str, object]] = _module("variations").COMPANIONS
+GOOD_FOR: dict[str, dict[str, object]] = _module("variations").GOOD_FOR
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -478,6 +479,7 @@ def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> N
         default = declared[name]
         if isinstance(default, dict):  # a value per corpus: the same change for each
             good, bad = (dict.fromkeys(default, v) for v in (good, bad))
+        good = GOOD_FOR.get(path.stem, {}).get(name, good)
         tied = {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}
         module._check_as_notebook(path, {name: good, **tied})
         with pytest.raises(ParameterError, match=rf"(?s)^{path.stem}: .*\b{name}\b"):
@@ -535,3 +537,14 @@ def test_an_example_run_gets_its_own_title_and_relative_paths(tmp_path: Path) ->
     out = tmp_path / "site" / "notebooks"
     out.mkdir(parents=True)
     assert module._relative([tmp_path / "data"], out) == ["../../data"]
+
+
+def test_late_chunking_and_maxsim_refuse_an_encoder_without_token_vectors() -> None:
+    module = _module("execute")
+    path = ROOT / "notebooks" / "06_dr005_beyond.ipynb"
+    with pytest.raises(ParameterError, match=r"encoder = 'wordllama' .*token vectors"):
+        module._check_as_notebook(path, {"encoder": "wordllama"})
+    dr003 = ROOT / "notebooks" / "04_dr003_reranking.ipynb"
+    with pytest.raises(ParameterError, match=r"maxsim_encoder = 'e5-small' .*token vectors"):
+        module._check_as_notebook(dr003, {"maxsim_encoder": "e5-small"})
+    module._check_as_notebook(path, {"encoder": "sentence-transformers/all-MiniLM-L6-v2"})

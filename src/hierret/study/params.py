@@ -418,6 +418,29 @@ def _documents_text(values: Mapping[str, object]) -> str:
 RULES["document"] = Rule(_a_document, _documents_text, takes_none=True)
 
 
+def _token_vectors(v: object, _: Mapping[str, object]) -> bool:
+    from hierret.encoders import registered_encoders
+    from hierret.encoders.sentence_transformers import MINILM_ALIASES
+
+    if not ENCODER.accepts(v):  # a name nothing loads
+        return False
+    name = str(v).strip().lower()
+    return name in MINILM_ALIASES or name not in {n.lower() for n in registered_encoders()}
+
+
+#: An encoder whose token vectors can be read (late chunking, MaxSim): a
+#: sentence-transformers model, not an engine that embeds whole texts only.
+TOKEN_VECTORS = Rule(
+    _token_vectors,
+    lambda _: (
+        "a sentence-transformers model, whose token vectors late chunking and MaxSim read "
+        "(all-MiniLM-L6-v2, or a hub id or folder); minilm-int8, minilm-w8a8, e5-small and "
+        "wordllama embed whole texts only"
+    ),
+)
+RULES["maxsim_encoder"] = TOKEN_VECTORS
+
+
 def judged_at(level: str) -> Rule:
     """A ``corpus`` whose questions judge ``level``: DR-001 compares passages and sections,
     which a corpus judged at documents only (BEIR) cannot inform.
