@@ -325,7 +325,8 @@ class Against:
             caption = (
                 f"{some.capitalize()} quoted numbers that differ, as DECISIONS.md formats them"
             )
-            out.append(styled(differ.head(SHOWN), caption))
+            shown = differ.head(SHOWN).rename_axis("number").reset_index()  # long keys wrap
+            out.append(styled(shown, caption, index=False))
         return out
 
     def __repr__(self) -> str:
