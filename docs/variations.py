@@ -77,6 +77,15 @@ VARIATIONS: dict[str, tuple[object, object]] = {
     "beir": (None, "no-such-beir"),
     "baseline": ("minilm-int8", "no-such-encoder"),
     "document": (None, "no-such-document"),
+    "query_prefix": (False, "yes"),
+    "sampled": ({"e5-small": 500}, {"e5-small": 0}),
+    "first_stages": (["dense:all-MiniLM-L6-v2"], ["dense:no-such-encoder"]),
+    "rerankers": (["none", "maxsim"], ["reorder"]),
+    "maxsim_encoder": ("sentence-transformers/all-MiniLM-L6-v2", "wordllama"),
+    "maxsim_reduce": ("sum", "max"),
+    "rescore_encoder": ("minilm-int8", "no-such-encoder"),
+    "min_score": ({"maxsim": 0.6, "e5-rescore": 0.8, "cross-encoder": 0.5}, {"maxsim": "high"}),
+    "qasper_file": ("qasper-train-sample10-v0.3.json", 10),
 }
 
 #: A notebook's own accepted value where the common one is refused by its rules: DR-005's
@@ -115,7 +124,7 @@ def trials(path: Path, declared: dict[str, object]) -> list[tuple[dict[str, obje
     for name, (good, bad) in VARIATIONS.items():
         if name not in declared:
             continue
-        if isinstance(declared[name], dict):  # a value per corpus: the same for each
+        if isinstance(declared[name], dict) and not isinstance(good, dict):  # per corpus
             good, bad = (dict.fromkeys(declared[name], v) for v in (good, bad))  # type: ignore[arg-type]
         good = GOOD_FOR.get(path.stem, {}).get(name, good)
         tied = {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}

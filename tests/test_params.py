@@ -477,7 +477,7 @@ def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> N
         if name not in declared:
             continue
         default = declared[name]
-        if isinstance(default, dict):  # a value per corpus: the same change for each
+        if isinstance(default, dict) and not isinstance(good, dict):  # a value per corpus
             good, bad = (dict.fromkeys(default, v) for v in (good, bad))
         good = GOOD_FOR.get(path.stem, {}).get(name, good)
         tied = {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}

@@ -441,6 +441,27 @@ TOKEN_VECTORS = Rule(
 RULES["maxsim_encoder"] = TOKEN_VECTORS
 
 
+def _first_stage(v: object, _: Mapping[str, object]) -> bool:
+    from hierret.profile import RANKERS
+
+    ranker, colon, encoder = str(v).partition(":")
+    return bool(colon) and ranker in RANKERS and ENCODER.accepts(encoder)
+
+
+RULES["first_stages"] = _each(
+    Rule(_first_stage, lambda _: "'ranker:encoder', a ranker of hierret.RANKERS and an encoder")
+)
+#: The rerankers DR-003 builds by name (cross-encoders come by ``cross_encoders``).
+RERANKER_NAMES = ("none", "maxsim", "e5-rescore")
+RULES["rerankers"] = _each(
+    Rule(
+        lambda v, _: v in RERANKER_NAMES,
+        lambda _: f"one of {', '.join(RERANKER_NAMES)} (cross-encoders: cross_encoders)",
+    )
+)
+RULES["maxsim_reduce"] = Rule(lambda v, _: v in ("mean", "sum"), lambda _: "'mean' or 'sum'")
+
+
 def judged_at(level: str) -> Rule:
     """A ``corpus`` whose questions judge ``level``: DR-001 compares passages and sections,
     which a corpus judged at documents only (BEIR) cannot inform.
