@@ -30,6 +30,7 @@ def test_the_published_run_agrees_with_itself(name: str) -> None:
     run = against_published(name, record["values"], record["identity"])
     assert run.agree, run.summary
     assert run.summary.startswith("All agree")
+    assert run._repr_html_().count("All agree") == 1  # said once on the page
     mine = [c for c in claims(DECISIONS) if c.key.startswith(f"{name}.")]
     assert len(run.claims) == len(
         {c.id for c in mine if c.record.lower() == name[:2] + "-" + name[2:]}

@@ -335,8 +335,9 @@ class Against:
     def _repr_html_(self) -> str:
         """The summary, then the tables: what a notebook shows for the comparison."""
         head = "All agree." if self.agree else "This run against the published record."
+        said = self.summary.removeprefix("All agree: ")  # the head says it once
         tables = "".join(t.to_html() for t in self.tables())
-        return f"<p><strong>{head}</strong> {html.escape(self.summary)}</p>{tables}"
+        return f"<p><strong>{head}</strong> {html.escape(said[:1].upper() + said[1:])}</p>{tables}"
 
 
 def against_published(
