@@ -11,6 +11,10 @@
                         (`-- --smoke` as for docs)
     nox -s lint         ruff (lint and format check) and mypy on the package
     nox -s bench        speed against the peers (not part of the tests)
+    nox -s variations   every notebook with one parameter changed, on smoke sizes
+    nox -s sizes        every notebook at class size, then its exercises, timed
+                        (`-- --record`: the times the notebooks show, to data/results;
+                        `-- --size smoke` the smoke size's)
 
 Data sets that cannot be downloaded are found through HIERRET_DATA; when it is
 unset and a `shared/datasets` folder lies beside the checkout (as on the
@@ -271,6 +275,24 @@ def variations(session: nox.Session) -> None:
     _install(session, "notebooks,models")
     out = ["--out", str(BUILD / "variations"), "--kernel", KERNEL]
     session.run("python", "docs/variations.py", *out, *session.posargs, env=_env())
+
+
+@nox.session(python=PYTHON)
+def sizes(session: nox.Session) -> None:
+    """Every notebook at class size, then each notebook's exercises, timed (docs/sizes.py).
+
+    The times each notebook's head and exercises show. Notebooks, records and the timing
+    records go to build/sizes/; `-- --record` copies the timing records (timing_class,
+    timing_class_cold after an empty vector cache, timing_exercises) to data/results/.
+    `-- --size smoke` times the smoke size instead. About half an hour on two cores with
+    an empty vector cache.
+    """
+    _install(session, "notebooks,models")
+    args = ["--out", str(BUILD / "sizes"), "--kernel", KERNEL]
+    if "--record" in session.posargs:
+        args += ["--results", str(ROOT / "data" / "results")]
+    args += [a for a in session.posargs if a != "--record"]
+    session.run("python", "docs/sizes.py", *args, env=_env())
 
 
 @nox.session(python=PYTHON)

@@ -72,11 +72,17 @@ def _run_banner(timing_file: Path) -> str:
     run = json.loads(timing_file.read_text(encoding="utf-8")).get("identity", {})
     changed = ", ".join(f"{k}={v!r}" for k, v in run.get("parameters", {}).items())
     version = f"hierret {hierret.__version__}"
-    if run.get("smoke"):
+    size = run.get("size", "smoke" if run.get("smoke") else "reference")  # older records
+    if size == "smoke":
         return (
             f"Smoke build ({version}): every notebook ran on small samples for the tests, so "
             "its numbers show the method at work; the decision records quote the "
             "reference run (nox -s reproduce)."
+        )
+    if size == "class":
+        return (
+            f"Class-size build ({version}): every notebook ran on the size for teaching "
+            "(a few minutes each), not the reference run the decision records quote."
         )
     if changed:
         return f"A run with changed parameters ({changed}; {version}): not the reference run."

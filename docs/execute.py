@@ -2,7 +2,8 @@
 
 Used by the nox sessions; usable alone:
 
-    python docs/execute.py --out build/site/src/notebooks [--smoke] [--results data/results]
+    python docs/execute.py --out build/site/src/notebooks [--size class | --smoke]
+        [--results data/results]
         [--only 01_structure] [--nbval] [-p NAME VALUE ...]
 
 Each notebook runs with its working directory set to the output folder, so
@@ -15,19 +16,23 @@ test that fails on an error; the outputs nbval received are written back into
 the notebook, so the one execution both checks the notebooks and gives the site
 its pages. Without it papermill executes them.
 
-Either way the package times its own stages in each kernel (hierret.publish.timing:
-load, chunk, embed per encoder, index, rank, statistics, figures...) and counts
-the texts each encoder embedded or read from the vector cache; the `timing`
-record of the run (each notebook's wall time, stages and counts, with the
-machine's description, its load and the vector cache's size before and
-after) is written beside the executed notebooks as `timing.json`, and to
---results as well when given. A run of the notebooks on reference parameters
-that starts with an empty vector cache is also written as the `timing_cold`
-record (`timing-cold.json`): what the first `reproduce` costs.
+--size runs every notebook at that size (its parameter ``size``: smoke, class or
+reference, the default; hierret.study.sizes says what each changes); --smoke is
+--size smoke. Either way the package times its own stages in each kernel
+(hierret.publish.timing: load, chunk, embed per encoder, index, rank, statistics,
+figures...) and counts the texts each encoder embedded or read from the vector
+cache; the `timing` record of the run (each notebook's wall time, stages and counts,
+with the machine's description, its load and the vector cache's size before and
+after) is written beside the executed notebooks as `timing.json` (at reference size;
+`timing-class.json`, `timing-smoke.json` at the others), and to --results as well
+when given. A run of every notebook that starts with an empty vector cache is also
+written as the size's cold record (`timing-cold.json`, `timing-class-cold.json`...):
+what a first run costs. Each notebook's head shows these records' times
+(hierret.publish.timing.run_times).
 
-Nothing runs unless every --only names a notebook, every -p names a parameter
-of some notebook run, and each value has the type that parameter's default has
-in every notebook declaring it (hierret.study.params); each notebook then checks its
+Nothing runs unless every --only names a notebook, every -p names a parameter of
+some notebook run, and each value has the type that parameter's default has in every
+notebook declaring it (hierret.study.params); each notebook then checks its
 parameters in its own first cells too.
 """
 
@@ -53,7 +58,7 @@ from jupyter_client.kernelspec import get_kernel_spec
 from hierret.cache import default_cache_dir
 from hierret.publish import timing
 from hierret.publish.report import write_results
-from hierret.study.params import ParameterError, check_parameters, notebook_parameters
+from hierret.study.params import SIZES, ParameterError, check_parameters, notebook_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "examples" / "handbook"
@@ -176,24 +181,32 @@ def _cache_bytes() -> int:
 
 
 def _write_timing(
-    runs: dict[str, tuple[float, timing.Timings]], identity: dict[str, Any], folders: list[Path]
+    runs: dict[str, tuple[float, timing.Timings]],
+    identity: dict[str, Any],
+    out: Path,
+    results: Path | None = None,
 ) -> None:
-    """Write the `timing` record; a full run that started on an empty cache also
-    writes it as `timing_cold` (timing-cold.json), the first-run cost the README quotes."""
+    """Write the run's timing record: as `timing` beside the executed notebooks (the
+    site's timing page and banner read it), and in ``results`` under its size's name
+    (`timing`, `timing_class`, `timing_smoke`). A run of every notebook that started
+    on an empty cache is also its size's cold record (`timing_cold`, timing-cold.json:
+    the first-run cost the README quotes; `timing_class_cold`...), beside the notebooks
+    at reference size only (the site's first-run section is the reference's)."""
     values, layout = timing.record_values(runs)
-    names = ["timing"]
-    if identity["cache_bytes_before"] == 0 and not identity["smoke"] and len(runs) > 1:
-        names.append("timing_cold")
-    for folder in folders:
-        for name in names:
-            path = write_results(  # every value of a timing record is a machine fact
-                folder / f"{name.replace('_', '-')}.json",
-                name,
-                values,
-                {**layout, **identity},
-                facts=values,
-            )
-            print(f"[execute] {name} record: {path}", flush=True)
+    size, cold = str(identity["size"]), identity["cache_bytes_before"] == 0 and len(runs) > 1
+    plan = [(out, "timing")] + [(out, "timing_cold")] * (cold and size == "reference")
+    if results is not None:
+        plan.append((results, timing.record_name(size, cold=False)))
+        plan += [(results, timing.record_name(size, cold=True))] * cold
+    for folder, name in plan:
+        path = write_results(  # every value of a timing record is a machine fact
+            folder / f"{name.replace('_', '-')}.json",
+            name,
+            values,
+            {**layout, **identity},
+            facts=values,
+        )
+        print(f"[execute] {name} record: {path}", flush=True)
 
 
 def _absolute(value: object) -> object:
@@ -252,7 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for executed notebooks")
     ap.add_argument("--kernel", default="python3")
-    ap.add_argument("--smoke", action="store_true", help="small, fast parameters")
+    ap.add_argument(
+        "--size",
+        choices=SIZES,
+        default="reference",
+        help="run size of every notebook (hierret.study.sizes): smoke, class or reference",
+    )
+    ap.add_argument("--smoke", action="store_true", help="the same as --size smoke")
     ap.add_argument("--results", type=Path, help="folder for the result records (JSON)")
     ap.add_argument("--only", action="append", default=[], help="notebook stem(s) to run")
     ap.add_argument(
@@ -269,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         help="override a parameter of every notebook that has it",
     )
     args = ap.parse_args(argv)
+    args.size = "smoke" if args.smoke else args.size
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
     stems = [nb.stem for nb in notebooks]
@@ -307,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hierret-timing-") as tmp, _restored(before):
         timing_dir = Path(tmp)
         for nb, name in plan:
-            params: dict[str, object] = {"smoke": args.smoke, "figures_dir": "figures"}
+            params: dict[str, object] = {"size": args.size, "figures_dir": "figures"}
             if args.results:
                 params["results_dir"] = os.path.relpath(args.results.resolve(), args.out.resolve())
             params.update(overrides)
@@ -341,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             if stem not in examples
         }
     identity = {
-        "smoke": args.smoke,
+        "size": args.size,
         "parameters": overrides,
         "kernel": args.kernel,
         "executor": "nbval" if args.nbval else "papermill",
@@ -351,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         "cache_bytes_before": cache_before,  # 0: every vector was computed in this run
         "cache_bytes_after": _cache_bytes(),
     }
-    _write_timing(runs, identity, [args.out, *([args.results] if args.results else [])])
+    _write_timing(runs, identity, args.out, args.results)
     return code
 
 

@@ -53,7 +53,8 @@ def _table(record: dict[str, Any]) -> str:
 
 def _about(record: dict[str, Any], lead: str = "The notebooks this site shows") -> str:
     ident, machine = record["identity"], record["machine"]
-    run = "smoke parameters" if ident.get("smoke") else "the reference parameters"
+    size = ident.get("size", "smoke" if ident.get("smoke") else "reference")  # older records
+    run = "the reference parameters" if size == "reference" else f"{size}-size parameters"
     load = ident.get("load_average_before", [float("nan")])[0]
     after = ident.get("load_average_after", [float("nan")])[0]
     return (

@@ -63,7 +63,6 @@ VARIATIONS: dict[str, tuple[object, object]] = {
     "cost_passages": (8, 0),
     "merge_candidates": (10, 0),
     "overlap_tokens": (32, -1),
-    "scifact_docs": (500, 0),
     "section_weight": (0.3, 1.5),
     "sweep_weights": ([0.0, 0.5, 1.0], [0.5, 2.0]),
     "thresholds": ([0.5], [-0.1]),
@@ -86,6 +85,7 @@ VARIATIONS: dict[str, tuple[object, object]] = {
     "rescore_encoder": ("minilm-int8", "no-such-encoder"),
     "min_score": ({"maxsim": 0.6, "e5-rescore": 0.8, "cross-encoder": 0.5}, {"maxsim": "high"}),
     "qasper_file": ("qasper-train-sample10-v0.3.json", 10),
+    "size": ("class", "large"),
 }
 
 #: A notebook's own accepted value where the common one is refused by its rules: DR-005's
@@ -95,8 +95,12 @@ GOOD_FOR: dict[str, dict[str, object]] = {
 }
 
 #: A parameter tied to another: changing the key changes these too where a notebook
-#: declares them (01_structure's ``document`` is a document of its ``corpus``).
-COMPANIONS: dict[str, dict[str, object]] = {"corpus": {"document": None}}
+#: declares them (01_structure's ``document`` is a document of its ``corpus`` as
+#: sampled: another sample may leave the default one out, and the check says so).
+COMPANIONS: dict[str, dict[str, object]] = {
+    "corpus": {"document": None},
+    "max_docs": {"document": None},
+}
 
 #: Changes beyond one value per name: a user's own folder of documents, and the
 #: changes the first users tried (one encoder that is not the baseline: refused).

@@ -85,18 +85,33 @@ def test_nbval_outputs_are_written_back_with_the_kernels_timings(
 
 
 @pytest.mark.parametrize(
-    ("cache_bytes", "smoke", "n_notebooks", "cold"),
-    [(0, False, 2, True), (10, False, 2, False), (0, True, 2, False), (0, False, 1, False)],
+    ("cache_bytes", "size", "n_notebooks", "out", "results"),
+    [
+        (0, "reference", 2, {"timing", "timing_cold"}, {"timing", "timing_cold"}),
+        (10, "reference", 2, {"timing"}, {"timing"}),
+        (0, "reference", 1, {"timing"}, {"timing"}),
+        (0, "class", 2, {"timing"}, {"timing_class", "timing_class_cold"}),
+        (10, "smoke", 2, {"timing"}, {"timing_smoke"}),
+    ],
 )
 def test_a_full_run_on_an_empty_cache_is_also_the_cold_record(
-    execute: ModuleType, tmp_path: Path, cache_bytes: int, smoke: bool, n_notebooks: int, cold: bool
+    execute: ModuleType,
+    tmp_path: Path,
+    cache_bytes: int,
+    size: str,
+    n_notebooks: int,
+    out: set[str],
+    results: set[str],
 ) -> None:
+    """Beside the notebooks the run is `timing` (the site reads it); in the results folder
+    each size has its own records, which the notebooks' heads show (`run_times`)."""
     runs = {f"0{i}_nb": (2.0, _clock.Timings({"rank": 1.0})) for i in range(n_notebooks)}
-    identity = {"smoke": smoke, "cache_bytes_before": cache_bytes}
-    execute._write_timing(runs, identity, [tmp_path])
-    records = load_results(tmp_path)
-    assert set(records) == ({"timing", "timing_cold"} if cold else {"timing"})
-    assert records["timing"]["values"]["all_wall_min"] == 2.0 * n_notebooks / 60
-    if cold:
-        assert records["timing_cold"]["values"] == records["timing"]["values"]
-        assert (tmp_path / "timing-cold.json").is_file()
+    identity = {"size": size, "cache_bytes_before": cache_bytes}
+    execute._write_timing(runs, identity, tmp_path / "out", tmp_path / "results")
+    written = load_results(tmp_path / "out")
+    assert set(written) == out
+    assert set(load_results(tmp_path / "results")) == results
+    assert written["timing"]["values"]["all_wall_min"] == 2.0 * n_notebooks / 60
+    assert written["timing"]["identity"]["size"] == size
+    for name in results:  # the file each size's reader looks for
+        assert (tmp_path / "results" / f"{name.replace('_', '-')}.json").is_file()

@@ -17,16 +17,21 @@ from types import ModuleType
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hierret
 from hierret.datasets import load, source_names
 from hierret.datasets.beir import BEIR_DOWNLOADS
 from hierret.encoders import registered_encoders
 from hierret.encoders.base import HashEncoder
+from hierret.study import PRESETS
 from hierret.study.params import (
     BEIR,
     CORPUS,
     ENCODER,
+    SIZES,
+    SMOKE_ENV,
     UNEVALUATED,
     Choices,
     ParameterError,
@@ -253,12 +258,14 @@ def test_each_notebook_checks_its_parameters_right_after_declaring_them(path: Pa
     params, check = _cells(path)
     assert "check_notebook(globals()" in check
     _run([params, check])  # the defaults pass
-    every = {**notebook_parameters(path), "smoke": True, "figures_dir": "figures"}
+    every = {**notebook_parameters(path), "size": "smoke", "figures_dir": "figures"}
     _run([params, "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in every.items()), check])
     with pytest.raises(ParameterError, match="unknown parameter 'max_chrs'"):
         _run([params, "# Parameters\nmax_chrs = 600\n", check])
-    with pytest.raises(ParameterError, match=r"^smoke must be a bool .*got 'yes'"):
-        _run([params, "# Parameters\nsmoke = 'yes'\n", check])
+    with pytest.raises(ParameterError, match=r"^size must be a str, got True"):
+        _run([params, "# Parameters\nsize = True\n", check])
+    with pytest.raises(ParameterError, match=r"^size = 'large' is not accepted; accepted: 'smo"):
+        _run([params, "# Parameters\nsize = 'large'\n", check])
 
 
 @pytest.mark.parametrize(
@@ -285,7 +292,7 @@ def test_notebook_checks_refuse_bad_values(stem: str, injected: str, error: str)
 
 def test_without_injected_parameters_only_the_choices_are_checked() -> None:
     params, check = _cells(ROOT / "notebooks" / "05_dr004_hierarchy.ipynb")
-    _run([params, "smoke = 'edited by hand'", check])  # not injected: not a parameter check
+    _run([params, "figures_dir = 3", check])  # not injected: not a parameter check
     with pytest.raises(ParameterError, match="'qasperr' is not accepted"):
         _run([params, "corpora = ['qasperr']", check])
 
@@ -548,3 +555,115 @@ def test_late_chunking_and_maxsim_refuse_an_encoder_without_token_vectors() -> N
     with pytest.raises(ParameterError, match=r"maxsim_encoder = 'e5-small' .*token vectors"):
         module._check_as_notebook(dr003, {"maxsim_encoder": "e5-small"})
     module._check_as_notebook(path, {"encoder": "sentence-transformers/all-MiniLM-L6-v2"})
+
+
+# --- run sizes ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_declares_its_smaller_sizes_over_its_own_parameters(path: Path) -> None:
+    declared = notebook_parameters(path)
+    assert declared["size"] == "reference"
+    presets = PRESETS[path.stem]
+    assert set(presets) == {"smoke", "class"}
+    for size, preset in presets.items():
+        stray = set(preset) - set(declared)
+        assert not stray, f"{path.stem}: the {size} preset sets {stray}, not parameters"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_size_sets_its_preset_where_the_run_gives_no_value(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-p size class -p max_queries 60`` keeps 60 questions; the rest is the preset's."""
+    monkeypatch.delenv(SMOKE_ENV, raising=False)
+    params, check = _cells(path)
+    defaults = notebook_parameters(path)
+    preset = PRESETS[path.stem]["class"]
+    plain = [k for k, v in preset.items() if not callable(v)]
+    ns = _run([params, "# Parameters\nsize = 'class'\n", check])
+    for name, value in preset.items():
+        assert ns[name] == (value(defaults) if callable(value) else value), name
+    if plain:
+        given = {plain[0]: defaults[plain[0]]}
+        ns = _run([params, "# Parameters\nsize = 'class'\n" + _assign(given), check])
+        assert ns[plain[0]] == defaults[plain[0]]  # given: the run's own value
+    ns = _run([params, check])  # the reference size changes nothing
+    assert all(ns[k] == v for k, v in defaults.items() if not isinstance(v, type(UNEVALUATED)))
+    monkeypatch.setenv(SMOKE_ENV, "1")  # the test session's switch: every run is smoke
+    ns = _run([params, "# Parameters\nsize = 'class'\n", check])
+    assert ns["size"] == "smoke"
+
+
+def _assign(values: dict[str, object]) -> str:
+    return "".join(f"{k} = {v!r}\n" for k, v in values.items())
+
+
+IMPORT = "from hierret.study import check_notebook\n"
+
+
+def test_a_preset_for_an_unknown_size_or_parameter_is_a_mistake_of_the_notebook() -> None:
+    cells = ["size = 'reference'\nk = 10", "# Parameters\nsize = 'smoke'\n"]
+    with pytest.raises(ValueError, match="a preset is for a smaller size"):
+        _run([*cells, f"{IMPORT}check_notebook(globals(), presets={{'reference': {{'k': 1}}}})"])
+    with pytest.raises(ValueError, match=r"the preset sets \['kk'\], which the notebook"):
+        _run([*cells, f"{IMPORT}check_notebook(globals(), presets={{'smoke': {{'kk': 1}}}})"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_combinations_of_accepted_values_run_or_are_refused_naming_one(
+    path: Path, data: st.DataObject
+) -> None:
+    """Any draw of accepted values (each alone passes the check), at any size, either
+    passes the notebook's check or is refused with a message naming a changed parameter;
+    nothing else is raised (a rule between parameters may refuse a pair)."""
+    module = _module("execute")
+    declared = notebook_parameters(path)
+    names = [n for n in VARIATIONS if n in declared]
+    chosen = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=5))
+    combo: dict[str, object] = {"size": data.draw(st.sampled_from(SIZES))}
+    for name in chosen:
+        good = VARIATIONS[name][0]
+        if isinstance(declared[name], dict) and not isinstance(good, dict):
+            good = dict.fromkeys(declared[name], good)  # type: ignore[arg-type]
+        combo |= {name: GOOD_FOR.get(path.stem, {}).get(name, good)}
+        combo |= {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}
+    problem = None
+    try:
+        module._check_as_notebook(path, combo)
+    except ParameterError as err:
+        problem = str(err)
+    assert problem is None or any(name in problem for name in combo), problem
+
+
+# --- exercises ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_exercise_runs_at_class_size_and_its_prose_gives_its_command_and_time(
+    path: Path,
+) -> None:
+    """The exercises' metadata is what ``docs/sizes.py`` runs and times; the prose
+    beside it must give the same command, and the time glued from the record."""
+    from hierret.publish.timing import EXERCISES_RECORD, exercise_times, exercises_of
+
+    exercises = exercises_of(path)
+    assert 2 <= len(exercises) <= 3, path.stem
+    prose = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][-1]["source"])
+    items = prose.split("`papermill ")[1:]
+    assert len(items) == len(exercises), f"{path.stem}: one command per exercise"
+    module = _module("execute")
+    for n, (changes, command) in enumerate(zip(exercises, items, strict=True), 1):
+        command = command.split("`", 1)[0]
+        assert f"notebooks/{path.stem}.ipynb" in command
+        assert "-p size class" in command
+        for name in changes:
+            assert f"-p {name} " in command or f'-y "{name}: ' in command, (n, name)
+        assert f"{{glue}}`exercise_{n}_time`" in prose
+        module._check_as_notebook(path, {"size": "class", **changes})  # accepted up front
+    record = json.loads((ROOT / "data" / "results" / EXERCISES_RECORD).read_text("utf-8"))
+    assert set(exercise_times(path.stem, record)) == set(range(1, len(exercises) + 1)), (
+        f"{path.stem}: an exercise without a measured time: run `nox -s sizes -- --record`"
+    )

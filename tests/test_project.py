@@ -391,9 +391,11 @@ def test_each_nox_install_holds_the_tools_its_session_calls() -> None:
 @pytest.mark.parametrize(
     ("identity", "banner"),
     [
-        ({"smoke": True, "parameters": {}}, "Smoke build"),
-        ({"smoke": False, "parameters": {"max_chars": 600}}, "changed parameters (max_chars=600"),
-        ({"smoke": False, "parameters": {}}, "Reference run"),
+        ({"size": "smoke", "parameters": {}}, "Smoke build"),
+        ({"size": "class", "parameters": {}}, "Class-size build"),
+        ({"size": "reference", "parameters": {"max_chars": 600}}, "changed parameters (max_"),
+        ({"size": "reference", "parameters": {}}, "Reference run"),
+        ({"smoke": True, "parameters": {}}, "Smoke build"),  # a record from before `size`
         (None, "No notebook run"),
     ],
 )
@@ -412,3 +414,16 @@ def test_every_page_says_which_run_built_it(
     if identity is not None:
         record.write_text(json.dumps({"identity": identity}), encoding="utf-8")
     assert banner in conf._run_banner(record)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_loop_of_a_notebook_rebinds_a_parameter(path: Path) -> None:
+    """The record reads the run's parameters from the namespace when written: DR-004's
+    ``for size in chunk_chars`` recorded a class-size run as ``size: 1800``."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    at = next(i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", []))
+    declared = {t.id for n in ast.parse("".join(cells[at]["source"])).body for t in n.targets}
+    source = "\n".join(line for line in _code_lines(path) if not line.lstrip().startswith("%"))
+    loops = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.For)]
+    bound = {n.id for loop in loops for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    assert not bound & declared, f"{path.stem}: a loop rebinds {sorted(bound & declared)}"

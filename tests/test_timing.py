@@ -231,3 +231,41 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     assert (tmp_path / "both" / "timing-cold.png").is_file()
     assert "first run" not in text  # no cold record: no such section
     assert not (tmp_path / "none").exists()
+
+
+def _timing_record(folder: Path, file: str, walls: dict[str, float], cache_bytes: int) -> None:
+    record = {
+        "name": file[:-5].replace("-", "_"),
+        "machine": {"cpu": "Test CPU"},
+        "identity": {"cpus": 2, "cache_bytes_before": cache_bytes},
+        "values": {f"{nb}_wall_s": s for nb, s in walls.items()},
+    }
+    (folder / file).write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_each_size_shows_its_first_run_and_its_cached_rerun(tmp_path: Path) -> None:
+    """A record that started on an empty cache is a first run; the latest run of a size is
+    the cached column only when it found vectors cached (a cold one is not a rerun)."""
+    _timing_record(tmp_path, "timing-cold.json", {"02_nb": 970.0}, 0)
+    _timing_record(tmp_path, "timing.json", {"02_nb": 16.0}, 10**9)
+    _timing_record(tmp_path, "timing-class-cold.json", {"02_nb": 250.0}, 0)
+    _timing_record(tmp_path, "timing-class.json", {"02_nb": 250.0}, 0)  # the same cold run
+    _timing_record(tmp_path, "timing-smoke.json", {"01_other": 9.0}, 10**9)
+    presets = {"class": {"max_docs": 400, "sizes": lambda p: p}}
+    table = timing.run_times("02_nb", presets, results=tmp_path)
+    assert list(table.index) == ["smoke", "class", "reference"]
+    assert table.loc["reference", "first run (empty cache)"] == "16 min"
+    assert table.loc["reference", "vectors cached"] == "16 s"
+    assert table.loc["class", "first run (empty cache)"] == "4 min"
+    assert table.loc["class", "vectors cached"] == "not measured"
+    assert table.loc["smoke", "vectors cached"] == "not measured"  # another notebook's
+    assert table.loc["class", "what it changes"].startswith("max_docs 400, sizes: <function")
+    assert table.loc["reference", "measured on"] == "2 × Test CPU"
+
+
+def test_exercise_times_are_read_by_number_and_listed_from_the_notebook(tmp_path: Path) -> None:
+    record = {"values": {"nb_exercise_1_wall_s": 45.2, "nb_exercise_3_wall_s": 400.0, "x": 1}}
+    assert timing.exercise_times("nb", record) == {1: "45 s", 3: "7 min"}
+    notebook = {"cells": [{"metadata": {}}, {"metadata": {"exercises": [{"k": 1}, {"j": 2}]}}]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    assert timing.exercises_of(tmp_path / "nb.ipynb") == [{"k": 1}, {"j": 2}]

@@ -18,7 +18,8 @@ place matplotlib is imported.
 * :mod:`~hierret.publish.against`: this run against the published record
   (:func:`against_published`: settings, quoted numbers, claims' verdicts);
 * :mod:`~hierret.publish.timing`: where a run's time went, as a record, a
-  table and a figure.
+  table and a figure, and each notebook's measured time per run size
+  (:func:`run_times`).
 
 A notebook imports from this face only: the modules above and the names listed
 in ``__all__``.
@@ -29,6 +30,7 @@ from hierret.publish.against import against_published
 from hierret.publish.figures import save
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import fields, styled
+from hierret.publish.timing import run_times
 
 __all__ = [
     "against",
@@ -40,6 +42,7 @@ __all__ = [
     "key",
     "record",
     "report",
+    "run_times",
     "save",
     "styled",
     "table_values",

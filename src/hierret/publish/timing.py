@@ -10,7 +10,10 @@ scripts that run notebooks and time them.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hierret._clock import STAGES, TIMING_ENV, Timings, read, recording
@@ -20,13 +23,19 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "EXERCISES_RECORD",
+    "SIZE_RECORDS",
     "STAGES",
     "TIMING_ENV",
     "Timings",
+    "exercise_times",
+    "exercises_of",
     "figure",
     "read",
+    "record_name",
     "record_values",
     "recording",
+    "run_times",
     "table",
 ]
 
@@ -197,3 +206,184 @@ def figure(record: Mapping[str, Any]) -> Figure:
     ax.set_xlabel("wall seconds")
     fig.legend(loc="outside lower center", ncols=min(len(wide.columns), 6), frameon=False)
     return fig
+
+
+#: The timing records of each run size, by file in ``data/results``: a run of every
+#: notebook at that size, written by ``docs/execute.py`` (``nox -s reproduce`` for the
+#: reference size, ``nox -s sizes -- --record`` for the class size and its exercises,
+#: ``-- --size smoke --record`` for the smoke size). ``*-cold`` started with an empty
+#: vector cache (every text embedded); the other is the latest run, which may have found
+#: its vectors cached (its ``cache_bytes_before`` says).
+SIZE_RECORDS = {
+    "smoke": ("timing-smoke-cold.json", "timing-smoke.json"),
+    "class": ("timing-class-cold.json", "timing-class.json"),
+    "reference": ("timing-cold.json", "timing.json"),
+}
+#: The exercises at the end of each notebook, each run at class size after a class-size
+#: run of its notebook (``docs/exercises.py``): ``<notebook>_exercise_<n>_wall_s``.
+EXERCISES_RECORD = "timing-exercises.json"
+
+
+def record_name(size: str, cold: bool) -> str:
+    """The timing record a run of every notebook at ``size`` writes (``timing_class``).
+
+    Examples
+    --------
+    >>> record_name("reference", cold=True), record_name("class", cold=False)
+    ('timing_cold', 'timing_class')
+    """
+    return "_".join(
+        ["timing", *([size] if size != "reference" else []), *(["cold"] if cold else [])]
+    )
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not measured"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _preset_text(preset: Mapping[str, object]) -> str:
+    """What a size changes, in words: ``max_queries 10, sizes: the first only``
+    (a computed value says what it does as its ``str``)."""
+    if not preset:
+        return "the reference parameters"
+    return ", ".join(
+        f"{name}: {value}" if callable(value) else f"{name} {value!r}"
+        for name, value in preset.items()
+    )
+
+
+def run_times(
+    notebook: str,
+    presets: Mapping[str, Mapping[str, object]] | None = None,
+    *,
+    results: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """A notebook's measured run time at each size, for the head of the notebook.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's file name without ``.ipynb`` (``"02_dr001_chunking"``).
+    presets : mapping, optional
+        What each smaller size changes (the notebook's ``PRESETS``), shown beside
+        its times.
+    results : path, optional
+        The folder of the timing records (:data:`SIZE_RECORDS`); by default
+        ``data/results`` of the checkout (:func:`hierret.publish.against.published_files`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per size: what it changes, the wall time of a first run (empty
+        vector cache) and of a run that found the vectors cached, and the
+        machine they were measured on. Times are the measuring machine's
+        facts: another machine takes other times.
+
+    Notes
+    -----
+    In a notebook it also glues the measured time of each of the notebook's
+    exercises (:data:`EXERCISES_RECORD`) as ``exercise_<n>_time``, for the
+    exercises' prose (``{glue}`exercise_1_time```).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table = run_times("02_dr001_chunking", {"smoke": {"max_queries": 30}}, results=tmp)
+    >>> table.loc["smoke"].tolist()
+    ['max_queries 30', 'not measured', 'not measured', '']
+    """
+    import pandas as pd
+
+    from hierret.publish.against import published_files
+
+    if results is None:
+        found = published_files()
+        folder = found[0] if found is not None else None
+    else:
+        folder = Path(results)
+    rows = {}
+    for size, files in SIZE_RECORDS.items():
+        times, machine = [], ""
+        for file in files:
+            record = _read_record(folder / file) if folder is not None else None
+            wall = (record or {}).get("values", {}).get(f"{notebook}_wall_s")
+            cold = record is not None and record["identity"].get("cache_bytes_before") == 0
+            fits = cold if file == files[0] else not cold  # a cold latest run is no rerun
+            times.append(wall if record is not None and fits else None)
+            if record is not None and wall is not None:
+                machine = _machine_text(record)
+        rows[size] = {
+            "what it changes": "" if presets is None else _preset_text(presets.get(size, {})),
+            "first run (empty cache)": _duration(times[0]),
+            "vectors cached": _duration(times[1]),
+            "measured on": machine,
+        }
+    if folder is not None:
+        listed = exercises_of(folder.parent.parent / "notebooks" / f"{notebook}.ipynb")
+        _glue_exercises(notebook, _read_record(folder / EXERCISES_RECORD), len(listed))
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("size")
+
+
+def exercise_times(notebook: str, record: Mapping[str, Any] | None) -> dict[int, str]:
+    """Each exercise's measured time in words, by number, from the exercises record.
+
+    Examples
+    --------
+    >>> exercise_times("05_dr004", {"values": {"05_dr004_exercise_2_wall_s": 48.3}})
+    {2: '48 s'}
+    """
+    prefix, values = f"{notebook}_exercise_", (record or {}).get("values", {})
+    return {
+        int(k[len(prefix) : -len("_wall_s")]): _duration(v)
+        for k, v in values.items()
+        if k.startswith(prefix) and k.endswith("_wall_s")
+    }
+
+
+def exercises_of(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The exercises a notebook lists: the parameters each changes, from the metadata
+    (``exercises``) of its cell of exercises; none for a notebook not found.
+
+    Examples
+    --------
+    >>> exercises_of("no-such-notebook.ipynb")
+    []
+    """
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return next(
+        (list(c["metadata"]["exercises"]) for c in cells if "exercises" in c["metadata"]), []
+    )
+
+
+def _glue_exercises(notebook: str, record: Mapping[str, Any] | None, listed: int) -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebooks extra
+        return
+    if get_ipython() is None:
+        return
+    from hierret.publish.report import glue
+
+    times = exercise_times(notebook, record)
+    for n in sorted({*times, *range(1, listed + 1)}):  # every exercise's role resolves
+        text = times.get(n)
+        glue(f"exercise_{n}_time", f"{text} at class size" if text else "not measured yet")
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def _machine_text(record: Mapping[str, Any]) -> str:
+    cpus = record.get("identity", {}).get("cpus")
+    cpu = record.get("machine", {}).get("cpu", "")
+    return f"{cpus} × {cpu}".strip(" ×") if cpus else str(cpu)

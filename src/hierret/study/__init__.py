@@ -17,6 +17,7 @@ nothing below imports it. Its modules, by what a record does with them:
   :mod:`~hierret.study.measured`, :mod:`~hierret.study.variation`,
   :mod:`~hierret.study.agreement`, :mod:`~hierret.study.pooling`;
 * **set up a notebook**: :mod:`~hierret.study.params` (its parameters checked),
+  :mod:`~hierret.study.sizes` (what its smaller run sizes change),
   :mod:`~hierret.study.available` (what loads here),
   :mod:`~hierret.study.testbed`, :mod:`~hierret.study.structure` (the
   structure tour's tables).
@@ -40,6 +41,7 @@ from hierret.study import (
     pooling,
     router,
     sets,
+    sizes,
     structure,
     sweep,
     testbed,
@@ -61,6 +63,7 @@ from hierret.study.params import (
     check_notebook,
     judged_at,
 )
+from hierret.study.sizes import PRESETS
 from hierret.study.sweep import chunking_sweep
 from hierret.study.testbed import Testbed
 from hierret.study.variation import embedding_variation
@@ -69,6 +72,7 @@ __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "PRESETS",
     "TOKEN_VECTORS",
     "Arm",
     "Measurements",
@@ -97,6 +101,7 @@ __all__ = [
     "precision_agreement",
     "router",
     "sets",
+    "sizes",
     "structure",
     "sweep",
     "testbed",

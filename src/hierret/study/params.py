@@ -63,6 +63,8 @@ __all__ = [
     "CORPUS",
     "ENCODER",
     "RULES",
+    "SIZES",
+    "SMOKE_ENV",
     "UNEVALUATED",
     "Choices",
     "ParameterError",
@@ -461,6 +463,20 @@ RULES["rerankers"] = _each(
 )
 RULES["maxsim_reduce"] = Rule(lambda v, _: v in ("mean", "sum"), lambda _: "'mean' or 'sum'")
 
+#: A run's size, smallest first: ``smoke`` (the test suite's seconds), ``class`` (a few
+#: minutes on a laptop, for teaching and trying; large enough to show the effects) and
+#: ``reference`` (the published record). Each notebook declares what its smaller sizes
+#: change (its ``presets``, :func:`check_notebook`).
+SIZES = ("smoke", "class", "reference")
+RULES["size"] = Rule(lambda v, _: v in SIZES, lambda _: "'smoke', 'class' or 'reference'")
+#: Set to ``1``, every notebook runs at size ``smoke`` whatever its parameters say (the
+#: test session sets it, so a notebook run under nbval directly is a smoke run too).
+SMOKE_ENV = "HIERRET_SMOKE"
+
+#: A size's preset: parameter name to its value at that size, or to a callable of the
+#: run's values giving it (a value derived from another parameter).
+Preset = Mapping[str, object]
+
 
 def judged_at(level: str) -> Rule:
     """A ``corpus`` whose questions judge ``level``: DR-001 compares passages and sections,
@@ -752,9 +768,10 @@ def check_parameters(
 
 
 def check_notebook(
-    namespace: Mapping[str, object],
+    namespace: dict[str, object],
     /,
     also: Mapping[str, Rule] | None = None,
+    presets: Mapping[str, Preset] | None = None,
     **choices: Choices | Rule | Iterable[object],
 ) -> RunParameters:
     """Check a notebook's parameters from the cell right after its parameters cell.
@@ -776,6 +793,14 @@ def check_notebook(
         Further rules of this notebook, checked with the house vocabulary's
         (:data:`RULES`): a name given choices too (``corpus``: one the loader
         takes, and one whose questions judge passages, :func:`judged_at`).
+    presets : mapping of str to mapping, optional
+        What each smaller size changes (``{"smoke": {...}, "class": {...}}``):
+        for a run whose ``size`` parameter names one of them, each parameter of
+        that preset not given to this run is set to the preset's value (a
+        callable is called with the run's values: ``lambda p: p["sizes"][:1]``)
+        in ``namespace``, before the rules are checked. Parameters given with
+        papermill win over the preset; cells run by hand take it whole.
+        ``$HIERRET_SMOKE=1`` (:data:`SMOKE_ENV`) makes the run a smoke run.
     **choices : Choices or collection
         Parameter name to its accepted values.
 
@@ -812,6 +837,16 @@ def check_notebook(
     ...
     hierret.study.params.ParameterError: unknown parameter 'encodr' (did you mean 'encoder'?); \
 parameters of this notebook: k, encoder
+
+    A smoke run of a notebook whose presets say what its smaller sizes change;
+    ``seed`` was given, so the preset leaves it:
+
+    >>> cell = "size = 'reference'\\nk = 10\\nseed = 0"
+    >>> ns = {"In": ["", cell, "# Parameters\\nsize = 'smoke'\\nseed = 1\\n", "check_notebook()"],
+    ...       "size": "smoke", "k": 10, "seed": 1}
+    >>> presets = {"smoke": {"k": lambda p: p["k"] // 5, "seed": 7}, "class": {"k": 5}}
+    >>> check_notebook(ns, presets=presets)
+    RunParameters({'size': 'smoke', 'seed': 1, 'k': 2})
     """
     history = namespace.get("In")
     if not isinstance(history, list) or not history:
@@ -836,12 +871,33 @@ parameters of this notebook: k, encoder
     rules = {n: r for n, r in choices.items() if isinstance(r, Rule)} | dict(also or {})
     listed = {n: c for n, c in choices.items() if not isinstance(c, Rule)}
     problems = _problems(given, declared, listed, "this notebook", _PAPERMILL_HINT)
+    if not problems and "size" in namespace:
+        _resize(
+            namespace, presets or {}, set(declared_parameters(before[-1])) if declared else set()
+        )
     named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
     values = {  # what the rules read: theirs, and the values they refer to (a corpus)
         n: namespace[n] for n in {*RULES, *rules, *given} if n in namespace and n not in named
     }
     _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
     return RunParameters([n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS], namespace)
+
+
+def _resize(namespace: dict[str, object], presets: Mapping[str, Preset], given: set[str]) -> None:
+    """Set the run's size (``$HIERRET_SMOKE``), then its preset's parameters not ``given``."""
+    if os.environ.get(SMOKE_ENV) == "1" and namespace["size"] in SIZES:  # a bad one: refused
+        namespace["size"] = "smoke"
+    stray = sorted(set(presets) - set(SIZES[:-1]))
+    if stray:
+        raise ValueError(f"presets for {stray}: a preset is for a smaller size, {SIZES[:-1]}")
+    preset = presets.get(str(namespace["size"]), {})
+    unknown = sorted(set(preset) - set(namespace))
+    if unknown:
+        raise ValueError(f"the preset sets {unknown}, which the notebook does not have")
+    values = dict(namespace)  # every callable reads the values as given
+    for name, value in preset.items():
+        if name not in given:
+            namespace[name] = value(values) if callable(value) else value
 
 
 class RunParameters(Mapping[str, object]):
