@@ -1,20 +1,22 @@
 """What each notebook changes at the smaller run sizes, ``smoke`` and ``class``.
 
 Every notebook has a parameter ``size``: ``"reference"`` (the default) runs the
-published record's parameters; ``"class"`` runs in a few minutes on a laptop,
-for teaching and trying, and keeps every comparison of the record (DR-004 and
-DR-005 keep distractor documents beside the judged ones); ``"smoke"`` is the test
-suite's, seconds a notebook, and shows that the code runs, not what it finds.
-A size is a preset over the notebook's own parameters, applied by
-:func:`hierret.study.params.check_notebook` to the parameters a run does not
-give (``-p size class -p max_queries 60`` keeps 60 questions). Each
-notebook's head shows its presets beside the run time each size took
+published record's parameters; ``"class"`` runs in a few minutes on a laptop, for
+teaching and trying, and keeps every comparison of the record (DR-004 and DR-005
+keep every document and question, distractors included, with fewer resamples: their
+reference runs take minutes already, and a class run on 40 questions of 40 documents
+lost most of their established differences); ``"smoke"`` is the test suite's,
+seconds a notebook, and shows that the code runs, not what it finds. A size is a
+preset over the notebook's own parameters, applied by
+:func:`hierret.study.params.check_notebook` to the parameters a run does not give
+(``-p size class -p max_queries 60`` keeps 60 questions). Each notebook's head shows
+its presets beside the run time each size took
 (:func:`hierret.publish.timing.run_times`).
 
 Examples
 --------
->>> PRESETS["05_dr004_hierarchy"]["class"]["max_docs"]
-40
+>>> PRESETS["05_dr004_hierarchy"]["class"]
+{'n_resamples': 2000}
 >>> first = PRESETS["05_dr004_hierarchy"]["smoke"]["chunk_chars"]
 >>> first({"chunk_chars": [900, 1800]}), str(first)
 ([900], 'the first only')
@@ -120,7 +122,9 @@ PRESETS: dict[str, dict[str, dict[str, object]]] = {
             "max_docs": 2,
             "n_resamples": 1000,
         },
-        "class": {"max_queries": 40, "max_docs": 40, "n_resamples": 2000},
+        # every document (the judged and the distractors) and every question: the reference
+        # run takes minutes already, its cost is embedding and 40 questions showed nothing
+        "class": {"n_resamples": 2000},
     },
     "06_dr005_beyond": {
         "smoke": {
@@ -131,6 +135,6 @@ PRESETS: dict[str, dict[str, dict[str, object]]] = {
             "folds": 2,
             "cost_passages": 8,
         },
-        "class": {"max_queries": 40, "max_docs": 40, "n_resamples": 2000, "cost_passages": 16},
+        "class": {"n_resamples": 2000, "cost_passages": 16},  # as DR-004's
     },
 }
