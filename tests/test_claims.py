@@ -121,3 +121,48 @@ def test_claims_are_read_with_their_lines() -> None:
     (claim,) = claims.claims(text)
     assert (claim.record, claim.id, claim.key, claim.direction) == ("DR-009", "C1", "dr009.d", ">")
     assert text.splitlines()[claim.line - 1] == ROW
+
+
+#: The sentences an audit of the records found uncited or wrong (issue 26), one per word
+#: class of the comparative vocabulary: each must now fail the check uncited.
+AUDITED = {
+    "shrink": "In the hybrid the gaps between the encoders shrink.",
+    "helps": "Offer MaxSim as an option for dense-only first stages, where it helps.",
+    "lower": "The arms on their own score lower (0.661 against 0.749).",
+    "collapse": "Whole-document vectors collapse at the DOC target.",
+    "about what": "Fused search over late vectors scores about what fused search does.",
+    "cost more": "The router's choices cost more questions than they win.",
+}
+
+
+@pytest.mark.parametrize("word", list(AUDITED))
+def test_the_audited_comparative_sentences_fail_uncited(word: str) -> None:
+    text = _doc(f"Dense beats BM25 [C1]. {AUDITED[word]}").replace("## DR-010 · Next\n", "")
+    problems = claims.check(text, _results())
+    assert len(problems) == 1
+    assert f"a comparative sentence ({word!r}" in problems[0].lower()
+    cited = _doc(f"Dense beats BM25 [C1]. {AUDITED[word][:-1]} [C1].")
+    assert claims.check(cited.replace("## DR-010 · Next\n", ""), _results()) == []
+
+
+#: Quantities in words: the two the audit found wrong, and the other word classes.
+QUANTITIES = {
+    "twice": "Late chunking lifts the SECTION target at about twice the embedding time.",
+    "orders of magnitude": (
+        "WordLlama trails by −0.163<!--@dr009.d_diff:.3f--> [C1], in exchange for "
+        "embedding two to three orders of magnitude faster."
+    ),
+    "times": "MaxSim costs ten times the query time of a dense search.",
+    "half": "The pool halved the latency.",
+}
+
+
+@pytest.mark.parametrize("kind", list(QUANTITIES))
+def test_a_quantity_in_words_needs_a_marked_number_in_its_clause(kind: str) -> None:
+    text = _doc(f"Dense beats BM25 [C1]. {QUANTITIES[kind]}").replace("## DR-010 · Next\n", "")
+    problems = claims.check(text, _results())
+    assert len(problems) == 1, problems
+    assert "a quantity in words" in problems[0]
+    held = "Late chunking costs 37<!--@dr009.d_diff:.1f--> ms, about twice<!--@dr009.d:.0f-->."
+    text = _doc(f"Dense beats BM25 [C1]. {held}").replace("## DR-010 · Next\n", "")
+    assert [p for p in claims.check(text, _results()) if "quantity" in p] == []

@@ -91,3 +91,25 @@ def test_shipped_and_reorder_only_differ_only_in_name_and_selection() -> None:
 def test_profiles_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT.level = "sections"  # type: ignore[misc]
+
+
+def test_the_sections_profile_is_the_one_dr004_measured() -> None:
+    """A reader who runs ``SECTIONS`` (or ``hierret search --profile sections``) runs
+    what DR-004's record measured: its notebook's reference pool and weight, as the
+    committed record states them."""
+    import json
+    from pathlib import Path
+
+    from hierret.profile import RECOMMENDED, SECTIONS
+    from hierret.study.params import notebook_parameters
+
+    root = Path(__file__).resolve().parent.parent
+    declared = notebook_parameters(root / "notebooks" / "05_dr004_hierarchy.ipynb")
+    record = json.loads((root / "data" / "results" / "dr004.json").read_text("utf-8"))
+    for source in (declared, record["identity"]["parameters"]):
+        assert (SECTIONS.pool, SECTIONS.section_weight) == (
+            source["pool"],
+            source["section_weight"],
+        )
+    assert (SECTIONS.level, SECTIONS.ranker, SECTIONS.vectors) == ("fused", "dense", "rawspan")
+    assert RECOMMENDED["sections"] is SECTIONS

@@ -9,6 +9,7 @@ The package has three floors, and imports run only downward:
   ``Document``, ``Query``; ``build_hierarchy``, ``Hierarchy``; ``load_encoder``,
   ``Encoder``, ``cached_encoder``, ``VectorCache``, ``VectorIndex``,
   ``IdentityMismatchError``, ``LateChunker``; ``Profile``, ``RANKERS``,
+  ``DEFAULT`` and ``SECTIONS`` (the profiles the records recommend),
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
   ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
   (:mod:`hierret.datasets`, :mod:`hierret.hierarchy`, :mod:`hierret.encoders`,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from hierret.hits import Hit
     from hierret.index import IdentityMismatchError, VectorIndex
     from hierret.late import LateChunker
-    from hierret.profile import RANKERS, SHIPPED, Profile
+    from hierret.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
     from hierret.rerank import Selection
     from hierret.search import Searcher
     from hierret.stats import StatsSettings
@@ -75,6 +76,8 @@ _FACE = {
     "LateChunker": "hierret.late",
     "Profile": "hierret.profile",
     "RANKERS": "hierret.profile",
+    "DEFAULT": "hierret.profile",
+    "SECTIONS": "hierret.profile",
     "SHIPPED": "hierret.profile",
     "Selection": "hierret.rerank",
     "Searcher": "hierret.search",
@@ -86,7 +89,9 @@ _FACE = {
 }
 
 __all__ = [
+    "DEFAULT",
     "RANKERS",
+    "SECTIONS",
     "SHIPPED",
     "Bundle",
     "Corpus",

@@ -2,20 +2,20 @@
 
 ::
 
-    python -m hierret search "how does finally work?" --level fused --ranker hybrid --k 5
+    python -m hierret search "how does finally work?" --profile sections --k 5
 
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
 takes, your own folder of documents with ``questions.jsonl`` too; default: the
-Python Language Reference) with the package's default
-profile (:data:`hierret.profile.DEFAULT`: dense ranking of passages), each
-option overriding one of its fields, and prints each hit's rank, score, unit
-id, span, section path and a one-line snippet. Vectors are cached on disk
-(:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE`` or ``--cache-dir``),
-so only the first call embeds the corpus (with a progress bar for a real
-model). The model's identity is kept beside the vectors
-(:func:`~hierret.cache.cached_encoder`), so a later call loads the
-model, and imports torch, only when a text is missing from the cache: a
-question asked before is answered from the cache alone.
+Python Language Reference) with a profile a decision record recommends
+(``--profile``, :data:`hierret.profile.RECOMMENDED`: the default, dense ranking of
+passages, or DR-004's ``sections``), each option overriding one of its fields, and
+prints each hit's rank, score, unit id, span, section path and a one-line snippet.
+Vectors are cached on disk (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE``
+or ``--cache-dir``), so only the first call embeds the corpus (with a progress bar
+for a real model). The model's identity is kept beside the vectors
+(:func:`~hierret.cache.cached_encoder`), so a later call loads the model, and
+imports torch, only when a text is missing from the cache: a question asked before
+is answered from the cache alone.
 
 Examples
 --------
@@ -42,7 +42,7 @@ from hierret.datasets import load
 from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
-from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
+from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.search import Searcher
 
 __all__ = ["build_parser", "format_hit", "main", "profile_from_args"]
@@ -99,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
         "BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
         "with questions.jsonl (default: python-reference)",
+    )
+    s.add_argument(
+        "--profile",
+        choices=list(RECOMMENDED),
+        default="default",
+        help="a profile a decision record recommends, whose fields the options below "
+        "change: default (DR-001: dense passages) or sections (DR-004: fused passage and "
+        "section search as measured) (default: default)",
     )
     s.add_argument(
         "--level",
@@ -187,7 +195,8 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
-    """:data:`~hierret.profile.DEFAULT` with the fields the options set.
+    """The ``--profile`` (:data:`~hierret.profile.RECOMMENDED`) with the fields the
+    options set.
 
     Examples
     --------
@@ -195,6 +204,9 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
     >>> p = profile_from_args(args)
     >>> (p.level, p.ranker, p.pool, p.section_weight)
     ('fused', 'dense', 20, 0.65)
+    >>> p = profile_from_args(build_parser().parse_args(["search", "q", "--profile", "sections"]))
+    >>> (p.level, p.ranker, p.pool, p.section_weight)
+    ('fused', 'dense', 50, 0.65)
     """
     options = {
         "level": args.level,
@@ -203,7 +215,9 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
         "section_weight": args.section_weight,
         "pool": args.pool,
     }
-    return replace(DEFAULT, name="cli", **{k: v for k, v in options.items() if v is not None})
+    base = RECOMMENDED[getattr(args, "profile", "default")]
+    changed = {k: v for k, v in options.items() if v is not None}
+    return replace(base, name=base.name if not changed else f"{base.name} (changed)", **changed)
 
 
 def _describe(profile: Profile) -> str:

@@ -199,6 +199,16 @@ min_score=0.5, min_keep=3, top_k=10'
 #: The package's default (DR-001): dense ranking of passages, no reranker.
 DEFAULT = Profile(name="default")
 
+#: DR-004's option for questions about sections, as its record measured it: fused
+#: passage-and-section search with dense legs and raw-span section vectors, each leg's
+#: top 50 candidates, the section leg weighted 0.65 (its notebook's ``pool`` and
+#: ``section_weight``; a test holds them equal). ``Profile(level="fused")`` alone keeps
+#: the default pool of 100, which no record measured for fusion.
+SECTIONS = Profile(name="sections", level="fused", pool=50, section_weight=0.65)
+
+#: The profiles the decision records recommend, by name (``hierret search --profile``).
+RECOMMENDED: dict[str, Profile] = {"default": DEFAULT, "sections": SECTIONS}
+
 #: The source study's shipped stack, for illustration: hybrid RRF first stage, a
 #: cross-encoder (looked up under the name ``"cross-encoder"``) reading 20 candidates,
 #: then threshold selection min_score 0.5 / min_keep 3 / top_k 10. The 0.5 is on the

@@ -26,7 +26,9 @@ direction of the difference:
 The verdict is computed from the record, never typed: :func:`check` fails when
 a row's verdict differs from what its numbers say, when a key does not
 resolve, when a record has no claims table, and when a sentence with a
-comparative word (:data:`COMPARATIVE`) cites no row; :func:`update` rewrites
+comparative word (:data:`COMPARATIVE`) cites no row, and when a quantity is
+written in words ("twice", "an order of magnitude", :data:`QUANTITY`) with no
+published-number marker in its clause; :func:`update` rewrites
 the verdicts. The numbers in the row are ordinary published-number markers
 (:func:`hierret.publish.report.check_markdown`).
 
@@ -65,7 +67,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ALPHA", "COMPARATIVE", "Claim", "check", "claims", "update", "verdict"]
+__all__ = ["ALPHA", "COMPARATIVE", "QUANTITY", "Claim", "check", "claims", "update", "verdict"]
 
 #: The significance level of every verdict (the records' intervals are 95 %).
 ALPHA = 0.05
@@ -73,8 +75,18 @@ ALPHA = 0.05
 COMPARATIVE = re.compile(
     r"\b(beats?|beaten|beating|outperforms?|outscores?|leads?|leading|ahead|above|below|"
     r"hurts?|strongest|weakest|stronger|weaker|better|worse|superior|inferior|"
-    r"at least as good|trails?|trailing|improves?|exceeds?|higher than|lower than|"
-    r"more often|less often)\b",
+    r"at least as good|trails?|trailing|improves?|exceeds?|higher|lower|"
+    r"more often|less often|collapses?|collapsed|shrinks?|shrank|helps?|helped|"
+    r"about what|costs? more|costs? less|on a par|level with)\b",
+    re.IGNORECASE,
+)
+#: Quantities written in words: a sentence with one must carry a marked number (the
+#: quantity itself, or the numbers it is read from), so the published-number check
+#: holds it to the records like any digit.
+QUANTITY = re.compile(
+    r"\b(twice|thrice|half as|halved?|doubled?|doubles|(?:two|three|four|five|ten|"
+    r"a hundred|a thousand) times|(?:an|one|two|three) orders? of magnitude|"
+    r"orders of magnitude|several times|many times)\b",
     re.IGNORECASE,
 )
 _HEADING = "### Claims and tests"
@@ -247,15 +259,18 @@ def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[st
     return problems
 
 
-def _prose(section: str) -> list[str]:
-    """The sentences of a record outside its claims table, headings and code."""
+def _prose(section: str, *, markers: bool = False) -> list[str]:
+    """The sentences of a record outside its claims table, headings and code (with
+    their published-number markers when ``markers``)."""
     at = section.find(_HEADING)
     if at >= 0:
         rest = section[at + len(_HEADING) :]
         nxt = re.search(r"^### ", rest, re.MULTILINE)
         section = section[:at] + (rest[nxt.start() :] if nxt else "")
     section = re.sub(r"```.*?```", "", section, flags=re.DOTALL)
-    paragraphs = re.split(r"\n\s*\n|\n(?=\s*[*|#-] )", _MARKER.sub("", section))
+    paragraphs = re.split(
+        r"\n\s*\n|\n(?=\s*[*|#-] )", section if markers else _MARKER.sub("", section)
+    )
     out = []
     for para in paragraphs:
         para = " ".join(para.split())
@@ -263,6 +278,23 @@ def _prose(section: str) -> list[str]:
             continue
         out += [s for s in _SENTENCE.split(para) if s]
     return out
+
+
+def _unheld_quantities(sentence: str) -> list[str]:
+    """The quantity words of ``sentence`` whose clause (between commas, semicolons,
+    colons and brackets) holds no published-number marker.
+
+    Examples
+    --------
+    >>> _unheld_quantities("It trails by 0.1<!--@dr9.d-->, for embedding twice as fast.")
+    ['twice']
+    >>> _unheld_quantities("It costs 0.69<!--@dr9.r:.2f--> times, not twice, the time (twice")
+    ['twice', 'twice']
+    >>> _unheld_quantities("late costs twice<!--@dr9.ratio:.0f--> the plain time")
+    []
+    """
+    clauses = re.split(r"[,;:()]", _MARKER.sub("\0", sentence))
+    return [w[0] for c in clauses if "\0" not in c for w in QUANTITY.finditer(c)]
 
 
 def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -302,6 +334,13 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
                     f"{record}: a comparative sentence ({word[0]!r}) cites no "
                     f"claim: {sentence[:160]!r}"
                 )
+        for sentence in _prose(section, markers=True):
+            problems += [
+                f"{record}: a quantity in words ({word!r}) with no marked number in its "
+                f"clause: {_MARKER.sub('', sentence)[:160]!r}; quote the numbers it is "
+                "read from, each with its marker"
+                for word in _unheld_quantities(sentence)
+            ]
     for c in rows:
         problems += _row_problems(c, results)
     return problems
