@@ -427,3 +427,13 @@ def test_no_loop_of_a_notebook_rebinds_a_parameter(path: Path) -> None:
     loops = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.For)]
     bound = {n.id for loop in loops for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     assert not bound & declared, f"{path.stem}: a loop rebinds {sorted(bound & declared)}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_the_table_of_sizes_shows_on_the_site_and_its_code_does_not(path: Path) -> None:
+    """The check cell draws each size's run time and glues the exercises' times: its
+    output must reach the page (a removed cell's would not), its code need not."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    check = next(c for c in cells if "check_notebook(" in "".join(c["source"]))
+    assert "run_times(" in "".join(check["source"])
+    assert check["metadata"].get("tags") == ["remove-input"]
