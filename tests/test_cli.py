@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import runpy
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -185,3 +187,81 @@ def test_interrupt_says_the_cache_is_kept(
     err = capsys.readouterr().err
     assert "interrupted" in err
     assert "Traceback" not in err
+
+
+# -- terminal injection: data is shown, never obeyed ---------------------------------
+
+HOSTILE_TITLE = "Cats \x1b[2J\x1b]0;owned\x07"
+HOSTILE_TEXT = "Cats purr \x1b[1A\x1b[2K and \x9b31m sleep \u202eevil\u202c all day \x7f."
+
+
+def _hostile_beir(root: Path) -> Path:
+    (root / "qrels").mkdir(parents=True)
+    docs = [
+        {"_id": "d\x1b[31m1", "title": HOSTILE_TITLE, "text": HOSTILE_TEXT},
+        {"_id": "d2", "title": "Dogs", "text": "Dogs bark at the mail carrier."},
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Who purrs?"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+    return root
+
+
+def _unsafe(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on (independent of printable())."""
+    return [
+        c
+        for c in text
+        if c != "\n" and (unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") or c in BIDI)
+    ]
+
+
+BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+@pytest.mark.parametrize("level", ["passages", "sections", "documents", "fused"])
+def test_control_characters_in_the_corpus_are_shown_not_obeyed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
+) -> None:
+    corpus = _hostile_beir(tmp_path / "hostile")
+    args = ["search", "cats purr", "--corpus", str(corpus), "--level", level, "--k", "2"]
+    assert main([*args, "--encoder", "hash", "--cache-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert _unsafe(out) == []
+    assert "\\x1b[31m" in out  # the id, escaped
+    if level != "passages":  # passages have no path; sections and documents show the title
+        assert "Cats \\x1b[2J\\x1b]0;owned\\x07" in out
+    assert "\\x1b[1A\\x1b[2K" in out  # the snippet
+    assert "\\u202eevil\\u202c" in out
+
+
+def test_control_characters_in_an_error_message_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "evil\x1b]0;owned\x07"
+    folder.mkdir()
+    code = main(["search", "q", "--corpus", str(folder), "--encoder", "hash"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert _unsafe(err) == []
+    assert "evil\\x1b]0;owned\\x07" in err
+
+
+def test_printable_escapes_every_control_and_keeps_every_printable_character() -> None:
+    """Against unicodedata: every C0/C1 control, separator, bidi control and surrogate is
+    escaped (newline too, unless lines=True); every str.isprintable() character is kept."""
+    from hierret.cli import printable
+
+    everything = "".join(map(chr, range(0x3000))) + "\ud800\udfff😀"
+    assert _unsafe(printable(everything)) == []
+    assert "\n" not in printable(everything)
+    assert "\t" not in printable(everything)
+    assert [c for c in _unsafe(printable(everything, lines=True)) if c != "\t"] == []
+    for c in map(chr, range(0x3000)):
+        if c.isprintable():
+            assert printable(c) == c, repr(c)
+        if unicodedata.category(c) == "Cc" or c in BIDI:
+            code = ord(c)
+            assert printable(c) == (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+    assert printable("\n\t", lines=True) == "\n\t"
+    assert printable("\r", lines=True) == "\\x0d"
