@@ -9,20 +9,24 @@ retrieved), the checks say what must be left and what must be said.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import tarfile
 import tempfile
 import threading
 import warnings
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bad_input_cases import Case, Facts, right
+from hierret.datasets import qasper as qasper_mod
 from hierret.datasets.beir import load_beir
-from hierret.datasets.download import fetch
+from hierret.datasets.download import extract_tar, extract_zip, fetch
 from hierret.datasets.folder import load_folder
-from hierret.datasets.qasper import load_qasper
+from hierret.datasets.qasper import QasperRemote, load_qasper
 from hierret.encoders import HashEncoder
 from hierret.units import Document
 
@@ -87,6 +91,64 @@ def _folder(question: str, name: bytes = b"setup.md") -> str:
 def _embedded(text: str) -> str:
     HashEncoder().encode_passages(["Cats purr.", text])
     return "embedded"
+
+
+def _tgz() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for i in range(3):
+            data = hashlib.sha256(str(i).encode()).digest() * 600
+            info = tarfile.TarInfo(f"qasper-dev-v0.3/x{i}.json")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _flip(data: bytes) -> bytes:
+    damaged = bytearray(data)
+    damaged[len(damaged) // 2] ^= 0xFF
+    return bytes(damaged)
+
+
+def _extract(data: bytes, name: str = "data.tgz") -> str:
+    folder = Path(tempfile.mkdtemp())
+    (folder / name).write_bytes(data)
+    unpack = extract_zip if name.endswith(".zip") else extract_tar
+    unpack(folder / name, folder / "out")
+    return "extracted " + ", ".join(sorted(p.name for p in (folder / "out").rglob("*")))
+
+
+def _zip_cut() -> str:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("scifact/corpus.jsonl", hashlib.sha256(b"a").digest() * 600)
+    return _extract(buf.getvalue()[:-30], "scifact.zip")
+
+
+def _pinned_but_cut() -> Facts:
+    """A Qasper split whose pinned archive (file://) ends early: what is left in the cache."""
+    home, remote_dir = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    cut = _tgz()[:-40]
+    (remote_dir / "qasper.tgz").write_bytes(cut)
+    remote = QasperRemote(
+        (remote_dir / "qasper.tgz").as_uri(), hashlib.sha256(cut).hexdigest(), "sha256", "x.json"
+    )
+    old_env, old_remote = os.environ.get("HIERRET_DATA"), qasper_mod.QASPER_DOWNLOADS["dev"]
+    os.environ["HIERRET_DATA"] = str(home)
+    qasper_mod.QASPER_DOWNLOADS["dev"] = remote
+    refused: BaseException | None = None
+    try:
+        load_qasper("dev", progress=False)
+    except OSError as err:
+        refused = err
+    finally:
+        qasper_mod.QASPER_DOWNLOADS["dev"] = old_remote
+        if old_env is None:
+            del os.environ["HIERRET_DATA"]
+        else:
+            os.environ["HIERRET_DATA"] = old_env
+    left = sorted(p.name for p in (home / "qasper").iterdir())
+    return Facts(f"left in the download cache: {left or 'nothing'}", refused=refused, left=left)
 
 
 def _drip() -> str:
@@ -266,5 +328,17 @@ CASES: list[Case] = [
     (
         "an encoder asked to embed a text with a lone surrogate",
         lambda: _embedded("Dogs \ud800 bark."),
+    ),
+    ("a .tgz cut in half (extract_tar)", lambda: _extract(_tgz()[: len(_tgz()) // 2])),
+    ("a .tgz missing its last 10 bytes (the gzip checksum)", lambda: _extract(_tgz()[:-10])),
+    ("a .tgz with one byte flipped in its compressed data", lambda: _extract(_flip(_tgz()))),
+    ("a .zip missing its last 30 bytes (extract_zip)", _zip_cut),
+    (
+        "a Qasper split whose pinned archive matches its checksum but ends early",
+        _pinned_but_cut,
+        right(
+            "the download cache keeps neither the archive nor a half extraction",
+            lambda f: f.left == [],
+        ),
     ),
 ]

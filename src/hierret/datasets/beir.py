@@ -33,12 +33,14 @@ from typing import Any
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets.download import (
     DATA_ENV,
+    CorruptArchiveError,
     DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
     UnsafeArchiveError,
     data_home,
+    drop_damaged_archive,
     extract_zip,
     fetch,
 )
@@ -215,6 +217,9 @@ def locate_beir(name_or_path: str | Path, *, download: bool = True, progress: bo
         if not folder.is_dir():  # pragma: no cover - exotic race
             raise
         # Another process extracted it first; use theirs.
+    except CorruptArchiveError as err:
+        dropped = drop_damaged_archive(home / f"{name}.zip", remote.url, err)
+        raise DataNotFoundError(f"BEIR dataset {name!r}: {dropped}.\n{hint}.") from err
     except (DownloadError, UnsafeArchiveError, zipfile.BadZipFile, OSError) as err:
         raise DataNotFoundError(
             f"BEIR dataset {name!r} not found in {folder} and could not be downloaded:\n"

@@ -65,12 +65,14 @@ from typing import Any
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets.download import (
     DATA_ENV,
+    CorruptArchiveError,
     DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
     UnsafeArchiveError,
     data_home,
+    drop_damaged_archive,
     extract_tar,
     fetch,
 )
@@ -711,6 +713,9 @@ def _resolve(
         extract_tar(archive, extracted)
     except FileExistsError:  # pragma: no cover - another process extracted it first
         pass
+    except CorruptArchiveError as err:
+        dropped = drop_damaged_archive(folder / remote.archive, remote.url, err)
+        raise DataNotFoundError(f"Qasper split {split!r}: {dropped}.\n{hint}.") from err
     except (DownloadError, UnsafeArchiveError, tarfile.TarError, OSError) as err:
         raise DataNotFoundError(
             f"Qasper split {split!r} not found in {folder} and could not be downloaded:\n"
