@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import runpy
+import subprocess
 import sys
 import unicodedata
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import hierret
-from hierret.cli import main
+from hierret.cli import CLOSED_PIPE, main
 from hierret.datasets import load_python_reference
 from hierret.hierarchy import build_hierarchy
 
@@ -265,3 +267,29 @@ def test_printable_escapes_every_control_and_keeps_every_printable_character() -
             assert printable(c) == (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
     assert printable("\n\t", lines=True) == "\n\t"
     assert printable("\r", lines=True) == "\\x0d"
+
+
+# -- a reader that closes the pipe early ------------------------------------------------
+
+
+def test_a_closed_pipe_ends_the_command_quietly_with_141(tmp_path: Path) -> None:
+    """``hierret search ... | head -1``: no "Broken pipe" message, no traceback, status 141
+    (128 + SIGPIPE, as a shell reports for any tool a closed pipe stops)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
+    try:
+        proc = subprocess.run(cmd, stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == CLOSED_PIPE == 141
+    assert proc.stderr == b""
+
+
+def test_the_same_command_into_an_open_pipe_prints_everything(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
+    proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 0
+    assert len(hits(proc.stdout.decode())) == 20

@@ -12,12 +12,15 @@ import io
 import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hierret
 from bad_input_cases import Case, Check, Facts, kept, right
 from hierret import cli
 from hierret.cache import CachedEncoder
@@ -178,6 +181,45 @@ def _folder_named(name: str) -> str:
     return str(folder)
 
 
+def _linked(make: Callable[[Path], object]) -> str:
+    """A --corpus path that ``make`` turns into a link leading nowhere."""
+    root = Path(tempfile.mkdtemp(), "corpus")
+    make(root)
+    return str(root)
+
+
+def _only_document_loops() -> str:
+    root = Path(tempfile.mkdtemp(), "notes")
+    root.mkdir()
+    (root / "a.md").symlink_to("a.md")
+    (root / "questions.jsonl").write_text('{"question": "Where?", "relevant": ["a"]}\n')
+    return str(root)
+
+
+def _closed_pipe() -> Facts:
+    """``hierret search ... | head -0``: the reader is gone before the first line."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", "search", "what is a list?", "--k", "20"]
+    try:
+        proc = subprocess.run(
+            [*cmd, "--encoder", "hash", "--cache-dir", tempfile.mkdtemp()],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=15,
+        )
+    finally:
+        os.close(write_end)
+    err = proc.stderr.decode(errors="replace").strip()
+    return Facts(
+        f"exit status {proc.returncode}; stderr: {err[-160:] or '(nothing)'}",
+        status=proc.returncode,
+        err=err,
+    )
+
+
 CASES: list[Case] = [
     ("a question of Latin-1 bytes from a non-UTF-8 terminal", _run("caf\udce9 au lait")),
     ("an empty question", _run("  ")),
@@ -228,5 +270,33 @@ CASES: list[Case] = [
         "a --corpus folder named with a window-title sequence (the error message quotes it)",
         lambda: _printed(_folder_named("notes\x1b]0;owned\x07")),
         _shows("the folder name is shown escaped", "notes\\x1b]0;owned\\x07"),
+    ),
+    (
+        "--corpus a symbolic link to itself",
+        _run("what is a list?", "--corpus", _linked(lambda p: p.symlink_to(p.name))),
+    ),
+    (
+        "--corpus a folder whose corpus.jsonl is a symbolic link to itself",
+        _run(
+            "what is a list?",
+            "--corpus",
+            _linked(lambda p: (p.mkdir(), (p / "corpus.jsonl").symlink_to("corpus.jsonl"))),
+        ),
+    ),
+    (
+        "--corpus a link to a folder that was moved away",
+        _run("what is a list?", "--corpus", _linked(lambda p: p.symlink_to("moved-away"))),
+    ),
+    (
+        "--corpus a folder whose only document is a symbolic link to itself",
+        _run("what is a list?", "--corpus", _only_document_loops()),
+    ),
+    (
+        "stdout a pipe whose reader has gone (hierret search ... | head -0)",
+        _closed_pipe,
+        (
+            right("exit status 141 (128 + SIGPIPE)", lambda f: f.status == 141),
+            right("nothing on stderr: no 'Broken pipe', no traceback", lambda f: f.err == ""),
+        ),
     ),
 ]

@@ -35,6 +35,7 @@ python-reference: ...
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -49,7 +50,13 @@ from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
 from hierret.search import Searcher
 
-__all__ = ["build_parser", "format_hit", "main", "printable", "profile_from_args"]
+__all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
+
+#: Exit status when the reader of the output goes away early (``hierret search ... |
+#: head -1``): 128 + SIGPIPE (13), what a shell reports for any tool a closed pipe
+#: stops, so a script under ``set -o pipefail`` can tell the output was cut. Nothing
+#: is printed about it: the reader asked for no more.
+CLOSED_PIPE = 141
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:
@@ -329,6 +336,18 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _closed_pipe() -> int:
+    """Standard output's reader is gone: point stdout at /dev/null so that the
+    interpreter's own flush at exit does not fail too, and exit quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a file descriptor (in tests)
+        pass
+    return CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -342,7 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         0 on success, 2 on a usage error or an input the package refuses
         (argparse exits with 2 itself on malformed arguments), 130 when
-        interrupted (Ctrl-C).
+        interrupted (Ctrl-C), :data:`CLOSED_PIPE` (141) without a word when
+        standard output is a pipe its reader closed (``| head -1``).
     """
     parser = build_parser()
     args = parser.parse_args(None if argv is None else list(argv))
@@ -350,7 +370,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return _search(args)
+        status = _search(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        return status
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print(
             "hierret search: interrupted; the vector cache keeps every vector already "

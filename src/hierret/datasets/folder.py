@@ -101,6 +101,7 @@ from hierret._validate import (
     surrogate_escape,
     surrogate_message,
 )
+from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
 from hierret.datasets.gold import locate
 from hierret.hierarchy import HEADING_STYLES, Section, build_hierarchy, detect_headings
@@ -294,6 +295,7 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
             f"{root} holds no documents with text: put the documents (*.md, *.markdown, *.rst, "
             f"*.txt, any depth; names starting with '.' and a top-level README are left out) "
             f"in the folder beside {QUESTIONS_FILE}"
+            + (f"; of the files found:\n{report.text()}" if report.lists["skipped"] else "")
         )
     styles = tuple(s for s in HEADING_STYLES if any(s in SUFFIXES[k] for k in kinds.values()))
     _check_headings(docs, kinds, styles, report)
@@ -390,6 +392,10 @@ def _document_files(root: Path, report: _Report) -> list[tuple[str, Path]]:
             if here == root and file.stem.lower() == "readme":
                 continue  # the folder's description
             if file.is_symlink():
+                problem = broken_link(file)
+                if problem:
+                    report.add("skipped", f"{rel} ({problem})")
+                    continue
                 target = file.resolve()
                 if not target.is_relative_to(root) or not target.is_file():
                     report.add("skipped", f"{rel} (a symlink to a file outside the folder)")
