@@ -235,6 +235,39 @@ def test_put_get_validation_and_clear(tmp_path: Path) -> None:
         VectorCache(tmp_path, max_shards=0)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_put_refuses_non_finite_vectors_and_stores_nothing(tmp_path: Path, bad: float) -> None:
+    cache = VectorCache(tmp_path)
+    ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+    keys = text_keys(ident, "passage", ["x", "y", "z"])
+    vectors = np.eye(3, 2, dtype=np.float32)
+    vectors[2, 1] = bad
+    with pytest.raises(ValueError, match="NaN or infinite") as info:
+        cache.put(ident, keys, vectors)
+    msg = str(info.value)
+    assert "1 of 3 rows" in msg
+    assert keys[2].hex()[:16] in msg
+    assert keys[0].hex()[:16] not in msg
+    assert "nothing of this call was stored" in msg
+    # atomic: not even the finite rows of the call were stored, in this process or on disk
+    assert not cache.get(ident, keys)[1].any()
+    assert not VectorCache(tmp_path).get(ident, keys)[1].any()
+    assert shards(tmp_path) == []
+    assert leftovers(tmp_path) == []
+
+
+def test_put_matrices_refuses_non_finite_rows_and_stores_nothing(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path)
+    ident = cache_mod.TokenIdentity(EncoderIdentity("m", "hash", "v1", "fp32", 2, 16), "v1")
+    keys = text_keys(ident, "passage", ["x", "y"])
+    good, bad = np.ones((3, 2), np.float32), np.ones((2, 2), np.float32)
+    bad[1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"token matrices .* NaN or infinite"):
+        cache.put_matrices(ident, keys, [good, bad])
+    assert VectorCache(tmp_path).get_matrices(ident, keys) == [None, None]
+    assert shards(tmp_path) == []
+
+
 def test_clear_deletes_only_the_caches_own_files(tmp_path: Path) -> None:
     project = tmp_path / "project"  # HIERRET_CACHE set to a folder that holds other work
     project.mkdir()

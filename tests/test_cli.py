@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import runpy
+import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 import hierret
-from hierret.cli import main
+from hierret.cli import CLOSED_PIPE, main
 from hierret.datasets import load_python_reference
 from hierret.hierarchy import build_hierarchy
 
@@ -185,3 +189,107 @@ def test_interrupt_says_the_cache_is_kept(
     err = capsys.readouterr().err
     assert "interrupted" in err
     assert "Traceback" not in err
+
+
+# -- terminal injection: data is shown, never obeyed ---------------------------------
+
+HOSTILE_TITLE = "Cats \x1b[2J\x1b]0;owned\x07"
+HOSTILE_TEXT = "Cats purr \x1b[1A\x1b[2K and \x9b31m sleep \u202eevil\u202c all day \x7f."
+
+
+def _hostile_beir(root: Path) -> Path:
+    (root / "qrels").mkdir(parents=True)
+    docs = [
+        {"_id": "d\x1b[31m1", "title": HOSTILE_TITLE, "text": HOSTILE_TEXT},
+        {"_id": "d2", "title": "Dogs", "text": "Dogs bark at the mail carrier."},
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Who purrs?"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+    return root
+
+
+def _unsafe(text: str) -> list[str]:
+    """The characters of ``text`` a terminal would act on (independent of printable())."""
+    return [
+        c
+        for c in text
+        if c != "\n" and (unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") or c in BIDI)
+    ]
+
+
+BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+@pytest.mark.parametrize("level", ["passages", "sections", "documents", "fused"])
+def test_control_characters_in_the_corpus_are_shown_not_obeyed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str
+) -> None:
+    corpus = _hostile_beir(tmp_path / "hostile")
+    args = ["search", "cats purr", "--corpus", str(corpus), "--level", level, "--k", "2"]
+    assert main([*args, "--encoder", "hash", "--cache-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert _unsafe(out) == []
+    assert "\\x1b[31m" in out  # the id, escaped
+    if level != "passages":  # passages have no path; sections and documents show the title
+        assert "Cats \\x1b[2J\\x1b]0;owned\\x07" in out
+    assert "\\x1b[1A\\x1b[2K" in out  # the snippet
+    assert "\\u202eevil\\u202c" in out
+
+
+def test_control_characters_in_an_error_message_are_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "evil\x1b]0;owned\x07"
+    folder.mkdir()
+    code = main(["search", "q", "--corpus", str(folder), "--encoder", "hash"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert _unsafe(err) == []
+    assert "evil\\x1b]0;owned\\x07" in err
+
+
+def test_printable_escapes_every_control_and_keeps_every_printable_character() -> None:
+    """Against unicodedata: every C0/C1 control, separator, bidi control and surrogate is
+    escaped (newline too, unless lines=True); every str.isprintable() character is kept."""
+    from hierret.cli import printable
+
+    everything = "".join(map(chr, range(0x3000))) + "\ud800\udfff😀"
+    assert _unsafe(printable(everything)) == []
+    assert "\n" not in printable(everything)
+    assert "\t" not in printable(everything)
+    assert [c for c in _unsafe(printable(everything, lines=True)) if c != "\t"] == []
+    for c in map(chr, range(0x3000)):
+        if c.isprintable():
+            assert printable(c) == c, repr(c)
+        if unicodedata.category(c) == "Cc" or c in BIDI:
+            code = ord(c)
+            assert printable(c) == (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+    assert printable("\n\t", lines=True) == "\n\t"
+    assert printable("\r", lines=True) == "\\x0d"
+
+
+# -- a reader that closes the pipe early ------------------------------------------------
+
+
+def test_a_closed_pipe_ends_the_command_quietly_with_141(tmp_path: Path) -> None:
+    """``hierret search ... | head -1``: no "Broken pipe" message, no traceback, status 141
+    (128 + SIGPIPE, as a shell reports for any tool a closed pipe stops)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
+    try:
+        proc = subprocess.run(cmd, stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == CLOSED_PIPE == 141
+    assert proc.stderr == b""
+
+
+def test_the_same_command_into_an_open_pipe_prints_everything(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
+    proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 0
+    assert len(hits(proc.stdout.decode())) == 20

@@ -25,7 +25,12 @@ from hierret.datasets.beir import (
     Remote,
     load_beir,
 )
-from hierret.datasets.download import ChecksumError, DataNotFoundError, DownloadError
+from hierret.datasets.download import (
+    ChecksumError,
+    CorruptArchiveError,
+    DataNotFoundError,
+    DownloadError,
+)
 
 CORPUS = [
     {"_id": "d1", "title": "Cats", "text": "Cats purr when content."},
@@ -429,3 +434,20 @@ def test_random_shapes_load_or_raise_the_documented_error(
         assert isinstance(q.text, str)
         for d, start, end in q.evidence:
             assert 0 <= start < end <= len(ds.corpus[d].text)
+
+
+def test_archive_cut_short_is_named_and_not_kept(
+    server: Server, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An archive that matches its pin but cannot be extracted (the pin was taken of a
+    truncated upload) is a clear error, and the download cache does not keep it."""
+    cut = mini_scifact_zip(tmp_path)[:-30]
+    server.files["/scifact.zip"] = cut
+    _pin(monkeypatch, server.base + "/scifact.zip", cut, "sha256")
+    with pytest.raises(DataNotFoundError) as info:
+        load_beir("scifact", progress=False)
+    msg = str(info.value)
+    assert str(home / "scifact.zip") in msg
+    assert "deleted from the download cache" in msg
+    assert isinstance(info.value.__cause__, CorruptArchiveError)
+    assert sorted(p.name for p in home.iterdir()) == []

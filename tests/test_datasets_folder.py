@@ -10,6 +10,7 @@ import pytest
 
 from hierret.cli import main
 from hierret.datasets import (
+    DataNotFoundError,
     FolderDataset,
     FolderDataWarning,
     FolderFormatError,
@@ -446,3 +447,45 @@ def test_the_readme_counts_the_example_folder_as_it_is() -> None:
     assert quoted is not None
     bundle = load(str(Path(__file__).resolve().parents[1] / "data" / "examples" / "handbook"))
     assert (int(quoted[1]), int(quoted[2])) == (len(bundle.corpus), len(bundle.queries))
+
+
+# -- links that lead nowhere -------------------------------------------------------------
+
+
+def test_a_document_that_is_a_symlink_loop_is_skipped_and_named(tmp_path: Path) -> None:
+    root = _folder(tmp_path, [{"question": "Where are the logs?", "evidence": [LOGS_QUOTE]}])
+    (root / "loop.md").symlink_to("loop.md")
+    (root / "gone.md").symlink_to("moved-away.md")
+    data, warning = _warned(root)  # used to raise a bare RuntimeError from Path.resolve()
+    assert [d.id for d in data.corpus] == ["faq", "guide/setup"]
+    assert "loop.md (a symbolic link loop" in warning
+    assert "gone.md (a symbolic link to 'moved-away.md', which does not exist)" in warning
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda root: root.symlink_to(root.name), "is a symbolic link loop"),
+        (lambda root: root.symlink_to("nowhere"), "is a symbolic link to 'nowhere'"),
+        (
+            lambda root: (root.mkdir(), (root / "corpus.jsonl").symlink_to("corpus.jsonl")),
+            "corpus.jsonl is a symbolic link loop",
+        ),
+        (
+            lambda root: (root.mkdir(), (root / "questions.jsonl").symlink_to("gone.jsonl")),
+            "questions.jsonl is a symbolic link to 'gone.jsonl'",
+        ),
+    ],
+)
+def test_a_corpus_path_that_is_a_broken_link_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object, said: str
+) -> None:
+    root = tmp_path / "corpus"
+    make(root)  # type: ignore[operator]
+    with pytest.raises(DataNotFoundError, match="ls -l") as info:
+        load(root)
+    assert said in str(info.value)
+    assert "folder without" not in str(info.value)
+    code = main(["search", "q", "--corpus", str(root), "--encoder", "hash"])
+    assert code == 2
+    assert said in capsys.readouterr().err

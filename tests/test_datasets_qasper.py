@@ -17,7 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hierret.datasets import qasper
-from hierret.datasets.download import ChecksumError, DataFormatError, DataNotFoundError
+from hierret.datasets.download import (
+    ChecksumError,
+    CorruptArchiveError,
+    DataFormatError,
+    DataNotFoundError,
+)
 from hierret.datasets.qasper import (
     HEADING_STYLES,
     QASPER_DOWNLOADS,
@@ -566,3 +571,20 @@ def test_real_sample(real_qasper_sample: Path) -> None:
         "CO (Concession Pairs)",
     )
     assert by_id["1909.00694#s1.8.2.2"] == ("Appendices", "Settings of Encoder", "BERT")
+
+
+def test_archive_cut_short_is_named_and_not_kept(
+    server: Server, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A .tgz that matches its pin but ends early used to raise a bare EOFError."""
+    cut = train_dev_tgz()[:-40]
+    server.files["/qasper-train-dev-v0.3.tgz"] = cut
+    _pin(monkeypatch, server.base + "/qasper-train-dev-v0.3.tgz", cut)
+    with pytest.raises(DataNotFoundError) as info:
+        load_qasper("train", progress=False)
+    msg = str(info.value)
+    assert str(home / "qasper" / "qasper-train-dev-v0.3.tgz") in msg
+    assert "deleted from the download cache" in msg
+    assert "EOFError" in msg
+    assert isinstance(info.value.__cause__, CorruptArchiveError)
+    assert list((home / "qasper").iterdir()) == []  # no archive, no half extraction

@@ -19,6 +19,7 @@ import pytest
 from hierret.datasets.download import (
     DEFAULT_DEADLINE,
     ChecksumError,
+    CorruptArchiveError,
     DownloadDeadlineError,
     DownloadError,
     UnsafeArchiveError,
@@ -288,3 +289,76 @@ def test_extract_tar_rejects_unsafe_members(tmp_path: Path, bad: tarfile.TarInfo
     with pytest.raises(UnsafeArchiveError):
         extract_tar(archive, tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tgz"]
+
+
+def _tgz(n_members: int = 3) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for i in range(n_members):
+            data = hashlib.sha256(str(i).encode()).digest() * 600  # 19 kB, compresses little
+            info = tarfile.TarInfo(f"top/x{i}.bin")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _flipped(data: bytes) -> bytes:
+    damaged = bytearray(data)
+    damaged[len(damaged) // 2] ^= 0xFF
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda b: b[: len(b) // 2], id="cut in half"),
+        pytest.param(lambda b: b[:-10], id="gzip trailer cut"),
+        pytest.param(lambda b: b[:30], id="header only"),
+        pytest.param(_flipped, id="one byte flipped"),
+    ],
+)
+def test_extract_tar_of_a_damaged_archive_is_a_clear_error(tmp_path: Path, damage: object) -> None:
+    archive = tmp_path / "data.tgz"
+    archive.write_bytes(damage(_tgz()))  # type: ignore[operator]
+    with pytest.raises(CorruptArchiveError) as info:
+        extract_tar(archive, tmp_path / "out")
+    msg = str(info.value)
+    assert str(archive) in msg
+    assert "delete it" in msg
+    assert "download it again" in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.tgz"]  # nothing extracted
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda b: b[: len(b) // 2], id="cut in half"),
+        pytest.param(lambda b: b[:-5], id="end cut"),
+        pytest.param(lambda b: b[:50] + bytes([b[50] ^ 0xFF]) + b[51:], id="data byte flipped"),
+    ],
+)
+def test_extract_zip_of_a_damaged_archive_is_a_clear_error(tmp_path: Path, damage: object) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("top/a.bin", hashlib.sha256(b"a").digest() * 600)
+    archive = tmp_path / "data.zip"
+    archive.write_bytes(damage(buf.getvalue()))  # type: ignore[operator]
+    with pytest.raises(CorruptArchiveError, match="delete it") as info:
+        extract_zip(archive, tmp_path / "out")
+    assert str(archive) in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.zip"]
+
+
+def test_a_full_disk_is_not_called_a_damaged_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "data.tgz"
+    archive.write_bytes(_tgz(1))
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tarfile.TarFile, "extractall", full)
+    with pytest.raises(OSError, match="No space left") as info:
+        extract_tar(archive, tmp_path / "out")
+    assert not isinstance(info.value, CorruptArchiveError)

@@ -22,7 +22,13 @@ import numpy as np
 
 from bad_input_cases import Case, Check, Facts, kept, listen, right
 from hierret import cache as cache_mod
-from hierret.cache import CachedEncoder, CacheNotReadableError, VectorCache, text_keys
+from hierret.cache import (
+    CachedEncoder,
+    CacheNotReadableError,
+    TokenIdentity,
+    VectorCache,
+    text_keys,
+)
 from hierret.encoders import Encoder, HashEncoder
 
 _TEXTS = [f"section {i}: a paragraph about topic {i % 5}" for i in range(30)]
@@ -173,6 +179,56 @@ def _missing_lookup() -> object:
     _fill(root)
     ident = HashEncoder(dimension=16).identity
     return VectorCache(root).lookup(ident, [_TEXTS[0], "a text never embedded"])
+
+
+def _nonfinite_put(bad: float, row: int) -> Facts:
+    """``VectorCache.put`` of 3 new vectors, row ``row`` holding ``bad``, into a filled cache."""
+    root = Path(tempfile.mkdtemp())
+    _fill(root)
+    ident = HashEncoder(dimension=16).identity
+    new = ["one new text", "another new text", "a third new text"]
+    vectors = HashEncoder(dimension=16).encode_passages(new)
+    vectors[row, 3] = bad
+    keys = text_keys(ident, "passage", new)
+    refused: BaseException | None = None
+    try:
+        VectorCache(root).put(ident, keys, vectors)
+    except ValueError as err:
+        refused = err
+    stored = int(VectorCache(root).get(ident, keys)[1].sum())
+    after = _reread(root)
+    return Facts(
+        f"{stored} of the 3 new vectors stored; the cache afterwards: {after}",
+        refused=refused,
+        stored=stored,
+        after=after,
+    )
+
+
+def _nonfinite_matrices() -> Facts:
+    root = Path(tempfile.mkdtemp())
+    ident = TokenIdentity(HashEncoder(dimension=4).identity, "v1")
+    keys = text_keys(ident, "passage", ["x", "y"])
+    bad = np.ones((2, 4), np.float32)
+    bad[0, 0] = -np.inf
+    refused: BaseException | None = None
+    try:
+        VectorCache(root).put_matrices(ident, keys, [np.ones((3, 4), np.float32), bad])
+    except ValueError as err:
+        refused = err
+    found = VectorCache(root).get_matrices(ident, keys)
+    stored = sum(m is not None for m in found)
+    return Facts(f"{stored} of 2 matrices stored", refused=refused, stored=stored)
+
+
+_NOTHING_STORED = (
+    right("refused, naming the rows and keys", lambda f: f.refused is not None),
+    right("none of the call's vectors stored (not even the finite ones)", lambda f: f.stored == 0),
+    kept(
+        "the vectors stored before are all served, none wrong or recomputed",
+        lambda f: f.after.recomputed == 0 and f.after.wrong == 0,
+    ),
+)
 
 
 def _repeated_damaged_key() -> Facts:
@@ -352,6 +408,24 @@ CASES: list[Case] = [
         right("refused before any text is embedded", lambda f: f.embedded == 0),
     ),
     ("VectorCache.lookup of a text that was never stored", _missing_lookup),
+    (
+        "VectorCache.put of 3 new vectors, the last holding NaN, into a filled cache",
+        lambda: _nonfinite_put(np.nan, 2),
+        _NOTHING_STORED,
+    ),
+    (
+        "VectorCache.put of 3 new vectors, the first holding +inf (an fp16 overflow)",
+        lambda: _nonfinite_put(np.inf, 0),
+        _NOTHING_STORED,
+    ),
+    (
+        "VectorCache.put_matrices of 2 token matrices, one holding -inf",
+        _nonfinite_matrices,
+        (
+            right("refused", lambda f: f.refused is not None),
+            right("neither matrix stored", lambda f: f.stored == 0),
+        ),
+    ),
     (
         "VectorCache.get asked twice for one key whose record is damaged",
         _repeated_damaged_key,

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bad_input_cases import Case, Facts, kept, right
+import hierret
+from bad_input_cases import Case, Check, Facts, kept, right
 from hierret import cli
 from hierret.cache import CachedEncoder
 from hierret.cli import main
@@ -107,6 +112,114 @@ def _ctrl_c() -> Facts:
     )
 
 
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _obeyed(text: str) -> list[str]:
+    """What a terminal would act on in ``text``: controls but newline, separators, bidi."""
+    return sorted(
+        {
+            c
+            for c in text
+            if c != "\n" and (unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") or c in _BIDI)
+        }
+    )
+
+
+def _beir(title: str, text: str, doc_id: str = "d1") -> str:
+    root = Path(tempfile.mkdtemp(), "corpus")
+    (root / "qrels").mkdir(parents=True)
+    docs = [
+        {"_id": doc_id, "title": title, "text": text},
+        {"_id": "d2", "title": "Dogs", "text": "Dogs bark at the mail carrier."},
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Who purrs?"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+    return str(root)
+
+
+def _printed(corpus: str, *args: str) -> Facts:
+    """``hierret search "cats purr" --corpus CORPUS ARGS``: what reached the terminal."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(
+            [
+                *("search", "cats purr", "--corpus", corpus, *args),
+                *("--encoder", "hash", "--cache-dir", tempfile.mkdtemp()),
+            ]
+        )
+    printed = out.getvalue() + err.getvalue()
+    obeyed = _obeyed(printed)
+    lines = printed.strip().splitlines() or ["(nothing)"]
+    last = lines[-1]
+    shown = next((ln.strip() for ln in lines if "\\x" in ln or "\\u" in ln), last)
+    said = f"exit status {status}; {len(obeyed)} control character(s) printed raw"
+    return Facts(
+        f"{said}; printed: {shown[:160]}",
+        refused=SystemExit(f"exit status {status}: {last}") if status else None,
+        obeyed=obeyed,
+        printed=printed,
+    )
+
+
+_NOTHING_OBEYED = right(
+    "no control, bidi or separator character printed raw", lambda f: f.obeyed == []
+)
+
+
+def _shows(claim: str, *escaped: str) -> tuple[Check, ...]:
+    return (
+        _NOTHING_OBEYED,
+        right(claim, lambda f: all(e in f.printed for e in escaped)),
+    )
+
+
+def _folder_named(name: str) -> str:
+    folder = Path(tempfile.mkdtemp(), name)
+    folder.mkdir()
+    return str(folder)
+
+
+def _linked(make: Callable[[Path], object]) -> str:
+    """A --corpus path that ``make`` turns into a link leading nowhere."""
+    root = Path(tempfile.mkdtemp(), "corpus")
+    make(root)
+    return str(root)
+
+
+def _only_document_loops() -> str:
+    root = Path(tempfile.mkdtemp(), "notes")
+    root.mkdir()
+    (root / "a.md").symlink_to("a.md")
+    (root / "questions.jsonl").write_text('{"question": "Where?", "relevant": ["a"]}\n')
+    return str(root)
+
+
+def _closed_pipe() -> Facts:
+    """``hierret search ... | head -0``: the reader is gone before the first line."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "hierret", "search", "what is a list?", "--k", "20"]
+    try:
+        proc = subprocess.run(
+            [*cmd, "--encoder", "hash", "--cache-dir", tempfile.mkdtemp()],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=15,
+        )
+    finally:
+        os.close(write_end)
+    err = proc.stderr.decode(errors="replace").strip()
+    return Facts(
+        f"exit status {proc.returncode}; stderr: {err[-160:] or '(nothing)'}",
+        status=proc.returncode,
+        err=err,
+    )
+
+
 CASES: list[Case] = [
     ("a question of Latin-1 bytes from a non-UTF-8 terminal", _run("caf\udce9 au lait")),
     ("an empty question", _run("  ")),
@@ -128,6 +241,62 @@ CASES: list[Case] = [
                 "no half-written file; the next run embeds none of the stored texts again",
                 lambda f: not f.leftovers and f.again == 0 and f.stored > 0 and f.redone == 0,
             ),
+        ),
+    ),
+    (
+        "a title that clears the screen and retitles the window (ESC[2J, OSC 0;owned BEL), "
+        "searched by section",
+        lambda: _printed(
+            _beir("Cats \x1b[2J\x1b]0;owned\x07", "Cats purr all day."), "--level", "sections"
+        ),
+        _shows("the title is shown escaped", "Cats \\x1b[2J\\x1b]0;owned\\x07"),
+    ),
+    (
+        "a snippet that moves the cursor up and erases the line above (ESC[1A ESC[2K)",
+        lambda: _printed(_beir("Cats", "Cats purr \x1b[1A\x1b[2K all day.")),
+        _shows("the snippet is shown escaped", "\\x1b[1A\\x1b[2K"),
+    ),
+    (
+        "a document id holding a carriage return, a C1 CSI (U+009B) and DEL",
+        lambda: _printed(_beir("Cats", "Cats purr all day.", doc_id="d\r\x9b2K\x7f1")),
+        _shows("the id is shown escaped", "d\\x0d\\x9b2K\\x7f1"),
+    ),
+    (
+        "a snippet with a right-to-left override (U+202E) and a line separator (U+2028)",
+        lambda: _printed(_beir("Cats", "Cats purr \u202eyad lla\u202c\u2028 and sleep.")),
+        _shows("the override shown as \\u202e ... \\u202c", "\\u202eyad lla\\u202c"),
+    ),
+    (
+        "a --corpus folder named with a window-title sequence (the error message quotes it)",
+        lambda: _printed(_folder_named("notes\x1b]0;owned\x07")),
+        _shows("the folder name is shown escaped", "notes\\x1b]0;owned\\x07"),
+    ),
+    (
+        "--corpus a symbolic link to itself",
+        _run("what is a list?", "--corpus", _linked(lambda p: p.symlink_to(p.name))),
+    ),
+    (
+        "--corpus a folder whose corpus.jsonl is a symbolic link to itself",
+        _run(
+            "what is a list?",
+            "--corpus",
+            _linked(lambda p: (p.mkdir(), (p / "corpus.jsonl").symlink_to("corpus.jsonl"))),
+        ),
+    ),
+    (
+        "--corpus a link to a folder that was moved away",
+        _run("what is a list?", "--corpus", _linked(lambda p: p.symlink_to("moved-away"))),
+    ),
+    (
+        "--corpus a folder whose only document is a symbolic link to itself",
+        _run("what is a list?", "--corpus", _only_document_loops()),
+    ),
+    (
+        "stdout a pipe whose reader has gone (hierret search ... | head -0)",
+        _closed_pipe,
+        (
+            right("exit status 141 (128 + SIGPIPE)", lambda f: f.status == 141),
+            right("nothing on stderr: no 'Broken pipe', no traceback", lambda f: f.err == ""),
         ),
     ),
 ]

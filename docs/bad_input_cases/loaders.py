@@ -9,18 +9,26 @@ retrieved), the checks say what must be left and what must be said.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import os
+import tarfile
 import tempfile
 import threading
 import warnings
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bad_input_cases import Case, Facts, right
+from hierret.datasets import qasper as qasper_mod
 from hierret.datasets.beir import load_beir
-from hierret.datasets.download import fetch
-from hierret.datasets.qasper import load_qasper
+from hierret.datasets.download import extract_tar, extract_zip, fetch
+from hierret.datasets.folder import load_folder
+from hierret.datasets.qasper import QasperRemote, load_qasper
+from hierret.encoders import HashEncoder
+from hierret.units import Document
 
 
 def _paper(evidence: object = ("X is y.",), answer: object = None) -> dict[str, Any]:
@@ -43,12 +51,14 @@ def _qasper(content: str | bytes, **kwargs: Any) -> str:
     return f"loaded {ds.stats.papers} paper(s), {len(ds.queries)} question(s)"
 
 
-def _beir(corpus: bytes | None = None, qrels: str | None = None) -> Facts:
+def _beir(
+    corpus: bytes | None = None, qrels: str | None = None, queries: bytes | None = None
+) -> Facts:
     root = Path(tempfile.mkdtemp())
     (root / "qrels").mkdir()
     docs = b'{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
     (root / "corpus.jsonl").write_bytes(docs + (corpus or b""))
-    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "Who purrs?"}\n')
+    (root / "queries.jsonl").write_bytes(queries or b'{"_id": "q1", "text": "Who purrs?"}\n')
     (root / "qrels" / "test.tsv").write_text(qrels or "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -58,10 +68,87 @@ def _beir(corpus: bytes | None = None, qrels: str | None = None) -> Facts:
     return Facts(
         f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)"
         + (f" ({said})" if said else ""),
+        corpus=ds.corpus,
         docs=[d.id for d in ds.corpus],
         qrels=ds.qrels,
         heard=heard,
     )
+
+
+_QUOTE = "Logs are written to the var/log folder of the install."
+
+
+def _folder(question: str, name: bytes = b"setup.md") -> str:
+    """A folder of one document (file ``name``, as bytes) and one line of questions.jsonl."""
+    root = Path(tempfile.mkdtemp(), "notes")
+    root.mkdir()
+    Path(os.fsdecode(os.fsencode(root) + b"/" + name)).write_text(f"# Setup\n\n{_QUOTE}\n")
+    (root / "questions.jsonl").write_text(question + "\n")
+    ds = load_folder(root)
+    return f"loaded {len(ds.corpus)} document(s), {len(ds.queries)} question(s)"
+
+
+def _embedded(text: str) -> str:
+    HashEncoder().encode_passages(["Cats purr.", text])
+    return "embedded"
+
+
+def _tgz() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for i in range(3):
+            data = hashlib.sha256(str(i).encode()).digest() * 600
+            info = tarfile.TarInfo(f"qasper-dev-v0.3/x{i}.json")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _flip(data: bytes) -> bytes:
+    damaged = bytearray(data)
+    damaged[len(damaged) // 2] ^= 0xFF
+    return bytes(damaged)
+
+
+def _extract(data: bytes, name: str = "data.tgz") -> str:
+    folder = Path(tempfile.mkdtemp())
+    (folder / name).write_bytes(data)
+    unpack = extract_zip if name.endswith(".zip") else extract_tar
+    unpack(folder / name, folder / "out")
+    return "extracted " + ", ".join(sorted(p.name for p in (folder / "out").rglob("*")))
+
+
+def _zip_cut() -> str:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("scifact/corpus.jsonl", hashlib.sha256(b"a").digest() * 600)
+    return _extract(buf.getvalue()[:-30], "scifact.zip")
+
+
+def _pinned_but_cut() -> Facts:
+    """A Qasper split whose pinned archive (file://) ends early: what is left in the cache."""
+    home, remote_dir = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    cut = _tgz()[:-40]
+    (remote_dir / "qasper.tgz").write_bytes(cut)
+    remote = QasperRemote(
+        (remote_dir / "qasper.tgz").as_uri(), hashlib.sha256(cut).hexdigest(), "sha256", "x.json"
+    )
+    old_env, old_remote = os.environ.get("HIERRET_DATA"), qasper_mod.QASPER_DOWNLOADS["dev"]
+    os.environ["HIERRET_DATA"] = str(home)
+    qasper_mod.QASPER_DOWNLOADS["dev"] = remote
+    refused: BaseException | None = None
+    try:
+        load_qasper("dev", progress=False)
+    except OSError as err:
+        refused = err
+    finally:
+        qasper_mod.QASPER_DOWNLOADS["dev"] = old_remote
+        if old_env is None:
+            del os.environ["HIERRET_DATA"]
+        else:
+            os.environ["HIERRET_DATA"] = old_env
+    left = sorted(p.name for p in (home / "qasper").iterdir())
+    return Facts(f"left in the download cache: {left or 'nothing'}", refused=refused, left=left)
 
 
 def _drip() -> str:
@@ -179,5 +266,79 @@ CASES: list[Case] = [
     (
         "Download from a server that drips one byte every 0.2 s (deadline 1 s)",
         _drip,
+    ),
+    (
+        "BEIR corpus.jsonl text with a lone surrogate escape (\\ud800: half of a pair)",
+        lambda: _beir(corpus=b'{"_id": "d2", "text": "Dogs \\ud800 bark."}\n'),
+    ),
+    (
+        "BEIR corpus.jsonl _id with a lone low surrogate (\\uDC00, upper-case hex)",
+        lambda: _beir(corpus=b'{"_id": "d\\uDC00", "text": "Dogs bark."}\n'),
+    ),
+    (
+        "BEIR queries.jsonl question holding the first half of an emoji (\\ud83d)",
+        lambda: _beir(queries=b'{"_id": "q1", "text": "Who purrs \\ud83d?"}\n'),
+    ),
+    (
+        "BEIR title with a complete escape pair (\\ud83d\\ude00, an emoji)",
+        lambda: _beir(corpus=b'{"_id": "d2", "title": "Smile \\ud83d\\ude00", "text": "x"}\n'),
+        right(
+            "loaded, the pair read as one character (U+1F600)",
+            lambda f: f.corpus["d2"].title == "Smile \U0001f600",
+        ),
+    ),
+    (
+        "Qasper paragraph with a lone surrogate (\\udc00)",
+        lambda: _qasper(
+            json.dumps(
+                {
+                    "p1": {
+                        **_paper(),
+                        "full_text": [{"section_name": "I", "paragraphs": ["X \udc00"]}],
+                    }
+                }
+            )
+        ),
+    ),
+    (
+        "Qasper question text with a lone surrogate (\\udbff)",
+        lambda: _qasper(
+            json.dumps(
+                {
+                    "p1": {
+                        **_paper(),
+                        "qas": [{"question": "Why \udbff?", "question_id": "q1", "answers": []}],
+                    }
+                }
+            )
+        ),
+    ),
+    (
+        "folder questions.jsonl evidence quote with a lone surrogate (\\ud800)",
+        lambda: _folder(json.dumps({"question": "Where?", "evidence": [_QUOTE + " \ud800"]})),
+    ),
+    (
+        "folder document whose file name is Latin-1 bytes (caf\\xe9.md)",
+        lambda: _folder(json.dumps({"question": "Where?", "evidence": [_QUOTE]}), b"caf\xe9.md"),
+    ),
+    (
+        "Document built in Python with a lone surrogate in its title",
+        lambda: Document("d1", "Cats \udfff", "Cats purr."),
+    ),
+    (
+        "an encoder asked to embed a text with a lone surrogate",
+        lambda: _embedded("Dogs \ud800 bark."),
+    ),
+    ("a .tgz cut in half (extract_tar)", lambda: _extract(_tgz()[: len(_tgz()) // 2])),
+    ("a .tgz missing its last 10 bytes (the gzip checksum)", lambda: _extract(_tgz()[:-10])),
+    ("a .tgz with one byte flipped in its compressed data", lambda: _extract(_flip(_tgz()))),
+    ("a .zip missing its last 30 bytes (extract_zip)", _zip_cut),
+    (
+        "a Qasper split whose pinned archive matches its checksum but ends early",
+        _pinned_but_cut,
+        right(
+            "the download cache keeps neither the archive nor a half extraction",
+            lambda f: f.left == [],
+        ),
     ),
 ]

@@ -3,7 +3,11 @@
 Every public function that takes a count (``k``, ``pool``, ``candidates``) checks it
 with :func:`check_count`; every one that takes typed questions checks them with
 :func:`check_query_texts`; every boundary where vectors enter an index or a
-search checks them with :func:`nonfinite_rows`. The messages name the
+search checks them with :func:`nonfinite_rows`; every place text enters the
+package (the loaders, :class:`~hierret.units.Document`,
+:class:`~hierret.units.Query`, the encoders) refuses text that cannot be encoded
+with :func:`lone_surrogate`, :func:`find_lone_surrogate` and
+:func:`surrogate_message`. The messages name the
 parameter, the value and the rule, so a caller can fix the call from the
 message alone. This module imports nothing from :mod:`hierret`, so any module
 may use it.
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -39,8 +44,12 @@ __all__ = [
     "check_weight",
     "describe_rows",
     "empty_units_message",
+    "find_lone_surrogate",
     "has_text",
+    "lone_surrogate",
     "nonfinite_rows",
+    "surrogate_escape",
+    "surrogate_message",
 ]
 
 #: What an empty query is told.
@@ -53,6 +62,93 @@ _INVISIBLE = frozenset({"Cc", "Cf"})
 _SHOWN = 5  # ids or row numbers quoted in a message
 
 
+#: A JSON escape of a surrogate (``\ud800`` to ``\udfff``): the only way a lone
+#: surrogate gets into a string decoded from strict UTF-8 JSON. A cheap test
+#: before looking for one (a complete pair such as ``\ud83d\ude00`` matches too).
+surrogate_escape = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    r"""Position of the first lone surrogate in ``text``, or ``None`` when it has none.
+
+    A lone surrogate (U+D800 to U+DFFF) is not a character: it cannot be
+    written as UTF-8, so every encoder and every file write fails on it. It
+    comes from a JSON escape such as ``"\ud800"`` without the other half of its
+    pair, or from bytes that are not UTF-8 decoded with ``surrogateescape`` (a
+    file name, a command-line argument).
+
+    Examples
+    --------
+    >>> lone_surrogate("Café 😀"), lone_surrogate("Cats \ud800 purr")
+    (None, 5)
+    """
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err.start
+    return None
+
+
+def find_lone_surrogate(value: object, where: str = "") -> tuple[str, str, int] | None:
+    r"""The first string in a JSON value (keys too) holding a lone surrogate.
+
+    Returns
+    -------
+    tuple of (str, str, int) or None
+        Where it is (``'full_text[0].paragraphs[2]'``; ``'key ...'`` for a key),
+        the string, and the position of the surrogate in it.
+
+    Examples
+    --------
+    >>> find_lone_surrogate({"_id": "d1", "text": ["ok", "bad \udc00"]})
+    ('text[1]', 'bad \udc00', 4)
+    >>> find_lone_surrogate({"a": 1, "b": [None, "fine"]}) is None
+    True
+    """
+    if isinstance(value, str):
+        at = lone_surrogate(value)
+        return None if at is None else (where or "the value", value, at)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and (at := lone_surrogate(key)) is not None:
+                return f"key {name!r}", key, at
+            found = find_lone_surrogate(item, name)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = find_lone_surrogate(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def surrogate_message(what: str, text: str, at: int) -> str:
+    r"""What to say about a lone surrogate at ``text[at]``: where, what, and the fix.
+
+    Examples
+    --------
+    >>> print(surrogate_message("document 'd1': text", "Cats \ud800 purr", 5))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    document 'd1': text is not valid Unicode: a lone surrogate U+D800 at character 5
+    (after 'Cats '), which cannot be written as UTF-8, so no encoder can read it. It
+    usually comes from a JSON escape such as \ud83d without the other half of its pair,
+    or from bytes that are not UTF-8; fix the source: write the character itself (or a
+    complete pair such as \ud83d\ude00), or remove it
+    """
+    before = text[max(0, at - 20) : at]
+    return (
+        f"{what} is not valid Unicode: a lone surrogate U+{ord(text[at]):04X} at character "
+        f"{at} (after {before!r}), which cannot be written as UTF-8, so no encoder can read "
+        "it. It usually comes from a JSON escape such as \\ud83d without the other half of "
+        "its pair, or from bytes that are not UTF-8; fix the source: write the character "
+        "itself (or a complete pair such as \\ud83d\\ude00), or remove it"
+    )
+
+
 def check_texts(texts: Sequence[str]) -> list[str]:
     """``texts`` as a list, if it is a sequence of ``str`` (an encoder's or cache's input).
 
@@ -61,6 +157,9 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     TypeError
         ``texts`` is a single ``str`` (it would be read as characters), or an
         item is not a ``str``.
+    ValueError
+        An item holds a lone surrogate (:func:`lone_surrogate`): no encoder can
+        read it.
 
     Examples
     --------
@@ -77,6 +176,9 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     for i, t in enumerate(items):
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+        at = lone_surrogate(t)
+        if at is not None:
+            raise ValueError(surrogate_message(f"texts[{i}] (of {len(items)})", t, at))
     return items
 
 
@@ -218,13 +320,10 @@ def check_query_texts(texts: Sequence[object], ids: Sequence[str] | None = None)
             "give each a question with at least one word"
         )
     for name, t in zip(names, items, strict=True):
-        try:
-            str(t).encode("utf-8")
-        except UnicodeEncodeError as err:
+        at = lone_surrogate(str(t))
+        if at is not None:
             which = f"query {name!r}" if ids is not None else "query"
-            raise ValueError(
-                f"{which} is not valid Unicode text: a lone surrogate at position {err.start}"
-            ) from None
+            raise ValueError(surrogate_message(which, str(t), at))
     return [str(t) for t in items]
 
 

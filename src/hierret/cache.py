@@ -46,6 +46,10 @@ serving its hits). A folder that exists but cannot be listed raises
 :class:`CacheNotReadableError`. Both are :class:`PermissionError` subclasses
 naming the folder. :meth:`VectorCache.lookup` raises
 :class:`MissingVectorsError` (a :class:`KeyError`) for texts never stored.
+Vectors or token matrices holding NaN or an infinity are refused by
+:meth:`VectorCache.put` and :meth:`VectorCache.put_matrices` with a
+:class:`ValueError` naming how many and their keys, before anything is written:
+a cache serves what it stores to every later run.
 
 Examples
 --------
@@ -84,7 +88,7 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._env import CACHE_ENV, default_cache_dir
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
-from hierret._validate import check_texts
+from hierret._validate import check_texts, describe_rows
 from hierret.encoders import Encoder, EncoderIdentity, Role
 
 __all__ = [
@@ -866,8 +870,28 @@ class VectorCache:
 
         Raises
         ------
+        ValueError
+            ``vectors`` do not have one row of ``identity.dimension`` per key, or
+            a row holds NaN or an infinity (an index refuses them, and the cache
+            would serve them to every later run); nothing of the call was stored.
         CacheNotWritableError
             The folder cannot be created or written; nothing was stored.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> cache = VectorCache(tmp.name)
+        >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+        >>> keys = text_keys(ident, "passage", ["x", "y"])
+        >>> cache.put(ident, keys, np.array([[1.0, 0.0], [np.nan, 0.0]]))
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: vectors to store in the cache hold NaN or infinite values: 1 of 2 rows ...
+        >>> cache.count(ident)
+        0
+        >>> tmp.cleanup()
         """
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.shape != (len(keys), identity.dimension):
@@ -875,6 +899,7 @@ class VectorCache:
                 f"vectors have shape {vectors.shape}, expected {(len(keys), identity.dimension)} "
                 f"for {identity.describe()}"
             )
+        _check_finite([vectors[i] for i in range(len(keys))], keys, "vectors")
         self._put(identity, keys, vectors)
 
     def put_matrices(
@@ -888,8 +913,9 @@ class VectorCache:
         Raises
         ------
         ValueError
-            A matrix is not 2-d with ``identity.dimension`` columns, or there
-            are not as many matrices as keys.
+            A matrix is not 2-d with ``identity.dimension`` columns, there
+            are not as many matrices as keys, or a matrix holds NaN or an
+            infinity; nothing of the call was stored.
         CacheNotWritableError
             The folder cannot be created or written; nothing was stored.
         """
@@ -901,7 +927,9 @@ class VectorCache:
                     f"a token matrix has shape {m.shape}, expected (n, {identity.dimension}) "
                     f"for {identity.describe()}"
                 )
-        self._put(identity, keys, [np.asarray(m, dtype=np.float32) for m in matrices])
+        values = [np.asarray(m, dtype=np.float32) for m in matrices]
+        _check_finite(values, keys, "token matrices")
+        self._put(identity, keys, values)
 
     def _put(self, identity: Identity, keys: Sequence[bytes], values: Values) -> None:
         if any(len(k) != 32 for k in keys):
@@ -1108,6 +1136,43 @@ class CachedEncoder(Encoder):
             except OSError as err:  # a read-only cache: the damage is skipped each time
                 log.debug("vector cache: could not repair %s (%s)", self.cache, err)
         return vectors[positions]
+
+
+def _check_finite(values: Sequence[NDArray[Any]], keys: Sequence[bytes], what: str) -> None:
+    """Refuse values holding NaN or an infinity, naming how many and their keys.
+
+    Each item of ``values`` is one key's vector (or token matrix). Checked
+    before anything is written, so a refused call stores nothing.
+
+    Examples
+    --------
+    >>> keys = [bytes([i]) * 32 for i in range(3)]
+    >>> _check_finite([np.zeros(2), np.ones(2), np.zeros(2)], keys, "vectors")
+    >>> _check_finite([np.zeros(2), np.array([np.inf, 0.0]), np.zeros(2)], keys, "vectors")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    ValueError: vectors to store in the cache hold NaN or infinite values: 1 of 3 rows hold
+    them (row 1; key 0101010101010101...); nothing of this call was stored. A cache serves
+    what it stores to every later run, and an index refuses such vectors: find why the
+    encoder produced them (an empty or overlong text, a model in half precision that
+    overflowed) and store finite vectors only
+    """
+    bad = np.flatnonzero([not np.isfinite(v).all() for v in values])
+    if not len(bad):
+        return
+    rows = describe_rows(bad, len(values), "hold them")
+    if what != "vectors":  # one item per key: a matrix, not a row
+        rows = rows.replace(" rows ", f" {what} ", 1).replace("(row", "(item", 1)
+    shown = ", ".join(keys[i].hex()[:16] + "..." for i in bad[:3].tolist())
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    rows = rows.removesuffix(")") + f"; key{'s' if len(bad) > 1 else ''} {shown}{more})"
+    raise ValueError(
+        f"{what} to store in the cache hold NaN or infinite values: {rows}; nothing of this "
+        "call was stored. A cache serves what it stores to every later run, and an index "
+        "refuses such vectors: find why the encoder produced them (an empty or overlong "
+        "text, a model in half precision that overflowed) and store finite vectors only"
+    )
 
 
 def can_store(cache: VectorCache, identity: Identity, *, warn: bool, what: str) -> bool:

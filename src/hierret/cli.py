@@ -15,7 +15,10 @@ or ``--cache-dir``), so only the first call embeds the corpus (with a progress b
 for a real model). The model's identity is kept beside the vectors
 (:func:`~hierret.cache.cached_encoder`), so a later call loads the model, and
 imports torch, only when a text is missing from the cache: a question asked before
-is answered from the cache alone.
+is answered from the cache alone. Everything printed
+that comes from data (ids, titles, section paths, snippets, names, error
+messages quoting them) goes through :func:`printable`: control characters are
+shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 Examples
 --------
@@ -32,6 +35,8 @@ python-reference: ...
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -45,7 +50,13 @@ from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.search import Searcher
 
-__all__ = ["build_parser", "format_hit", "main", "profile_from_args"]
+__all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
+
+#: Exit status when the reader of the output goes away early (``hierret search ... |
+#: head -1``): 128 + SIGPIPE (13), what a shell reports for any tool a closed pipe
+#: stops, so a script under ``set -o pipefail`` can tell the output was cut. Nothing
+#: is printed about it: the reader asked for no more.
+CLOSED_PIPE = 141
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:
@@ -174,8 +185,70 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a terminal would act on instead of showing: C0 controls (ESC starts the escape
+# sequences that clear the screen, move the cursor or retitle the window; CR and BS
+# overwrite what is printed), DEL, C1 controls (U+009B is a one-character CSI), the line
+# and paragraph separators, the bidirectional embeddings, overrides and isolates (they
+# reorder the text shown after them) and lone surrogates (they cannot be written as
+# UTF-8 at all). Newline and tab are kept only where a field may span lines.
+_UNSAFE = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_IN_LINE = re.compile(rf"[\t\n{_UNSAFE}]")
+_UNSAFE_IN_LINES = re.compile(rf"[{_UNSAFE}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    r"""``text`` safe to print on a terminal: every control character shown, none obeyed.
+
+    Everything the command line prints that comes from data (document and unit
+    ids, titles and section paths, snippets, corpus and encoder names, error
+    messages quoting them) goes through this function, so a corpus cannot clear
+    the screen, move the cursor, rewrite a line already printed, retitle the
+    window or reorder the text shown. Each such character is written as its
+    Python escape (``\x1b``, ``\x9b``, ``\u202e``); other text, any script and
+    emoji included, is unchanged.
+
+    Parameters
+    ----------
+    text : str
+        What to print.
+    lines : bool, default False
+        Keep newlines and tabs (a message of several lines); otherwise they are
+        escaped too, so a field stays on its line.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(printable("Cats \x1b[2J\x1b]0;owned\x07"))
+    Cats \x1b[2J\x1b]0;owned\x07
+    >>> print(printable("done\r\x1b[1A\x1b[2Kfake line"))
+    done\x0d\x1b[1A\x1b[2Kfake line
+    >>> print(printable("abc\u202edef \x9b31m \x7f"))
+    abc\u202edef \x9b31m \x7f
+    >>> print(printable("Café — naïve 猫 😀 (tab\there)"))
+    Café — naïve 猫 😀 (tab\x09here)
+    >>> print(printable("two\nlines", lines=True))
+    two
+    lines
+    >>> printable("one\nline")
+    'one\\x0aline'
+    """
+    pattern = _UNSAFE_IN_LINES if lines else _UNSAFE_IN_LINE
+    return pattern.sub(_escape, text)
+
+
 def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
-    """Two lines for one hit: rank, score, id, span, section path; then the snippet.
+    r"""Two lines for one hit: rank, score, id, span, section path; then the snippet.
+
+    The id, path and snippet come from the corpus: each is printed through
+    :func:`printable`, so control characters in them are shown, not obeyed.
 
     Examples
     --------
@@ -183,15 +256,20 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
     >>> print(format_hit(h))
      1  0.8123  try#s1  [0, 1562)  The "try" statement
         Text.
+    >>> h = Hit(1, "c\x1b[2J#s1", 0.5, "sections", "c", "Cats\x1b]0;x\x07", 0, 9, "\x1b[1A")
+    >>> print(format_hit(h))
+     1  0.5000  c\x1b[2J#s1  [0, 9)  Cats\x1b]0;x\x07
+        \x1b[1A
     """
-    line = f"{hit.rank:2d}  {hit.score:.4f}  {hit.unit_id}  [{hit.start}, {hit.end})  {hit.path}"
+    unit_id, path = printable(hit.unit_id), printable(hit.path)
+    line = f"{hit.rank:2d}  {hit.score:.4f}  {unit_id}  [{hit.start}, {hit.end})  {path}"
     if snippet_chars <= 0 or not hit.snippet:
         return line
     text = hit.snippet
     if len(text) > snippet_chars:
         cut = text[: snippet_chars - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
-    return f"{line}\n    {text}"
+    return f"{line}\n    {printable(text)}"
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
@@ -231,7 +309,7 @@ def _describe(profile: Profile) -> str:
 
 
 def _usage_error(message: str) -> int:
-    print(f"hierret search: error: {message}", file=sys.stderr)
+    print(f"hierret search: error: {printable(message, lines=True)}", file=sys.stderr)
     return 2
 
 
@@ -262,13 +340,26 @@ def _search(args: argparse.Namespace) -> int:
     searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
     print(
-        f"{corpus.name}: {len(corpus)} documents, {n_sections} sections, "
-        f"{len(hierarchy.passages)} passages; {encoder.identity.name}; {_describe(profile)}"
+        f"{printable(corpus.name)}: {len(corpus)} documents, {n_sections} sections, "
+        f"{len(hierarchy.passages)} passages; {printable(encoder.identity.name)}; "
+        f"{_describe(profile)}"
     )
     hits = searcher.search(args.question, profile, args.k)
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
     return 0
+
+
+def _closed_pipe() -> int:
+    """Standard output's reader is gone: point stdout at /dev/null so that the
+    interpreter's own flush at exit does not fail too, and exit quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a file descriptor (in tests)
+        pass
+    return CLOSED_PIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -284,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         0 on success, 2 on a usage error or an input the package refuses
         (argparse exits with 2 itself on malformed arguments), 130 when
-        interrupted (Ctrl-C).
+        interrupted (Ctrl-C), :data:`CLOSED_PIPE` (141) without a word when
+        standard output is a pipe its reader closed (``| head -1``).
     """
     parser = build_parser()
     args = parser.parse_args(None if argv is None else list(argv))
@@ -292,7 +384,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return _search(args)
+        status = _search(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        return status
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print(
             "hierret search: interrupted; the vector cache keeps every vector already "

@@ -3,6 +3,15 @@
 Every unit of retrieval (a document, a section, a passage) is a span
 ``(doc_id, start, end)`` into its document's text, so any unit can be cited,
 checked by eye, and judged relevant by span overlap.
+
+Every loader builds its documents and questions here, so this is where text
+that cannot be encoded is refused: a :class:`Document` or :class:`Query` whose
+id, title or text holds a lone surrogate (``"\\ud800"``: not a character, it
+cannot be written as UTF-8 and every encoder fails on it) raises
+:class:`ValueError` naming the document or question, the field and the
+position. It is refused, not repaired: a replacement character would change
+the text, its tokens and the corpus fingerprint unseen, and the fix belongs in
+the source. The loaders check first, and name the file and line too.
 """
 
 from __future__ import annotations
@@ -12,6 +21,8 @@ import platform
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from hierret._validate import lone_surrogate, surrogate_message
 
 __all__ = ["Corpus", "Document", "Level", "Query", "Span", "Unit"]
 
@@ -23,12 +34,23 @@ Span = tuple[str, int, int]
 
 @dataclass(frozen=True)
 class Document:
-    """One document: an id, a title and its full text.
+    r"""One document: an id, a title and its full text.
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a ``str``.
+    ValueError
+        The id, title or text holds a lone surrogate (it cannot be encoded).
 
     Examples
     --------
     >>> Document("d1", "Title", "Some text.").text
     'Some text.'
+    >>> Document("d2", "Cats", "Cats \ud800 purr.")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: document 'd2': text is not valid Unicode: a lone surrogate U+D800 at character 5 ...
     """
 
     id: str
@@ -40,6 +62,14 @@ class Document:
             raise TypeError(
                 f"Document {self.id!r}: text must be str, got {type(self.text).__name__}"
             )
+        _check_unicode(f"document {self.id!r}", id=self.id, title=self.title, text=self.text)
+
+
+def _check_unicode(owner: str, **fields: object) -> None:
+    """Refuse a field holding a lone surrogate, naming ``owner``, the field and the position."""
+    for name, value in fields.items():
+        if isinstance(value, str) and (at := lone_surrogate(value)) is not None:
+            raise ValueError(surrogate_message(f"{owner}: {name}", value, at))
 
 
 @dataclass(frozen=True)
@@ -181,12 +211,19 @@ class Query:
     (('d',), True)
     >>> Query("q2", "Which page?", (("d", 0, 99),), level="documents").judged_at("sections")
     False
+    >>> Query("q3", "Why \\udc9d?", ())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: question 'q3': text is not valid Unicode: a lone surrogate U+DC9D at character 4 ...
     """
 
     id: str
     text: str
     evidence: tuple[Span, ...]
     level: Level = "passages"
+
+    def __post_init__(self) -> None:
+        _check_unicode(f"question {self.id!r}", id=self.id, text=self.text)
 
     def judged_at(self, target: str) -> bool:
         """Whether the evidence judges ``target`` (a level no finer than :attr:`level`)."""

@@ -4,6 +4,7 @@ from hierret.datasets.beir import BeirDataset, BeirDataWarning, BeirFormatError,
 from hierret.datasets.bundle import Bundle, load, local_or_named, sample_documents, source_names
 from hierret.datasets.download import (
     ChecksumError,
+    CorruptArchiveError,
     DataFormatError,
     DataNotFoundError,
     DownloadDeadlineError,
@@ -27,6 +28,7 @@ __all__ = [
     "BeirFormatError",
     "Bundle",
     "ChecksumError",
+    "CorruptArchiveError",
     "DataFormatError",
     "DataNotFoundError",
     "DownloadDeadlineError",

@@ -8,8 +8,10 @@ Document text is ``title + "\n\n" + text`` when the title is non-empty (just
 ``text`` otherwise), so a retriever sees the title as BEIR's own baselines do,
 and evidence spans cover it; :attr:`Document.title` keeps the bare title.
 
-Files must be UTF-8. A document whose title and text are both empty (or only
-whitespace) could never be retrieved as evidence: it is dropped, with one
+Files must be UTF-8, and every string valid Unicode: a JSON escape of a lone
+surrogate (``"\ud800"`` without the other half of its pair) is an error naming
+the file, line, field and position. A document whose title and text are both
+empty (or only whitespace) could never be retrieved as evidence: it is dropped, with one
 :class:`BeirDataWarning` that counts such documents and the judgments that named
 them. The first line of a qrels file is skipped only when it is a header
 (``query-id<TAB>corpus-id<TAB>score``); any other line that is not
@@ -28,14 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets.download import (
     DATA_ENV,
+    CorruptArchiveError,
     DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
     UnsafeArchiveError,
     data_home,
+    drop_damaged_archive,
     extract_zip,
     fetch,
 )
@@ -212,6 +217,9 @@ def locate_beir(name_or_path: str | Path, *, download: bool = True, progress: bo
         if not folder.is_dir():  # pragma: no cover - exotic race
             raise
         # Another process extracted it first; use theirs.
+    except CorruptArchiveError as err:
+        dropped = drop_damaged_archive(home / f"{name}.zip", remote.url, err)
+        raise DataNotFoundError(f"BEIR dataset {name!r}: {dropped}.\n{hint}.") from err
     except (DownloadError, UnsafeArchiveError, zipfile.BadZipFile, OSError) as err:
         raise DataNotFoundError(
             f"BEIR dataset {name!r} not found in {folder} and could not be downloaded:\n"
@@ -356,6 +364,10 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}; each line "
                 'must be one object such as {"_id": "d1", "title": "...", "text": "..."}'
             )
+        if surrogate_escape.search(line) and (bad := find_lone_surrogate(obj)):
+            where, text, at = bad
+            field = where if where.startswith("key ") else f"field {where!r}"
+            raise BeirFormatError(f"{path}:{lineno}: {surrogate_message(field, text, at)}")
         yield lineno, obj
 
 

@@ -47,8 +47,9 @@ from typing import get_args
 import numpy as np
 
 import hierret._clock as _clock
+from hierret.datasets._paths import broken_link
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
-from hierret.datasets.download import DataFormatError, data_home
+from hierret.datasets.download import DataFormatError, DataNotFoundError, data_home
 from hierret.datasets.folder import EXAMPLE_LINES, QUESTIONS_FILE, FolderDataset, load_folder
 from hierret.datasets.gold import default_gold_path, load_gold
 from hierret.datasets.python_reference import load_python_reference
@@ -421,6 +422,13 @@ def _load_full(
     if isinstance(source, str) and source in source_names():
         return _by_name(source, split, seed=seed, download=download)
     path = Path(source).expanduser()
+    for what in (path, path / "corpus.jsonl", path / QUESTIONS_FILE):
+        problem = broken_link(what)
+        if problem:
+            raise DataNotFoundError(
+                f"{what} is {problem}: `ls -l {what}` shows where it points; point it at "
+                f"the corpus (or remove it), or give the corpus's real path: {_FORMATS}"
+            )
     if path.is_dir():
         if (path / "corpus.jsonl").is_file():
             return _beir(load_beir(path, split or "test", download=False), path.resolve().name)

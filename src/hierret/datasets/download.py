@@ -4,15 +4,20 @@ Data lives under :func:`data_home`. Every download is verified against a pinned
 digest before it is moved into place, and a cached file is verified again each
 time it is used, so a corrupt or tampered file is never read. Archives are
 extracted into a temporary folder and renamed into place, so a folder either
-holds a complete extraction or does not exist.
+holds a complete extraction or does not exist. An archive that cannot be read
+to its end (cut short, damaged) raises :class:`CorruptArchiveError` naming the
+file and the fix; the loaders then delete it from the download cache, so the
+next load downloads it again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import http.client
 import logging
+import lzma
 import os
 import shutil
 import socket
@@ -23,6 +28,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import IO, Any, BinaryIO, Literal, Protocol
@@ -34,6 +40,7 @@ __all__ = [
     "DATA_ENV",
     "DEFAULT_DEADLINE",
     "ChecksumError",
+    "CorruptArchiveError",
     "DataFormatError",
     "DataNotFoundError",
     "DigestAlgorithm",
@@ -41,6 +48,7 @@ __all__ = [
     "DownloadError",
     "UnsafeArchiveError",
     "data_home",
+    "drop_damaged_archive",
     "extract_tar",
     "extract_zip",
     "fetch",
@@ -76,6 +84,10 @@ class DownloadError(OSError):
 
 class ChecksumError(DownloadError):
     """Downloaded bytes do not match the pinned digest."""
+
+
+class CorruptArchiveError(DownloadError):
+    """An archive cannot be read to its end: cut short or damaged. Nothing was extracted."""
 
 
 class DownloadDeadlineError(DownloadError):
@@ -460,6 +472,20 @@ def _check_member(name: str, archive: Path) -> None:
             raise UnsafeArchiveError(f"{archive}: refusing unsafe member path {name!r}")
 
 
+#: What reading a cut-short or damaged archive raises: a compressed stream that ends
+#: early (EOFError), bad compressed data or checksum (zlib, gzip, lzma), an archive
+#: whose structure is broken (tarfile, zipfile). OSError in general is not among them:
+#: a full disk or a denied write is not the archive's fault.
+_DAMAGED = (
+    EOFError,
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zlib.error,
+    gzip.BadGzipFile,
+    lzma.LZMAError,
+)
+
+
 def _extract_atomic(
     archive: Path, dest: Path, subdir: str | None, overwrite: bool, unpack: Callable[[Path], None]
 ) -> Path:
@@ -471,7 +497,14 @@ def _extract_atomic(
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".extract"))
     try:
-        unpack(staging)
+        try:
+            unpack(staging)
+        except _DAMAGED as err:
+            raise CorruptArchiveError(
+                f"{archive} is damaged or incomplete and cannot be extracted "
+                f"({type(err).__name__}: {err}); nothing was extracted. It is most likely a "
+                f"download cut short: delete it (rm {archive}) and download it again"
+            ) from err
         source = staging / subdir if subdir else staging
         if not source.is_dir():
             raise FileNotFoundError(f"{archive} has no folder {subdir!r}")
@@ -514,6 +547,9 @@ def extract_zip(
     ------
     UnsafeArchiveError
         A member has an absolute path or a ``..`` component; nothing is extracted.
+    CorruptArchiveError
+        The archive cannot be read to its end (cut short, damaged, or not an
+        archive of its kind); nothing is extracted, the archive is left as it is.
 
     Examples
     --------
@@ -568,8 +604,48 @@ def extract_tar(
                         "extracted)"
                     )
             tf.extractall(into, members=members, filter="data")
+            # read the compressed stream to its end: gzip, bz2 and xz check their
+            # checksum and length there, and a damaged block may have decoded silently
+            while tf.fileobj is not None and tf.fileobj.read(_CHUNK):
+                pass
 
     return _extract_atomic(Path(archive), dest, subdir, overwrite, untar)
+
+
+def drop_damaged_archive(archive: Path, url: str, err: CorruptArchiveError) -> str:
+    """Delete a downloaded archive that cannot be extracted; what to tell the user.
+
+    A loader calls this when :func:`extract_zip` or :func:`extract_tar` raised
+    :class:`CorruptArchiveError` for an archive in its download cache: the
+    cache must not keep it, or every later load would fail the same way.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> bad = Path(tmp.name, "data.zip")
+    >>> _ = bad.write_bytes(b"PK-not-really")
+    >>> try:
+    ...     extract_zip(bad, Path(tmp.name, "data"))
+    ... except CorruptArchiveError as err:
+    ...     print(drop_damaged_archive(bad, "https://example.org/data.zip", err))
+    ... # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    /.../data.zip matched its pinned checksum but cannot be extracted (BadZipFile: File
+    is not a zip file). It was deleted from the download cache, so the next load
+    downloads it again; if that fails the same way, the file at
+    https://example.org/data.zip is damaged
+    >>> bad.exists()
+    False
+    >>> tmp.cleanup()
+    """
+    archive.unlink(missing_ok=True)
+    cause = err.__cause__
+    why = f"{type(cause).__name__}: {cause}" if cause is not None else str(err)
+    return (
+        f"{archive} matched its pinned checksum but cannot be extracted ({why}). It was "
+        "deleted from the download cache, so the next load downloads it again; if that "
+        f"fails the same way, the file at {url} is damaged"
+    )
 
 
 def _check_all(names: Iterable[str], archive: Path) -> None:

@@ -71,7 +71,9 @@ question id and the fix: malformed JSON, a line that is not an object, an
 unknown key, a missing or empty ``question``, a question with neither
 evidence nor relevant ids (or both), a quote shorter than 40 characters, a
 duplicate id, a file that is not UTF-8, no documents, no questions file, no
-question left. What the gold set drops, this loader drops too, keeping the
+question left, a question or quote holding a lone surrogate (a JSON escape such
+as ``\ud800`` without the other half of its pair), a file name that is not
+UTF-8. What the gold set drops, this loader drops too, keeping the
 question without the bad item, with *one* :class:`FolderDataWarning` per load
 that counts and lists them: a quote found in no document, an unknown document
 or section id, a question left with nothing to judge it by (dropped), files
@@ -92,7 +94,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hierret._validate import has_text
+from hierret._validate import (
+    find_lone_surrogate,
+    has_text,
+    lone_surrogate,
+    surrogate_escape,
+    surrogate_message,
+)
+from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
 from hierret.datasets.gold import locate
 from hierret.hierarchy import HEADING_STYLES, Section, build_hierarchy, detect_headings
@@ -286,6 +295,7 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
             f"{root} holds no documents with text: put the documents (*.md, *.markdown, *.rst, "
             f"*.txt, any depth; names starting with '.' and a top-level README are left out) "
             f"in the folder beside {QUESTIONS_FILE}"
+            + (f"; of the files found:\n{report.text()}" if report.lists["skipped"] else "")
         )
     styles = tuple(s for s in HEADING_STYLES if any(s in SUFFIXES[k] for k in kinds.values()))
     _check_headings(docs, kinds, styles, report)
@@ -382,6 +392,10 @@ def _document_files(root: Path, report: _Report) -> list[tuple[str, Path]]:
             if here == root and file.stem.lower() == "readme":
                 continue  # the folder's description
             if file.is_symlink():
+                problem = broken_link(file)
+                if problem:
+                    report.add("skipped", f"{rel} ({problem})")
+                    continue
                 target = file.resolve()
                 if not target.is_relative_to(root) or not target.is_file():
                     report.add("skipped", f"{rel} (a symlink to a file outside the folder)")
@@ -406,6 +420,13 @@ def _read_documents(
             raise FolderFormatError(
                 f"{root}: {first[doc_id]} and {rel} have the same document id {doc_id!r} "
                 "(the relative path without suffix): rename one of them"
+            )
+        if (at := lone_surrogate(rel)) is not None:
+            raise FolderFormatError(
+                f"{root}: the file name {rel!r} is not UTF-8 (character {at}, shown as "
+                f"{rel[at]!r}, stands for the byte 0x{ord(rel[at]) & 0xFF:02x}): a document's id "
+                "is its path, and an id must be text: rename the file with a UTF-8 name "
+                "(e.g. convmv -f latin1 -t utf-8 --notest, or mv), or move it out of the folder"
             )
         first[doc_id] = rel
         raw = file.read_bytes()
@@ -536,6 +557,9 @@ class _Questions:
                 f"{k!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in close.items()
             )
             raise self._refuse(n, None, f"unknown key(s) {hints}: the keys are {', '.join(_KEYS)}")
+        if surrogate_escape.search(line) and (bad := find_lone_surrogate(row)):
+            where, text, at = bad
+            raise self._refuse(n, None, surrogate_message(f"{where!r}", text, at))
         return row
 
     def _id(self, n: int, row: Mapping[str, Any], ordinal: int) -> str:

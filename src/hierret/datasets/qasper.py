@@ -42,7 +42,9 @@ evidence) and dropped.
 
 The file is checked before any text is built: every field the loader reads
 must have the JSON type of the v0.3 layout (``null`` stands for an absent
-optional field), paper ids must be unique and the bytes valid UTF-8. Anything
+optional field), paper ids must be unique, the bytes valid UTF-8 and every
+string valid Unicode (no JSON escape of a lone surrogate, such as ``\\ud800``
+without the other half of its pair). Anything
 else raises :class:`QasperFormatError` naming the file, the paper, the field's
 path inside it, what was found, the rule and the fix.
 """
@@ -60,14 +62,17 @@ from pathlib import Path
 from types import UnionType
 from typing import Any
 
+from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets.download import (
     DATA_ENV,
+    CorruptArchiveError,
     DataFormatError,
     DataNotFoundError,
     DigestAlgorithm,
     DownloadError,
     UnsafeArchiveError,
     data_home,
+    drop_damaged_archive,
     extract_tar,
     fetch,
 )
@@ -513,6 +518,15 @@ def _read_json(path: Path) -> dict[str, Any]:
                 "only the last, silently dropping papers); give each paper one entry, e.g. "
                 "after merging files drop or rename the repeats"
             )
+    if surrogate_escape.search(text):
+        for pid, paper in raw.items():
+            bad = find_lone_surrogate({"paper id": pid}) or find_lone_surrogate(paper)
+            if bad:
+                where, value, at = bad
+                field = where if where.startswith("key ") else f"field {where!r}"
+                raise QasperFormatError(
+                    f"{path}: paper {pid!r}: {surrogate_message(field, value, at)}"
+                )
     return raw
 
 
@@ -699,6 +713,9 @@ def _resolve(
         extract_tar(archive, extracted)
     except FileExistsError:  # pragma: no cover - another process extracted it first
         pass
+    except CorruptArchiveError as err:
+        dropped = drop_damaged_archive(folder / remote.archive, remote.url, err)
+        raise DataNotFoundError(f"Qasper split {split!r}: {dropped}.\n{hint}.") from err
     except (DownloadError, UnsafeArchiveError, tarfile.TarError, OSError) as err:
         raise DataNotFoundError(
             f"Qasper split {split!r} not found in {folder} and could not be downloaded:\n"
