@@ -269,3 +269,20 @@ def test_exercise_times_are_read_by_number_and_listed_from_the_notebook(tmp_path
     notebook = {"cells": [{"metadata": {}}, {"metadata": {"exercises": [{"k": 1}, {"j": 2}]}}]}
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     assert timing.exercises_of(tmp_path / "nb.ipynb") == [{"k": 1}, {"j": 2}]
+
+
+def test_a_glued_exercise_time_reads_as_words_not_as_a_quoted_string() -> None:
+    """The site showed "( '27 s at class size' )": a ``str`` displays as its repr."""
+    from IPython.core.formatters import format_display_data
+    from IPython.core.interactiveshell import InteractiveShell
+
+    InteractiveShell.instance()
+    glued: list[dict[str, str]] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("IPython.get_ipython", lambda: True)
+        mp.setattr(
+            "hierret.publish.report.glue",
+            lambda name, value: glued.append(format_display_data(value)[0]),
+        )
+        timing._glue_exercises("nb", {"values": {"nb_exercise_1_wall_s": 27.0}}, listed=2)
+    assert [g["text/plain"] for g in glued] == ["27 s at class size", "not measured yet"]

@@ -324,7 +324,7 @@ def run_times(
     if folder is not None:
         listed = exercises_of(folder.parent.parent / "notebooks" / f"{notebook}.ipynb")
         _glue_exercises(notebook, _read_record(folder / EXERCISES_RECORD), len(listed))
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("size")
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def exercise_times(notebook: str, record: Mapping[str, Any] | None) -> dict[int, str]:
@@ -373,7 +373,14 @@ def _glue_exercises(notebook: str, record: Mapping[str, Any] | None, listed: int
     times = exercise_times(notebook, record)
     for n in sorted({*times, *range(1, listed + 1)}):  # every exercise's role resolves
         text = times.get(n)
-        glue(f"exercise_{n}_time", f"{text} at class size" if text else "not measured yet")
+        glue(f"exercise_{n}_time", _Words(f"{text} at class size" if text else "not measured yet"))
+
+
+class _Words(str):
+    """Text that displays as itself (a ``str`` displays quoted, as its repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:
