@@ -28,28 +28,17 @@ measure a first run.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from hierret.publish import timing
 from hierret.publish.report import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _execute_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("execute", ROOT / "docs" / "execute.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def argv_of(changes: dict[str, Any]) -> list[str]:
@@ -77,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--size", choices=["class", "smoke"], default="class")
     args = ap.parse_args(argv)
-    execute = _execute_module()
+    import execute  # docs/execute.py: run as a script, this folder is on sys.path
+
     notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
     notebooks = [nb for nb in notebooks if not args.only or nb.stem in args.only]
     values: dict[str, float] = {}
