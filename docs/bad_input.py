@@ -197,10 +197,11 @@ def collect(folder: Path = CASES_DIR) -> list[Case]:
 
 
 def _cell(text: str) -> str:
-    """Table-safe text, with temporary folders and local ports made neutral."""
-    text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "<tmp>", text)
-    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
-    text = re.sub(r"\b\d{20}-\d+-[0-9a-f]{8}\.hvc\b", "<shard>.hvc", text)  # time, pid, random
+    """Table-safe text, with temporary folders and local ports made neutral (in square
+    brackets: a ``<tmp>`` was raw HTML to MyST, and the page showed nothing there)."""
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "[tmp]", text)
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:[port]", text)
+    text = re.sub(r"\b\d{20}-\d+-[0-9a-f]{8}\.hvc\b", "[shard].hvc", text)  # time, pid, random
     return text.replace("|", "\\|").replace("\n", " ")
 
 

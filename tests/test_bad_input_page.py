@@ -255,3 +255,13 @@ def test_every_class_of_the_issue_has_cases(
         "non-utf-8 terminal",
     ]:
         assert needle in texts, needle
+
+
+def test_a_neutral_placeholder_shows_on_the_page() -> None:
+    """``<tmp>`` was raw HTML to MyST: the page showed 'file:///qasper.tgz' where a
+    temporary folder had been, and Chromium's path check flagged it as a local path."""
+    import re
+
+    cell = page._cell(f"file://{tempfile.gettempdir()}/tmpab_1/q.tgz at 127.0.0.1:8123")
+    assert cell == "file://[tmp]/q.tgz at 127.0.0.1:[port]"
+    assert not re.search(r"<[a-z]+>", cell)
