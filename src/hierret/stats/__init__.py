@@ -21,6 +21,7 @@ Examples
 (0.068, 0.415, 0.0129)
 """
 
+from hierret.stats import evidence
 from hierret.stats._common import Interval
 from hierret.stats.folds import cross_validate, fold_parts, held_out
 from hierret.stats.multiplicity import holm
@@ -46,6 +47,7 @@ __all__ = [
     "PairedProportions",
     "StatsSettings",
     "cross_validate",
+    "evidence",
     "fold_parts",
     "held_out",
     "holm",

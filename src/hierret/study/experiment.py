@@ -53,7 +53,7 @@ from hierret.search import ProfileRun, Searcher
 from hierret.stats import (
     DEFAULT_STATS,
     StatsSettings,
-    holm,
+    evidence,
     mean_interval,
     paired_bootstrap,
     paired_proportions,
@@ -126,17 +126,59 @@ HIT_COLUMNS: tuple[str, ...] = ("hits", "n", "rate", "low", "high", "both", "onl
 HIT_COLUMNS += ("only_base", "neither", "diff", "diff_low", "diff_high", "p", "p_holm")
 
 
+def _adjust(kept: Mapping[str, int], rows: Mapping[str, dict[str, Any]]) -> dict[str, float]:
+    """Holm over the kept tests as one family (:func:`hierret.stats.evidence.adjust`);
+    a test drawn again near 0.05 gets its new ``p`` in ``rows``."""
+    adjusted = dict(zip(kept, evidence.adjust(list(kept.values())), strict=True))
+    for name, i in kept.items():
+        rows[name]["p"] = evidence.kept()[i].p
+    return adjusted
+
+
+def _keep(
+    kind: evidence.Kind,
+    a: str,
+    b: str,
+    frame: pd.DataFrame,
+    x: Any,
+    y: Any,
+    d: Any,
+    p: float,
+    stats: StatsSettings,
+) -> int:
+    """Keep one paired test's evidence (its questions, both arms' scores, its settings)."""
+    return evidence.keep(
+        evidence.PairedTest(
+            kind,
+            a,
+            b,
+            tuple(map(str, frame.index)),
+            tuple(map(float, x)),
+            tuple(map(float, y)),
+            float(d.estimate),
+            float(d.low),
+            float(d.high),
+            float(p),
+            stats.confidence,
+            stats.n_resamples if kind == "mean" else 0,
+            stats.seed,
+            stats.n_resamples,
+        )
+    )
+
+
 def _table(
-    rows: Mapping[str, Mapping[str, float]],
-    pvalues: Mapping[str, float],
+    rows: dict[str, dict[str, Any]],
+    kept: Mapping[str, int],
     baseline: str,
     declared: Sequence[str],
     confidence: float,
     columns: tuple[str, ...],
 ) -> pd.DataFrame:
     """One row per arm, Holm-adjusted p-values over the declared family."""
+    adjusted = _adjust(kept, rows)
     table = pd.DataFrame.from_dict(dict(rows), orient="index").reindex(columns=list(columns[:-1]))
-    table["p_holm"] = pd.Series(holm(pvalues) if pvalues else {}, dtype=float)
+    table["p_holm"] = pd.Series(adjusted, dtype=float)
     table.index.name = "arm"
     table.attrs.update(baseline=baseline, family=list(declared), confidence=confidence)
     return table
@@ -179,8 +221,8 @@ def compare(
     """
     frame = align(per_query)
     declared = _family(list(frame.columns), baseline, family)
-    rows: dict[str, dict[str, float]] = {}
-    pvalues: dict[str, float] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    kept: dict[str, int] = {}
     base = frame[baseline].to_numpy()
     for arm in frame.columns:
         x = frame[arm].to_numpy()
@@ -188,12 +230,11 @@ def compare(
         row = {"n": float(len(x)), "mean": float(np.mean(x)), "low": ci.low, "high": ci.high}
         if arm in declared:
             d = paired_bootstrap(x, base, **_resampling(stats), method="percentile")
-            pvalues[arm] = paired_randomization(
-                x, base, n_resamples=stats.n_resamples, seed=stats.seed
-            )
-            row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": pvalues[arm]}
+            p = paired_randomization(x, base, n_resamples=stats.n_resamples, seed=stats.seed)
+            kept[arm] = _keep("mean", str(arm), baseline, frame, x, base, d, p, stats)
+            row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": p}
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, stats.confidence, MEAN_COLUMNS)
+    return _table(rows, kept, baseline, declared, stats.confidence, MEAN_COLUMNS)
 
 
 def compare_hits(
@@ -219,8 +260,8 @@ def compare_hits(
     """
     frame = align({a: {q: float(v) for q, v in h.items()} for a, h in hits.items()})
     declared = _family(list(frame.columns), baseline, family)
-    rows: dict[str, dict[str, float]] = {}
-    pvalues: dict[str, float] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    kept: dict[str, int] = {}
     base = frame[baseline].to_numpy() > 0
     for arm in frame.columns:
         x = frame[arm].to_numpy() > 0
@@ -234,7 +275,9 @@ def compare_hits(
         }
         if arm in declared:
             pp = paired_proportions(x, base, stats.confidence)
-            pvalues[arm] = pp.mcnemar_p
+            kept[arm] = _keep(
+                "hits", str(arm), baseline, frame, x, base, pp.difference, pp.mcnemar_p, stats
+            )
             row |= {
                 "both": pp.both,
                 "only_arm": pp.only_a,
@@ -246,13 +289,16 @@ def compare_hits(
                 "p": pp.mcnemar_p,
             }
         rows[arm] = row
-    return _table(rows, pvalues, baseline, declared, stats.confidence, HIT_COLUMNS)
+    return _table(rows, kept, baseline, declared, stats.confidence, HIT_COLUMNS)
 
 
 def paired_tests(
     per_query: PerQuery,
     pairs: Sequence[tuple[str, str]],
     stats: StatsSettings = DEFAULT_STATS,
+    *,
+    hits: bool = False,
+    name: str = "",
 ) -> pd.DataFrame:
     """Paired comparisons ``a − b`` for a declared family of arm pairs, Holm-adjusted.
 
@@ -269,13 +315,21 @@ def paired_tests(
     stats : StatsSettings, optional
         Interval level and resampling settings (bootstrap, randomisation);
         :data:`~hierret.stats.DEFAULT_STATS` by default.
+    hits : bool, default False
+        The scores are hits (``hit@k``: a score above 0 is a hit): each pair
+        is compared as :func:`compare_hits` compares an arm with its baseline
+        (Newcombe's paired interval, McNemar's exact ``p``), so any declared
+        pair of arms is tested the same way, baseline or not.
+    name : str, optional
+        The family's name, kept with its evidence
+        (:mod:`hierret.stats.evidence`).
 
     Returns
     -------
     pandas.DataFrame
         One row per pair (index ``"a vs b"``): ``a``, ``b``, ``mean_a``,
-        ``mean_b``, ``diff`` with its paired bootstrap interval
-        (``diff_low``, ``diff_high``), randomisation ``p`` and ``p_holm``.
+        ``mean_b`` (hit rates for hits), ``diff`` with its paired interval
+        (``diff_low``, ``diff_high``), ``p`` and ``p_holm``.
 
     Examples
     --------
@@ -283,21 +337,31 @@ def paired_tests(
     >>> settings = StatsSettings(n_resamples=100)
     >>> float(paired_tests(scores, [("x", "y")], settings).loc["x vs y", "diff"])
     0.25
+    >>> got = {"x": {"q1": 1.0, "q2": 1.0, "q3": 0.0}, "y": {"q1": 0.0, "q2": 1.0, "q3": 0.0}}
+    >>> row = paired_tests(got, [("x", "y")], settings, hits=True).loc["x vs y"]
+    >>> round(float(row["diff"]), 3), float(row["p"])  # McNemar: 1 question against 0
+    (0.333, 1.0)
     """
     unknown = sorted({arm for pair in pairs for arm in pair} - set(per_query))
     if unknown:
         raise ValueError(f"pairs name unknown arms {unknown}; arms: {list(per_query)}")
-    rows: dict[str, dict[str, object]] = {}
-    pvalues: dict[str, float] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    kept: dict[str, int] = {}
     sizes: set[int] = set()
     for a, b in pairs:  # each pair on its queries: targets may judge different questions
         frame = align({a: per_query[a], b: per_query[b]})
         x, y = frame[a].to_numpy(), frame[b].to_numpy()
         sizes.add(len(frame))
-        d = paired_bootstrap(x, y, **_resampling(stats), method="percentile")
-        name = f"{a} vs {b}"
-        pvalues[name] = paired_randomization(x, y, n_resamples=stats.n_resamples, seed=stats.seed)
-        rows[name] = {
+        if hits:
+            pp = paired_proportions(x > 0, y > 0, stats.confidence)
+            d, p = pp.difference, pp.mcnemar_p
+            x, y = (x > 0).astype(float), (y > 0).astype(float)
+        else:
+            d = paired_bootstrap(x, y, **_resampling(stats), method="percentile")
+            p = paired_randomization(x, y, n_resamples=stats.n_resamples, seed=stats.seed)
+        pair = f"{a} vs {b}"
+        kept[pair] = _keep("hits" if hits else "mean", a, b, frame, x, y, d, p, stats)
+        rows[pair] = {
             "a": a,
             "b": b,
             "mean_a": float(np.mean(x)),
@@ -305,10 +369,13 @@ def paired_tests(
             "diff": d.estimate,
             "diff_low": d.low,
             "diff_high": d.high,
-            "p": pvalues[name],
+            "p": p,
         }
+    adjusted = dict(zip(kept, evidence.adjust(list(kept.values()), name), strict=True))
+    for pair, i in kept.items():
+        rows[pair]["p"] = evidence.kept()[i].p  # drawn again if near 0.05
     table = pd.DataFrame.from_dict(rows, orient="index")
-    table["p_holm"] = pd.Series(holm(pvalues), dtype=float)
+    table["p_holm"] = pd.Series(adjusted, dtype=float)
     table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0))
     return table
 
@@ -529,6 +596,7 @@ class Result:
         metric: str,
         targets: Sequence[str] | None = None,
         family: Sequence[tuple[str, str]] | None = None,
+        name: str = "",
     ) -> pd.DataFrame:
         """Every declared pair at every target, Holm-adjusted over all of them together.
 
@@ -536,14 +604,18 @@ class Result:
         ``"a@target vs b@target"`` with ``target`` and the pair's ``a``/``b``
         arm names in columns ``arm_a``, ``arm_b``. ``family`` tests another
         family of pairs declared before the run (its own Holm adjustment)
-        instead of :attr:`family`, e.g. a second question asked of the same arms.
+        instead of :attr:`family`, e.g. a second question asked of the same arms;
+        ``name`` names it in the published evidence. Any pair of arms can be
+        declared, the baseline in it or not; ``hit@k`` metrics are tested as
+        :meth:`table` tests them (Newcombe's interval, McNemar's exact ``p``),
+        other metrics with the paired bootstrap and randomisation test.
         """
         chosen = list(targets) if targets is not None else self.targets
         pairs_ = [(a, b) for a, b in (self.family if family is None else family)]
         unknown = sorted({a for pair in pairs_ for a in pair} - set(self.arms))
         if unknown:
             raise ValueError(f"family arms {unknown} are not arms of the result: {self.arms}")
-        key = ("tests", metric, *chosen, *(f"{a} vs {b}" for a, b in pairs_))
+        key = ("tests", metric, name, *chosen, *(f"{a} vs {b}" for a, b in pairs_))
         if key not in self._tables:
             for t in chosen:
                 self._check(t, metric)
@@ -554,7 +626,8 @@ class Result:
             if not pairs:  # nothing declared, nothing tested
                 table = pd.DataFrame(columns=TEST_COLUMNS)
             else:
-                table = paired_tests(scores, pairs, self.stats)
+                hits = metric.startswith("hit@")
+                table = paired_tests(scores, pairs, self.stats, hits=hits, name=name)
                 table["target"] = [t for t in chosen for _ in pairs_]
                 table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
                 table["arm_b"] = [b for _ in chosen for _, b in pairs_]
@@ -855,7 +928,7 @@ def between(
     pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
     if not pairs:
         return pd.DataFrame(columns=columns)
-    table = paired_tests(scores, pairs, first.stats)
+    table = paired_tests(scores, pairs, first.stats, hits=metric.startswith("hit@"))
     table["target"] = [t for t in chosen for _ in labels[1:]]
     table["run_a"] = [label for _ in chosen for label in labels[1:]]
     table["run_b"] = labels[0]

@@ -1,0 +1,330 @@
+"""The evidence behind every paired test, kept as it is computed.
+
+A decision record publishes summaries (a difference, its interval, a p-value);
+a reader who wants to re-analyse a claim needs what they were computed from:
+each question's pair of scores, the settings of the resampling, and the family
+whose Holm adjustment the p-value went through. Every paired test of
+:mod:`hierret.study.experiment` is kept here (:func:`keep`) with exactly that,
+and every family is adjusted here (:func:`adjust`), so that
+:func:`hierret.publish.record.publish` can write the evidence of every number it
+publishes beside the record.
+
+Two rules of reading live here too:
+
+* **Resolution.** A randomisation p-value has Monte-Carlo error. When a
+  family's adjusted p-value lies within :data:`RESOLUTION_SE` standard errors
+  of :data:`ALPHA`, the member's test is drawn again with
+  :data:`REFINE_FACTOR` times the resamples before the family is adjusted, so
+  that no published verdict turns on resampling noise. A p-value at the
+  smallest value its resamples can give (:func:`floor`) prints as "≤".
+* **What a test could have detected.** :func:`detectable` gives the smallest
+  difference the test had 80 % power to find at the family's level (Bonferroni's
+  ``ALPHA / m``, a conservative stand-in for Holm's step), so that "not
+  established" can say how large an effect the data could have shown; and
+  :func:`margin_interval` gives the ``1 - 2 ALPHA`` interval that decides a
+  non-inferiority or equivalence claim against a declared margin (two one-sided
+  tests at ``ALPHA``).
+
+The ledger is per process (one notebook, one kernel); :func:`clear` empties it.
+
+Examples
+--------
+>>> clear()
+>>> i = keep(PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+...                     (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0))
+>>> j = keep(PairedTest("mean", "c", "b", ("q1", "q2", "q3"), (0.5, 0.6, 0.8),
+...                     (0.5, 0.6, 0.7), 0.033, 0.0, 0.1, 1.0, 0.95, 999, 0))
+>>> adjust([i, j])
+[0.5, 1.0]
+>>> family_of(i) == family_of(j), len(kept())
+(True, 2)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+from scipy.stats import norm
+
+from hierret.stats.multiplicity import holm
+from hierret.stats.proportions import newcombe_paired_interval
+from hierret.stats.resampling import paired_bootstrap, paired_randomization
+
+__all__ = [
+    "ALPHA",
+    "POWER",
+    "REFINE_FACTOR",
+    "RESOLUTION_SE",
+    "Family",
+    "PairedTest",
+    "adjust",
+    "adjusted",
+    "clear",
+    "detectable",
+    "families",
+    "family_index",
+    "family_of",
+    "floor",
+    "keep",
+    "kept",
+    "margin_interval",
+]
+
+#: Significance level of every verdict; the margin tests run at it on each side.
+ALPHA = 0.05
+#: The power at which :func:`detectable` states the smallest detectable difference.
+POWER = 0.80
+#: How many Monte-Carlo standard errors from ``ALPHA`` an adjusted p-value must lie.
+RESOLUTION_SE = 3.0
+#: How many times the resamples a test near ``ALPHA`` is drawn again with.
+REFINE_FACTOR = 10
+
+Kind = Literal["mean", "hits"]
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One paired comparison ``a − b`` on the same questions, as computed.
+
+    Parameters
+    ----------
+    kind : {"mean", "hits"}
+        ``"mean"``: per-question scores (e.g. nDCG@10), percentile bootstrap
+        interval of the mean difference and a two-sided paired randomisation
+        test; ``"hits"``: 0/1 outcomes (e.g. hit@1), Newcombe's paired interval
+        and McNemar's exact test.
+    a, b : str
+        The arms' names as the study gave them.
+    queries : tuple of str
+        The questions, in the order of ``x`` and ``y``.
+    x, y : tuple of float
+        Each question's score under ``a`` and under ``b``.
+    diff, low, high : float
+        ``mean(x) − mean(y)`` and its interval, as published.
+    p : float
+        The unadjusted two-sided p-value.
+    confidence : float
+        The interval's level.
+    n_resamples : int
+        Resamples of the randomisation test's p-value (the interval's are
+        ``interval_resamples``); 0 for McNemar's exact test.
+    seed : int
+        Seed of both resamplings (:func:`numpy.random.default_rng`).
+    interval_resamples : int, optional
+        Resamples of the bootstrap interval; default ``n_resamples``.
+    """
+
+    kind: Kind
+    a: str
+    b: str
+    queries: tuple[str, ...]
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    diff: float
+    low: float
+    high: float
+    p: float
+    confidence: float
+    n_resamples: int
+    seed: int
+    interval_resamples: int = -1
+
+    def __post_init__(self) -> None:
+        if self.interval_resamples < 0:
+            object.__setattr__(self, "interval_resamples", self.n_resamples)
+
+    @property
+    def n(self) -> int:
+        """The number of questions."""
+        return len(self.queries)
+
+
+@dataclass
+class Family:
+    """Tests adjusted together (Holm), in the order they were declared."""
+
+    members: list[int]
+    adjusted: list[float]
+    name: str = ""
+    refined: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Ledger:
+    tests: list[PairedTest] = field(default_factory=list)
+    families: list[Family] = field(default_factory=list)
+    family_of: dict[int, int] = field(default_factory=dict)
+
+
+_LEDGER = _Ledger()
+
+
+def clear() -> None:
+    """Forget every kept test and family (a new study in the same process)."""
+    global _LEDGER
+    _LEDGER = _Ledger()
+
+
+def keep(test: PairedTest) -> int:
+    """Keep ``test``; returns its number, which :func:`adjust` takes."""
+    _LEDGER.tests.append(test)
+    return len(_LEDGER.tests) - 1
+
+
+def kept() -> list[PairedTest]:
+    """Every test kept, in the order computed (a test drawn again replaces its entry)."""
+    return list(_LEDGER.tests)
+
+
+def families() -> list[Family]:
+    """Every family adjusted, in order."""
+    return list(_LEDGER.families)
+
+
+def family_of(test: int) -> Family | None:
+    """The family test number ``test`` was adjusted in (the last one), or ``None``."""
+    f = _LEDGER.family_of.get(test)
+    return None if f is None else _LEDGER.families[f]
+
+
+def family_index(test: int) -> int | None:
+    """The position in :func:`families` of the family test ``test`` was adjusted in."""
+    return _LEDGER.family_of.get(test)
+
+
+def adjusted(test: int) -> float:
+    """The adjusted p-value of test number ``test`` (its own p if never adjusted)."""
+    fam = family_of(test)
+    if fam is None:
+        return _LEDGER.tests[test].p
+    return fam.adjusted[fam.members.index(test)]
+
+
+def floor(test: PairedTest) -> float:
+    """The smallest two-sided p-value ``test``'s resamples can give (0 for exact tests).
+
+    Examples
+    --------
+    >>> q = tuple(f"q{i}" for i in range(20))
+    >>> t = PairedTest("mean", "a", "b", q, (1.0,) * 20, (0.0,) * 20, 1.0, 1.0, 1.0,
+    ...                0.0002, 0.95, 9_999, 0)
+    >>> floor(t)
+    0.0002
+    """
+    if test.kind != "mean" or test.n_resamples >= 2**test.n:
+        return 0.0
+    return 2.0 / (test.n_resamples + 1)
+
+
+def _mc_se(p: float, n_resamples: int) -> float:
+    return math.sqrt(max(p * (1.0 - p), 1e-12) / n_resamples)
+
+
+def _near_alpha(test: PairedTest, adjusted_p: float) -> bool:
+    if test.kind != "mean" or test.n_resamples >= 2**test.n or test.p <= 0:
+        return False
+    factor = adjusted_p / test.p  # Holm's multiplier for this member
+    return abs(adjusted_p - ALPHA) < RESOLUTION_SE * factor * _mc_se(test.p, test.n_resamples)
+
+
+def _redraw(test: PairedTest) -> PairedTest:
+    n_resamples = test.n_resamples * REFINE_FACTOR
+    p = paired_randomization(test.x, test.y, n_resamples=n_resamples, seed=test.seed)
+    return replace(test, p=p, n_resamples=n_resamples, interval_resamples=test.interval_resamples)
+
+
+def adjust(members: Sequence[int], name: str = "") -> list[float]:
+    """Holm-adjust the kept tests ``members`` as one family; returns their adjusted p-values.
+
+    A member whose adjusted p-value lies within :data:`RESOLUTION_SE` Monte-Carlo
+    standard errors of :data:`ALPHA` is drawn again with :data:`REFINE_FACTOR`
+    times the resamples (its kept entry, and so its published ``p``, is
+    replaced), and the family is adjusted again.
+
+    Parameters
+    ----------
+    members : sequence of int
+        Numbers returned by :func:`keep`, the whole family at once.
+    name : str, optional
+        The family's name as the study declared it.
+    """
+    ids = list(members)
+    if not ids:
+        return []
+    refined: list[int] = []
+    for _ in range(2):
+        pvalues = {str(i): _LEDGER.tests[i].p for i in ids}
+        result = holm(pvalues) if len(ids) > 1 else {str(ids[0]): pvalues[str(ids[0])]}
+        near = [
+            i for i in ids if i not in refined and _near_alpha(_LEDGER.tests[i], result[str(i)])
+        ]
+        if not near:
+            break
+        for i in near:
+            _LEDGER.tests[i] = _redraw(_LEDGER.tests[i])
+        refined += near
+    out = [result[str(i)] for i in ids]
+    _LEDGER.families.append(Family(ids, out, name, refined))
+    for i in ids:
+        _LEDGER.family_of[i] = len(_LEDGER.families) - 1
+    return out
+
+
+def detectable(test: PairedTest, family_size: int = 1, power: float = POWER) -> float:
+    """The smallest difference ``test`` had ``power`` to detect at level ``ALPHA / family_size``.
+
+    The normal approximation to the paired test: ``(z(1 − α/2m) + z(power)) · se``,
+    with ``se`` the standard error of the mean difference (for hits, of the
+    difference of paired proportions, at least one discordant question).
+
+    Examples
+    --------
+    >>> t = PairedTest("mean", "a", "b", tuple("abcd"), (0.1, 0.3, 0.5, 0.7),
+    ...                (0.2, 0.2, 0.4, 0.6), 0.05, -0.05, 0.15, 0.5, 0.95, 999, 0)
+    >>> round(detectable(t), 3)
+    0.14
+    """
+    x, y = np.asarray(test.x, dtype=float), np.asarray(test.y, dtype=float)
+    n = len(x)
+    if n < 2:
+        return math.inf
+    if test.kind == "hits":
+        only_a = float(np.sum((x > 0) & (y <= 0)))
+        only_b = float(np.sum((x <= 0) & (y > 0)))
+        discordant = max(only_a + only_b, 1.0) / n
+        se = math.sqrt(max(discordant - ((only_a - only_b) / n) ** 2, 1.0 / n**2) / n)
+    else:
+        se = float(np.std(x - y, ddof=1)) / math.sqrt(n)
+    z = norm.ppf(1 - ALPHA / (2 * max(family_size, 1))) + norm.ppf(power)
+    return float(z * se)
+
+
+def margin_interval(test: PairedTest) -> tuple[float, float]:
+    """The ``1 − 2·ALPHA`` interval of ``test``'s difference, for a margin test.
+
+    Two one-sided tests at ``ALPHA`` against a margin ``δ`` reject "a loss of
+    ``δ`` or more" exactly when this interval's lower limit is above ``−δ``
+    (non-inferiority), and "a gain of ``δ`` or more" when its upper limit is
+    below ``δ``. Computed as the test's own interval was (percentile
+    bootstrap with the same seed and resamples, or Newcombe's for hits).
+    """
+    level = 1.0 - 2.0 * ALPHA
+    if test.kind == "hits":
+        x, y = np.asarray(test.x) > 0, np.asarray(test.y) > 0
+        both, only_a = int(np.sum(x & y)), int(np.sum(x & ~y))
+        only_b, neither = int(np.sum(~x & y)), int(np.sum(~x & ~y))
+        ci = newcombe_paired_interval(both, only_a, only_b, neither, level)
+    else:
+        ci = paired_bootstrap(
+            test.x,
+            test.y,
+            n_resamples=test.interval_resamples,
+            confidence=level,
+            seed=test.seed,
+            method="percentile",
+        )
+    return ci.low, ci.high
