@@ -77,6 +77,9 @@ def _adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
             )
         atomic_write(target, json.dumps(record, indent=1) + "\n")
         print(f"adopted {file.name} as the reference record")
+    for file in sorted((run / "evidence").glob("*")):  # each published test's questions
+        (reference / "evidence").mkdir(parents=True, exist_ok=True)
+        atomic_write(reference / "evidence" / file.name, file.read_bytes())
 
 
 def _summarise(comparison: dict[str, dict[str, list[str]]]) -> None:

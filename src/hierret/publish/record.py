@@ -29,13 +29,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from hierret.publish import evidence
 from hierret.publish.report import glue, write_results
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
@@ -185,7 +186,7 @@ def table_values(
 
 def publish(
     name: str,
-    values: Mapping[str, Any],
+    values: MutableMapping[str, Any],
     identity: Mapping[str, Any],
     results_dir: str | os.PathLike[str] | None,
     facts: Sequence[str] = (),
@@ -197,14 +198,20 @@ def publish(
     name : str
         The record's namespace in ``DECISIONS.md`` markers (``dr002``:
         markers read ``<!--@dr002.key-->``).
-    values : mapping
-        Key to number (:func:`table_values` makes the keys).
+    values : mutable mapping
+        Key to number (:func:`table_values` makes the keys). Every paired test
+        it publishes gains its evidence values (``K_p``, ``K_p_holm``,
+        ``K_family_size``, ``K_mde``, ``K_margin_low``, ``K_margin_high``:
+        :mod:`hierret.publish.evidence`), added to ``values`` itself so that
+        the notebook's check against the published record sees them.
     identity : mapping
         What the run was: corpora, encoders, parameters
         (:func:`hierret.publish.report.write_results`).
     results_dir : path-like or None
         Where records go (a notebook's ``results_dir`` parameter, which
-        ``nox -s reproduce`` sets); ``None`` glues only.
+        ``nox -s reproduce`` sets), with the evidence of every published test
+        in ``results_dir/evidence`` (:func:`hierret.publish.evidence.write`);
+        ``None`` glues only.
     facts : sequence of str, optional
         Shell-style patterns (``"cost_*"``) of the keys that are machine facts
         (times, costs, throughputs, run-to-run variation): the record lists
@@ -231,6 +238,7 @@ def publish(
     ...     json.loads((Path(tmp) / "dr9.json").read_text())["facts"]
     ['cost_ms']
     """
+    values.update(evidence.derived(values, evidence.match(values)))
     matched = {p: [k for k in values if fnmatch.fnmatchcase(k, p)] for p in facts}
     idle = [p for p, keys in matched.items() if not keys]
     if idle:
@@ -243,3 +251,4 @@ def publish(
     if results_dir is not None:
         keys = {k for keys in matched.values() for k in keys}
         write_results(Path(results_dir) / f"{name}.json", name, values, identity, keys)
+        evidence.write(results_dir, name, values)

@@ -45,6 +45,7 @@ from typing import Any
 import hierret
 from hierret._env import machine_facts
 from hierret._files import atomic_write
+from hierret.publish.evidence import load as load_evidence
 
 __all__ = [
     "annotate_run",
@@ -164,10 +165,17 @@ def write_results(
 
 
 def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """Load every ``*.json`` result record of ``folder``, keyed by record name."""
+    """Load every ``*.json`` result record of ``folder``, keyed by record name.
+
+    A record with evidence (``folder/evidence/{name}-tests.tsv``,
+    :mod:`hierret.publish.evidence`) has its tests table under ``"evidence"``.
+    """
     records: dict[str, dict[str, Any]] = {}
     for file in sorted(Path(folder).glob("*.json")):
         record = json.loads(file.read_text(encoding="utf-8"))
+        found = load_evidence(folder, record["name"])
+        if found is not None:
+            record["evidence"] = found[0]
         records[record["name"]] = record
     return records
 

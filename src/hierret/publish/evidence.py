@@ -1,0 +1,199 @@
+"""A record's evidence on disk: every published test with its questions, re-analysable.
+
+:func:`hierret.publish.record.publish` writes, beside ``{name}.json``, two files
+in ``evidence/`` that anyone can read with pandas (``read_csv(..., sep="\\t")``):
+
+``{name}-tests.tsv``
+    One row per paired test: ``test`` (``T1``, ``T2``, ...), ``key`` (the
+    record key whose ``_diff``, ``_diff_low``, ``_diff_high``, ``_p`` and
+    ``_p_holm`` it published; empty for a family member the record does not
+    quote), ``kind`` (``mean``: percentile bootstrap interval of the mean
+    difference and a two-sided paired randomisation test; ``hits``: Newcombe's
+    paired interval and McNemar's exact test), ``arm_a``, ``arm_b``, ``n``,
+    ``diff``, ``low``, ``high``, ``p`` (unadjusted), ``family`` (``F1``, ...),
+    ``family_name``, ``family_size``, ``p_adjusted`` (Holm within the family),
+    ``confidence``, ``n_resamples`` (of the p-value), ``interval_resamples``,
+    ``seed``, ``mde`` (the smallest difference with 80 % power at
+    ``0.05 / family_size``) and ``margin_low``/``margin_high`` (the 90 %
+    interval that decides a margin claim).
+``{name}-questions.tsv.gz``
+    One row per test and question: ``test``, ``query``, ``a``, ``b`` (the
+    question's score under each arm; 0/1 for hits).
+
+and it adds to the record, for every published test ``K``: ``K_p``,
+``K_p_holm`` (for families of two or more), ``K_family_size``, ``K_mde``,
+``K_margin_low`` and ``K_margin_high``. The tests are those
+:mod:`hierret.stats.evidence` kept while the notebook ran; a published
+difference is matched to the test that computed it by its three numbers
+(difference and interval limits, bit for bit).
+
+Examples
+--------
+>>> from hierret.stats import evidence as ledger
+>>> ledger.clear()
+>>> t = ledger.PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+...                       (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
+>>> _ = ledger.adjust([ledger.keep(t)])
+>>> tests, questions = frames({"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4})
+>>> tests[["test", "key", "arm_a", "n", "p", "family_size"]].to_dict("records")
+[{'test': 'T1', 'key': 'x', 'arm_a': 'a', 'n': 3, 'p': 0.25, 'family_size': 1}]
+>>> questions.shape
+(3, 4)
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import io
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hierret._files import atomic_write
+from hierret.stats import evidence as ledger
+
+__all__ = ["TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
+
+#: The columns of ``{name}-tests.tsv``, in order.
+TEST_COLUMNS = [
+    "test", "key", "kind", "arm_a", "arm_b", "n", "diff", "low", "high", "p", "family",
+    "family_name", "family_size", "p_adjusted", "confidence", "n_resamples",
+    "interval_resamples", "seed", "mde", "margin_low", "margin_high",
+]  # fmt: skip
+
+
+def match(values: Mapping[str, Any]) -> dict[str, int]:
+    """Each published test's key ``K`` and the number of the kept test that computed it.
+
+    ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
+    all in ``values``; it is matched to the last kept test with the same three
+    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them).
+    """
+    index: dict[tuple[float, float, float], list[int]] = {}
+    for i, t in enumerate(ledger.kept()):
+        index.setdefault((t.diff, t.low, t.high), []).append(i)
+    found: dict[str, int] = {}
+    for name in values:
+        if not name.endswith("_diff"):
+            continue
+        k = name[: -len("_diff")]
+        try:
+            triple = (float(values[name]), float(values[f"{k}_diff_low"]),
+                      float(values[f"{k}_diff_high"]))  # fmt: skip
+        except KeyError:
+            continue
+        candidates = index.get(triple, [])
+        for col, get in (("p", lambda i: ledger.kept()[i].p), ("p_holm", ledger.adjusted)):
+            if f"{k}_{col}" in values:
+                same = [i for i in candidates if get(i) == float(values[f"{k}_{col}"])]
+                candidates = same or candidates
+        if candidates:
+            found[k] = candidates[-1]
+    return found
+
+
+def derived(values: Mapping[str, Any], matched: Mapping[str, int]) -> dict[str, float]:
+    """The values each matched test adds to the record (see the module's description)."""
+    out: dict[str, float] = {}
+    for k, i in matched.items():
+        t, fam = ledger.kept()[i], ledger.family_of(i)
+        size = len(fam.members) if fam is not None else 1
+        low, high = _margin(t)
+        out |= {f"{k}_p": t.p, f"{k}_family_size": size,
+                f"{k}_mde": ledger.detectable(t, size),
+                f"{k}_margin_low": low, f"{k}_margin_high": high}  # fmt: skip
+        if size > 1:
+            out[f"{k}_p_holm"] = ledger.adjusted(i)
+    return {k: v for k, v in out.items() if k not in values or values[k] == v}
+
+
+@functools.lru_cache(maxsize=4096)
+def _margin(test: ledger.PairedTest) -> tuple[float, float]:
+    return ledger.margin_interval(test)
+
+
+def _common_prefix(keys: list[str]) -> str:
+    parts = [k.split("_") for k in keys if k]
+    if not parts:
+        return ""
+    common: list[str] = []
+    for words in zip(*parts, strict=False):
+        if len(set(words)) > 1:
+            break
+        common.append(words[0])
+    return "_".join(common)
+
+
+def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tests and questions tables of every test ``values`` publishes, and of every
+    other member of their families."""
+    matched = match(values)
+    by_test = {i: k for k, i in matched.items()}
+    fams = sorted({f for i in matched.values() if (f := ledger.family_index(i)) is not None})
+    order: list[int] = []
+    fam_label: dict[int, tuple[str, str]] = {}
+    used: dict[str, int] = {}
+    for n, f in enumerate(fams, start=1):
+        family = ledger.families()[f]
+        named = family.name or _common_prefix([by_test.get(m, "") for m in family.members])
+        used[named] = used.get(named, 0) + 1
+        label = named if used[named] == 1 else f"{named} #{used[named]}"
+        for m in family.members:
+            fam_label[m] = (f"F{n}", label)
+            if m not in order:
+                order.append(m)
+    order += [i for i in sorted(matched.values()) if i not in order]
+    rows, qrows = [], []
+    for n, i in enumerate(order, start=1):
+        t, fam = ledger.kept()[i], ledger.family_of(i)
+        size = len(fam.members) if fam is not None else 1
+        low, high = _margin(t)
+        fid, fname = fam_label.get(i, (f"T{n}", "one test"))
+        rows.append([f"T{n}", by_test.get(i, ""), t.kind, t.a, t.b, t.n, t.diff, t.low,
+                     t.high, t.p, fid, fname, size, ledger.adjusted(i), t.confidence,
+                     t.n_resamples, t.interval_resamples, t.seed,
+                     ledger.detectable(t, size), low, high])  # fmt: skip
+        qrows += [(f"T{n}", q, a, b) for q, a, b in zip(t.queries, t.x, t.y, strict=True)]
+    tests = pd.DataFrame(rows, columns=TEST_COLUMNS)
+    return tests, pd.DataFrame(qrows, columns=["test", "query", "a", "b"])
+
+
+def paths(folder: str | os.PathLike[str], name: str) -> tuple[Path, Path]:
+    """``folder/evidence/{name}-tests.tsv`` and ``…/{name}-questions.tsv.gz``."""
+    root = Path(folder) / "evidence"
+    return root / f"{name}-tests.tsv", root / f"{name}-questions.tsv.gz"
+
+
+def write(folder: str | os.PathLike[str], name: str, values: Mapping[str, Any]) -> int:
+    """Write the evidence of every test ``values`` publishes; returns how many tests.
+
+    The questions file is gzip with no timestamp, so an unchanged run writes
+    the same bytes. Nothing is written when no test is published.
+    """
+    tests, questions = frames(values)
+    if tests.empty:
+        return 0
+    tests_path, questions_path = paths(folder, name)
+    tests_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(tests_path, tests.to_csv(sep="\t", index=False).encode())
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as gz:
+        gz.write(questions.to_csv(sep="\t", index=False).encode())
+    atomic_write(questions_path, buffer.getvalue())
+    return len(tests)
+
+
+def load(folder: str | os.PathLike[str], name: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The tests and questions tables of record ``name`` in ``folder``, or ``None``."""
+    tests_path, questions_path = paths(folder, name)
+    if not tests_path.exists():
+        return None
+    tests = pd.read_csv(tests_path, sep="\t", keep_default_na=False, na_values=[""],
+                        dtype={"key": str, "family_name": str})  # fmt: skip
+    tests["key"] = tests["key"].fillna("")
+    questions = pd.read_csv(questions_path, sep="\t", dtype={"query": str})
+    return tests, questions
