@@ -16,16 +16,17 @@ import pytest
 from _legacy_search import HierarchicalIndex as OldHierarchicalIndex
 from _legacy_search import Searcher as OldSearcher
 from _legacy_search import run_profile as old_run_profile
+from _straddle import lift_straddling
 
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import Encoder, HashEncoder
-from hierret.evaluation import lift, rank
+from hierret.evaluation import rank
 from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.levels import text_units, unit_vectors
 from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
-from hierret.rankers.fusion import rrf
+from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank import EncoderReranker, Selection
 from hierret.runs import Ranking
 from hierret.search import Searcher
@@ -113,9 +114,12 @@ def test_levels_equal_the_old_hierarchical_index(level: str, vectors: str) -> No
 @pytest.mark.parametrize("vectors", ["rawspan", "centroid"])
 @pytest.mark.parametrize("weight", [0.0, 0.65, 1.0])
 def test_dense_fused_equals_the_old_hierarchical_index(vectors: str, weight: float) -> None:
-    expected = old_hierarchical(vectors).run(
-        queries(), "fused", k=50, section_weight=weight, depth=50
-    )
+    # The old index's two legs, blended here; only its lifting changed: a passage that
+    # straddles a heading now counts for every section it overlaps (issue 26).
+    legacy = old_hierarchical(vectors)
+    lifted = lift_straddling(legacy.run(queries(), "passages", k=50), reference()[0])
+    sections = legacy.run(queries(), "sections", k=50)
+    expected = {q: minmax_fuse(lifted[q], sections[q], weight)[:50] for q in sections}
     profile = Profile(
         level="fused",
         vectors=vectors,
@@ -216,7 +220,7 @@ def test_fused_bm25_and_hybrid_are_the_minmax_blend_of_their_legs(
             lexical = [rrf([d, b], 60, pool)[:pool] for d, b in zip(dense, lexical, strict=True)]
         legs[level] = lexical
     ids = [q.id for q in queries()]
-    lifted = lift(dict(zip(ids, legs["passages"], strict=True)), h.parents("passages", "sections"))
+    lifted = lift_straddling(dict(zip(ids, legs["passages"], strict=True)), h)
     profile = Profile(
         level="fused",
         ranker=ranker,
@@ -294,4 +298,8 @@ def test_real_model_equals_the_old_classes(tmp_path_factory: pytest.TempPathFact
     assert s.run(qs, first_window, k=20) == flat.run(qs, "sections", "dense", 20)
     assert s.run(qs, Profile(level="sections"), k=20) == rawspan.run(qs, "sections", k=20)
     fused = Profile(level="fused", pool=50)
-    assert s.run(qs, fused, k=20) == rawspan.run(qs, "fused", k=20, depth=50)
+    lifted = lift_straddling(rawspan.run(qs, "passages", k=50), h)
+    sections = rawspan.run(qs, "sections", k=50)
+    assert s.run(qs, fused, k=20) == {
+        q: minmax_fuse(lifted[q], r, 0.65)[:20] for q, r in sections.items()
+    }

@@ -273,6 +273,45 @@ class Hierarchy:
             return {p.id: p.parent or "" for p in self.passages}
         raise ValueError(f"cannot lift {level!r} to {target!r}: lift only to a coarser level")
 
+    def overlapped_sections(self) -> dict[str, tuple[str, ...]]:
+        """Map each passage id to every section whose own span it overlaps.
+
+        A passage that straddles a heading overlaps the sections on both sides
+        of it; :meth:`parents` keeps only the one holding most of its
+        characters (``Unit.parent``), which is always among those given here.
+        Fused search lifts passages to sections with this mapping
+        (:func:`~hierret.lifting.lift_overlapping`), so that a short section
+        whose text lies only in passages assigned to a neighbour still gets
+        their scores.
+
+        Returns
+        -------
+        dict[str, tuple[str, ...]]
+            Passage id to section ids, in document order (at least one
+            character shared with the section's own span; a passage of no
+            characters maps to its own section alone).
+
+        Examples
+        --------
+        >>> from hierret.units import Corpus, Document
+        >>> text = "Intro\\n=====\\n\\nHello there.\\n\\nPart\\n====\\n\\nMore text here."
+        >>> h = build_hierarchy(Corpus("toy", [Document("d", "D", text)]), max_chars=40,
+        ...                     overlap_chars=10)
+        >>> [(p.id, p.parent) for p in h.passages]
+        [('d#p0', 'd#s1'), ('d#p1', 'd#s2')]
+        >>> h.overlapped_sections()
+        {'d#p0': ('d#s1', 'd#s2'), 'd#p1': ('d#s2',)}
+        """
+        out: dict[str, tuple[str, ...]] = {}
+        for p in self.passages:
+            hit = tuple(
+                s.id
+                for s in self.sections[p.doc_id]
+                if min(p.end, s.own_end) > max(p.start, s.start) or s.id == p.parent
+            )
+            out[p.id] = hit
+        return out
+
     def text(self, unit: Unit) -> str:
         """The text of ``unit``."""
         return unit.text(self.corpus[unit.doc_id])

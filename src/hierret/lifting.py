@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from hierret.runs import Run, rank
 from hierret.units import Level, Unit
 
-__all__ = ["ancestors_at", "lift"]
+__all__ = ["ancestors_at", "lift", "lift_overlapping"]
 
 
 def lift(run: Run, parent: Mapping[str, str]) -> Run:
@@ -59,6 +59,61 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
         shown = ", ".join(f"{uid!r} (query {qid!r})" for qid, uid in missing[:5])
         raise ValueError(
             f"cannot lift: {len(missing)} ranked unit(s) have no parent in the mapping, "
+            f"e.g. {shown}; build the mapping from the same units the run ranks"
+        )
+    return lifted
+
+
+def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
+    """Score each holder by its best child, a child counting for every unit that holds it.
+
+    :func:`lift` with one change: a fine unit may belong to several coarser
+    ones (a passage straddling a heading overlaps the sections on both sides,
+    :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`), and its score
+    goes to each of them. With one holder per unit it equals :func:`lift`.
+
+    Parameters
+    ----------
+    run : Run
+        Rankings of fine units.
+    holders : Mapping[str, Sequence[str]]
+        Each fine unit's id to the ids of the coarser units it belongs to
+        (at least one).
+
+    Returns
+    -------
+    Run
+        For every query, the holders of its ranked units, each scored by its
+        best-scoring child, ranked by :func:`~hierret.runs.rank`.
+
+    Raises
+    ------
+    ValueError
+        A ranked unit with no holder (missing, or an empty sequence); the
+        message names the first few.
+
+    Examples
+    --------
+    >>> run = {"q": [("d#p0", 0.9), ("d#p1", 0.4)]}
+    >>> lift_overlapping(run, {"d#p0": ("d#s1", "d#s2"), "d#p1": ("d#s3",)})
+    {'q': [('d#s2', 0.9), ('d#s1', 0.9), ('d#s3', 0.4)]}
+    """
+    lifted: Run = {}
+    missing: list[tuple[str, str]] = []
+    for qid, ranking in run.items():
+        best: dict[str, float] = {}
+        for uid, score in ranking:
+            owners = holders.get(uid) or ()
+            if not owners:
+                missing.append((qid, uid))
+            for p in owners:
+                if p not in best or score > best[p]:
+                    best[p] = score
+        lifted[qid] = rank(best)
+    if missing:
+        shown = ", ".join(f"{uid!r} (query {qid!r})" for qid, uid in missing[:5])
+        raise ValueError(
+            f"cannot lift: {len(missing)} ranked unit(s) have no holder in the mapping, "
             f"e.g. {shown}; build the mapping from the same units the run ranks"
         )
     return lifted

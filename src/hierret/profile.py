@@ -67,8 +67,9 @@ class Profile:
         Label for tables and records.
     level : {"passages", "sections", "documents", "fused"}, default "passages"
         The units ranked; ``"fused"`` ranks sections by a blend of the passage
-        ranking lifted to sections (each section scored by its best passage)
-        and the section ranking.
+        ranking lifted to sections (each section scored by its best passage,
+        a passage that straddles a heading counting for every section it
+        overlaps) and the section ranking.
     ranker : {"dense", "bm25", "hybrid"}, default "dense"
         Cosine of unit vectors; BM25; or reciprocal rank fusion of the dense
         and BM25 rankings. Fused search ranks both of its legs with it.

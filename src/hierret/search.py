@@ -15,8 +15,11 @@ through the same code:
        ``pool``).
    ``"fused"``
        The passage and the section rankings, each by the profile's ranker to
-       ``pool`` candidates; the passages are lifted to their sections (each
-       section scored by its best passage, :func:`~hierret.evaluation.lift`);
+       ``pool`` candidates; the passages are lifted to sections (each
+       section scored by its best passage, a passage that straddles a
+       heading counting for every section it overlaps:
+       :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`,
+       :func:`~hierret.lifting.lift_overlapping`);
        each leg is min-max normalised within the query's own pool and the two
        are blended with ``section_weight`` the weight of the section leg
        (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
@@ -80,7 +83,7 @@ from hierret.hierarchy import Hierarchy
 from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex
 from hierret.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
-from hierret.lifting import lift
+from hierret.lifting import lift_overlapping
 from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
@@ -225,6 +228,7 @@ class Searcher:
         self._unit_texts: dict[Level, dict[str, str]] = {}
         self._passage_vectors: NDArray[np.float32] | None = None
         self._hits: Hits | None = None
+        self._overlapped: dict[str, tuple[str, ...]] | None = None  # fused search's lifting
         notice = empty_units_message(empty_units(hierarchy))
         if notice:
             log.warning("%s", notice)
@@ -420,9 +424,9 @@ class Searcher:
             )
         passages = self._rank("passages", profile, texts, queries, profile.pool)
         sections = self._rank("sections", profile, texts, queries, profile.pool)
-        lifted = lift(
-            dict(zip(ids, passages, strict=True)), self.hierarchy.parents("passages", "sections")
-        )
+        if self._overlapped is None:
+            self._overlapped = self.hierarchy.overlapped_sections()
+        lifted = lift_overlapping(dict(zip(ids, passages, strict=True)), self._overlapped)
         start = time.perf_counter()
         fused = {
             q: minmax_fuse(lifted[q], s, profile.section_weight)[:n]
