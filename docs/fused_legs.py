@@ -8,7 +8,7 @@ every candidate way, and prints nDCG@10 and hit@1 per corpus, target and arm.
 Run from the repository root::
 
     HIERRET_DATA=/work/shared/datasets HIERRET_CACHE=<scratch> PYTHONHASHSEED=0 \
-        PYTHONPATH=src python benchmarks/fused_legs.py --encoder wordllama
+        PYTHONPATH=src python docs/fused_legs.py --encoder wordllama
 
 Research script, not a test: it reads ``HIERRET_DATA``'s SciFact and Qasper files.
 
