@@ -30,13 +30,15 @@ Examples
 ...
 ... ### Claims and tests
 ...
-... | id | claim | test | difference (interval) | adjusted p | verdict |
-... |---|---|---|---|---|---|
+... | id | claim | test | difference | p | adjusted p | verdict |
+... |---|---|---|---|---|---|---|
 ... | C1 | Dense beats BM25 | `dr009.d` > 0 | 0.10<!--@dr009.d_diff:.2f--> \
 (0.02<!--@dr009.d_diff_low:.2f--> to 0.20<!--@dr009.d_diff_high:.2f-->) \
-| 0.01<!--@dr009.d_p_holm:.2f--> | holds |
+| 0.01<!--@dr009.d_p:.2f--> | 0.01<!--@dr009.d_p_holm:.2f--> | holds |
 ... '''
->>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
+>>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01,
+...           "d_p": 0.005, "d_family_size": 2, "d_mde": 0.08, "d_margin_low": 0.04,
+...           "d_margin_high": 0.18}
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     _ = (Path(tmp) / "DECISIONS.md").write_text(text)
 ...     _ = (Path(tmp) / "dr009.json").write_text(json.dumps(
@@ -50,12 +52,12 @@ Examples
 >>> same.agree, other.agree
 (True, False)
 >>> print(same.summary)
-All agree: the settings are the published run's, all 4 quoted numbers equal the \
+All agree: the settings are the published run's, all 5 quoted numbers equal the \
 published ones, and all 1 claim verdicts are the published record's.
 >>> print(other.summary)
-This run differs from the published one in 1 setting (max_chars: 900 → 600). 2 of 4 \
+This run differs from the published one in 1 setting (max_chars: 900 → 600). 2 of 5 \
 quoted numbers differ from the published ones. 0 of the 1 claim verdicts are the \
-published record's; not C1 (holds → not established).
+published record's; not C1 (holds → not established (could detect ≥ 0.08)).
 """
 
 from __future__ import annotations
@@ -173,12 +175,13 @@ NOT_TESTED = "(not tested in this run)"
 
 
 def _verdict(c: claims_.Claim, values: Mapping[str, Any]) -> str:
-    key = c.key.partition(".")[2]
-    diff = values.get(f"{key}_diff")
-    p = values.get(f"{key}_p_holm", values.get(f"{key}_p"))
-    if diff is None or p is None:
+    record, _, key = c.key.partition(".")
+    results = {record: {"values": values}}
+    if c.margin and c.margin.partition(".")[0] != record:
+        return NOT_TESTED  # another record's margin: that record's to judge
+    if any(values.get(f"{key}_{n}") is None for n in claims_.NEEDED):
         return NOT_TESTED
-    return claims_.verdict(c.direction, float(diff), float(p))
+    return claims_.judge(c, results)
 
 
 def _record_id(name: str) -> str:

@@ -5,69 +5,92 @@ is not established above dense". Each such sentence cites a row of the
 record's *Claims and tests* table, ``[C1]``, and the row names the test in the
 result record that decides it::
 
-    | id | claim | test | difference (interval) | adjusted p | verdict |
-    |---|---|---|---|---|---|
-    | C1 | Passages answer first more often | `dr001.hit1_sec` > 0 | +0.140 (...) | 0.0021 | holds |
+    | id | claim | test | difference (interval) | p | adjusted p · family | verdict |
+    |---|---|---|---|---|---|---|
+    | C1 | Passages answer first | `dr001.hit1_sec` > 0 | +0.140 (...) | 0.0021 | ... | holds |
 
-(each number followed by its marker, ``+0.140<!--@dr001.hit1_sec_diff:+.3f-->``).
-The *test* cell is a result-record key ``record.base`` whose values
-``base_diff``, ``base_diff_low``, ``base_diff_high`` and ``base_p_holm`` (or
-``base_p`` for a test outside any family) must exist, followed by the claimed
-direction of the difference:
+The *test* cell is a result-record key ``record.base`` followed by the
+claimed direction of the difference (arm minus the arm it is compared with):
 
-* ``> 0`` or ``< 0`` — a difference: it *holds* when the p-value is below
-  :data:`ALPHA` and the difference has that sign, else it is *not
-  established*;
-* ``≤ 0`` or ``≥ 0`` — no gain (or no loss): the data are *consistent* with
-  it unless the difference is significant in the other direction, which
-  *contradicts* it. A test cannot show that two arms are equal; this is the
-  honest word for what it can show.
+* ``> 0`` or ``< 0`` — a difference: it *holds* when the p-value adjusted
+  within its family is below :data:`ALPHA` and the difference has that sign,
+  is *contradicted* when it is significant the other way, and is otherwise
+  *not established*, with the smallest difference the test had 80 % power to
+  detect ("not established (could detect ≥ 0.06)": not "does not hold");
+* ``≥ 0`` or ``≤ 0`` — no loss (or no gain), which a test of no difference
+  cannot show: the row names a margin declared in the notebook before the run,
+  ``(margin `dr001.margin`)``, and is read by two one-sided tests at
+  :data:`ALPHA` (the 90 % interval against ``−δ`` or ``+δ``), outside the
+  Holm family: *non-inferior* / *inferior* / *inconclusive* (``≥``),
+  *non-superior* / *superior* / *inconclusive* (``≤``).
 
-The verdict is computed from the record, never typed: :func:`check` fails when
-a row's verdict differs from what its numbers say, when a key does not
-resolve, when a record has no claims table, and when a sentence with a
-comparative word (:data:`COMPARATIVE`) cites no row, and when a quantity is
-written in words ("twice", "an order of magnitude", :data:`QUANTITY`) with no
-published-number marker in its clause; :func:`update` rewrites
-the verdicts. The numbers in the row are ordinary published-number markers
+The last four cells are written by :func:`update` from the records and their
+evidence (:mod:`hierret.publish.evidence`), never typed: the difference with
+its unadjusted interval, the unadjusted p (``≤`` when it is the smallest value
+the test's resamples can give), the adjusted p with the family it was adjusted
+in (named, with its size) and the verdict; under each table a line gives the
+verdicts that would change were all of the record's tests one Holm family
+(:func:`sensitivity`). :func:`check` fails when a row differs from what
+:func:`update` would write, when a key does not resolve, when a record has no
+claims table, when a sentence with a comparative word (:data:`COMPARATIVE`)
+cites no row, and when a quantity is written in words ("twice", "an order of
+magnitude", :data:`QUANTITY`) with no published-number marker in its clause.
+The numbers in a row are ordinary published-number markers
 (:func:`hierret.publish.report.check_markdown`).
 
 Examples
 --------
 >>> verdict(">", 0.05, 0.01), verdict(">", 0.05, 0.2), verdict("≤", 0.05, 0.2)
 ('holds', 'not established', 'consistent')
->>> row = ("| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "
-...        "(0.0<!--@dr009.d_diff_low:.1f--> to 0.2<!--@dr009.d_diff_high:.1f-->) | "
-...        "0.01<!--@dr009.d_p_holm:.2f--> | holds |")
->>> text = f'''## DR-009 · A toy
+>>> text = '''## DR-009 · A toy
 ... Dense beats BM25 [C1].
 ...
 ... ### Claims and tests
 ...
-... | id | claim | test | difference (interval) | adjusted p | verdict |
-... |---|---|---|---|---|---|
-... {row}
+... | id | claim | test | difference | p | adjusted p | verdict |
+... |---|---|---|---|---|---|---|
+... | C1 | Dense beats BM25 | `dr009.d` > 0 | | | | |
 ... '''
->>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
->>> check(text, {"dr009": {"values": values}})
+>>> values = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p": 0.004,
+...           "d_p_holm": 0.012, "d_family_size": 3, "d_mde": 0.07, "d_margin_low": 0.03,
+...           "d_margin_high": 0.18}
+>>> fixed = update(text, {"dr009": {"values": values}})
+>>> print(fixed.splitlines()[-1].replace("<!--@dr009.", "<").replace("-->", ">"))
+| C1 | Dense beats BM25 | `dr009.d` > 0 | +0.100<d_diff:+.3f> (+0.020<d_diff_low:+.3f> to \
++0.200<d_diff_high:+.3f>) | 0.004<d_p:.2g> | 0.012<d_p_holm:.2g> · Holm over (3 tests) | holds |
+>>> check(fixed, {"dr009": {"values": values}})
 []
 >>> values["d_p_holm"] = 0.3
->>> check(text, {"dr009": {"values": values}})
-["DR-009 C1: the verdict says 'holds', the record's numbers say 'not established' \
-(`dr009.d` > 0: difference 0.1, p 0.3)"]
->>> update(text, {"dr009": {"values": values}}).splitlines()[-1].endswith(
-...     "| 0.01<!--@dr009.d_p_holm:.2f--> | not established |")
-True
+>>> check(fixed, {"dr009": {"values": values}})[0][:60]
+"DR-009 C1: the row says '+0.100 (+0.020 to +0.200) | 0.004 |"
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-__all__ = ["ALPHA", "COMPARATIVE", "QUANTITY", "Claim", "check", "claims", "update", "verdict"]
+from hierret.publish.report import format_value
+from hierret.stats import holm
+
+__all__ = [
+    "ALPHA",
+    "COLUMNS",
+    "COMPARATIVE",
+    "QUANTITY",
+    "Claim",
+    "cells",
+    "check",
+    "claims",
+    "judge",
+    "sensitivity",
+    "update",
+    "verdict",
+]
 
 #: The significance level of every verdict (the records' intervals are 95 %).
 ALPHA = 0.05
@@ -91,7 +114,10 @@ QUANTITY = re.compile(
 )
 _HEADING = "### Claims and tests"
 _RECORD = re.compile(r"^## (DR-\d+)\b.*$", re.MULTILINE)
-_TEST = re.compile(r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥])\s*0$")
+_TEST = re.compile(
+    r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥])\s*0"
+    r"(?:\s*\(margin\s*`(?P<margin>\w+\.\w+)`\))?$"
+)
 _CITE = re.compile(r"\[(C\d+(?:,\s*C\d+)*)\]")
 _MARKER = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+(?=[*(\"A-Z0-9`])")
@@ -115,9 +141,13 @@ class Claim:
     direction : str
         ``">"``, ``"<"``, ``"≥"`` or ``"≤"`` (against 0).
     cells : tuple of str
-        The row's cells (difference, p and verdict are the last three).
+        The row's cells (difference, p, adjusted p with its family, and
+        verdict are the last four, all written by :func:`update`).
     line : int
         The row's line in the text (1-based).
+    margin : str
+        ``record.key`` of the margin a ``≥``/``≤`` claim is tested against
+        (empty for ``>``/``<``).
     """
 
     record: str
@@ -127,6 +157,7 @@ class Claim:
     direction: str
     cells: tuple[str, ...]
     line: int
+    margin: str = ""
 
     @property
     def written(self) -> str:
@@ -134,8 +165,17 @@ class Claim:
         return self.cells[-1]
 
 
-def verdict(direction: str, diff: float, p: float, alpha: float = ALPHA) -> str:
-    """What a test's difference and p-value say about a claimed direction.
+def verdict(
+    direction: str,
+    diff: float,
+    p: float,
+    alpha: float = ALPHA,
+    *,
+    detectable: float | None = None,
+    margin: float | None = None,
+    margin_interval: tuple[float, float] | None = None,
+) -> str:
+    """What a test's numbers say about a claimed direction.
 
     Parameters
     ----------
@@ -144,25 +184,60 @@ def verdict(direction: str, diff: float, p: float, alpha: float = ALPHA) -> str:
     diff, p : float
         The paired difference and its (Holm-adjusted) p-value.
     alpha : float, default :data:`ALPHA`
+    detectable : float, optional
+        The smallest difference the test had 80 % power to find
+        (:func:`hierret.stats.evidence.detectable`): "not established" says it.
+    margin : float, optional
+        A ``≥``/``≤`` claim's declared margin ``δ``: the claim is read by two
+        one-sided tests at ``alpha`` (the ``1 − 2 alpha`` interval,
+        ``margin_interval``, against ``−δ`` or ``+δ``), not by ``p``.
+    margin_interval : (float, float), optional
+        That interval.
 
     Returns
     -------
     str
-        ``"holds"`` or ``"not established"`` for ``>`` and ``<``;
-        ``"consistent"`` or ``"contradicted"`` for ``≥`` and ``≤``.
+        ``>``/``<``: ``"holds"``, ``"contradicted"`` (significant the other
+        way) or ``"not established"`` (with what the test could have
+        detected); ``≥``: ``"non-inferior"``, ``"inferior"`` or
+        ``"inconclusive"`` at the margin; ``≤``: ``"non-superior"``,
+        ``"superior"`` or ``"inconclusive"``. Without a margin, ``≥``/``≤``
+        read ``"consistent"`` or ``"contradicted"`` (all a test of no
+        difference can say).
 
     Examples
     --------
-    >>> verdict("<", -0.1, 0.001), verdict("≥", -0.1, 0.001), verdict("≥", -0.1, 0.3)
-    ('holds', 'contradicted', 'consistent')
+    >>> verdict("<", -0.1, 0.001), verdict(">", 0.02, 0.3, detectable=0.061)
+    ('holds', 'not established (could detect ≥ 0.06)')
+    >>> verdict("≥", -0.003, 0.5, margin=0.02, margin_interval=(-0.011, 0.005))
+    'non-inferior (margin 0.02)'
+    >>> verdict("≤", 0.03, 0.9, margin=0.02, margin_interval=(-0.03, 0.09))
+    'inconclusive (margin 0.02)'
+    >>> verdict("≥", -0.1, 0.001), verdict("≥", -0.1, 0.3)
+    ('contradicted', 'consistent')
     """
     if direction not in _DIRECTIONS:
         raise ValueError(f"a claim's direction is one of {list(_DIRECTIONS)}, got {direction!r}")
     sign = _DIRECTIONS[direction]
     significant = p < alpha and diff * sign > 0
+    opposite = p < alpha and diff * sign < 0
     if direction in "<>":
-        return "holds" if significant else "not established"
-    return "contradicted" if significant else "consistent"
+        if significant:
+            return "holds"
+        if opposite:
+            return "contradicted"
+        if detectable is not None and math.isfinite(detectable):
+            return f"not established (could detect ≥ {detectable:.2f})"
+        return "not established"
+    if margin is None or margin_interval is None:
+        return "contradicted" if significant else "consistent"
+    low, high = margin_interval
+    at = f" (margin {margin:g})"
+    if direction == "≥":  # no loss of δ or more
+        return ("non-inferior" if low > -margin else "inferior" if high < -margin
+                else "inconclusive") + at  # fmt: skip
+    return ("non-superior" if high < margin else "superior" if low > margin
+            else "inconclusive") + at  # fmt: skip
 
 
 def _records(text: str) -> list[tuple[str, int, str]]:
@@ -210,15 +285,25 @@ def claims(text: str) -> list[Claim]:
         for row in rows:
             cells = _cells(row)
             line = first + offset + section[section.find(_HEADING) :].splitlines().index(row)
-            test = _TEST.match(cells[2]) if len(cells) >= 6 else None
+            test = _TEST.match(cells[2]) if len(cells) == len(COLUMNS) else None
             if test is None:
                 raise ValueError(
-                    f"line {line}: a claims row needs six cells with a test "
-                    f"cell like '`dr001.key` > 0' (directions "
+                    f"line {line}: a claims row needs {len(COLUMNS)} cells "
+                    f"({' | '.join(COLUMNS)}) with a test cell like '`dr001.key` > 0' "
+                    f"or '`dr001.key` ≥ 0 (margin `dr001.margin`)' (directions "
                     f"{list(_DIRECTIONS)}), got {row.strip()[:100]!r}"
                 )
             found.append(
-                Claim(record, cells[0], cells[1], test["key"], test["dir"], tuple(cells), line)
+                Claim(
+                    record,
+                    cells[0],
+                    cells[1],
+                    test["key"],
+                    test["dir"],
+                    tuple(cells),
+                    line,
+                    test["margin"] or "",
+                )
             )
     return found
 
@@ -232,31 +317,118 @@ def _p_key(results: Mapping[str, Mapping[str, Any]], key: str) -> str:
     return f"{key}_p_holm" if _value(results, f"{key}_p_holm") is not None else f"{key}_p"
 
 
+def _num(results: Mapping[str, Mapping[str, Any]], key: str, spec: str) -> str:
+    """A published number with its marker, as the published-number check reads it."""
+    text = format_value(_value(results, key), spec)
+    return f"{'−' + text[1:] if text.startswith('-') else text}<!--@{key}:{spec}-->"
+
+
+def _evidence_row(results: Mapping[str, Mapping[str, Any]], key: str) -> Any:
+    name, _, field = key.partition(".")
+    tests = results.get(name, {}).get("evidence")
+    if tests is None:
+        return None
+    rows = tests[tests["key"] == field]
+    return None if rows.empty else rows.iloc[0]
+
+
+def _at_floor(results: Mapping[str, Mapping[str, Any]], key: str) -> bool:
+    """Whether the test's p-value is the smallest its resamples can give."""
+    row = _evidence_row(results, key)
+    if row is None or row["kind"] != "mean" or int(row["n_resamples"]) >= 2 ** int(row["n"]):
+        return False
+    return bool(float(row["p"]) <= 2.0 / (int(row["n_resamples"]) + 1))
+
+
+#: The columns of a claims table; :func:`update` writes the last four from the records.
+COLUMNS = ("id", "claim", "test", "difference (95 % interval, unadjusted)", "p",
+           "adjusted p · family", "verdict")  # fmt: skip
+#: The evidence values every row's test must have in its record.
+NEEDED = ("diff", "diff_low", "diff_high", "p", "family_size", "mde", "margin_low",
+          "margin_high")  # fmt: skip
+
+
+def judge(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> str:
+    """The verdict ``results`` give claim ``c`` (:func:`verdict` on its numbers)."""
+    val = partial(_value, results)
+    margin = val(c.margin) if c.margin else None
+    return verdict(
+        c.direction, float(val(f"{c.key}_diff")), float(val(_p_key(results, c.key))),
+        detectable=float(val(f"{c.key}_mde")), margin=margin,
+        margin_interval=(float(val(f"{c.key}_margin_low")),
+                         float(val(f"{c.key}_margin_high"))),
+    )  # fmt: skip
+
+
+def cells(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> tuple[str, str, str, str]:
+    """The four cells :func:`update` writes for claim ``c``: difference with its
+    unadjusted interval, unadjusted p (``≤`` at the resampling floor), adjusted p
+    with the family it was adjusted in, and the verdict."""
+    k, floor = c.key, "≤ " if _at_floor(results, c.key) else ""
+    diff = (f"{_num(results, f'{k}_diff', '+.3f')} ({_num(results, f'{k}_diff_low', '+.3f')}"
+            f" to {_num(results, f'{k}_diff_high', '+.3f')})")  # fmt: skip
+    p = floor + _num(results, f"{k}_p", ".2g")
+    size = int(_value(results, f"{k}_family_size"))
+    row = _evidence_row(results, k)
+    if size == 1:
+        family = "— (one test)"
+    else:
+        name = f"`{row['family_name']}` " if row is not None else ""
+        family = (f"{floor}{_num(results, f'{k}_p_holm', '.2g')} · Holm over {name}"
+                  f"({size} tests)")  # fmt: skip
+    if c.margin:
+        family += "; read against the margin"
+    return diff, p, family, judge(c, results)
+
+
 def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
     where = f"{c.record} {c.id}"
-    need = [f"{c.key}_diff", f"{c.key}_diff_low", f"{c.key}_diff_high", _p_key(results, c.key)]
+    need = [f"{c.key}_{n}" for n in NEEDED] + ([c.margin] if c.margin else [])
     missing = [k for k in need if _value(results, k) is None]
     if missing:
         return [
             f"{where}: the result records hold no {', '.join(missing)} (the test "
             f"`{c.key}` of this claim); rerun the notebook, or fix the key"
         ]
-    problems = []
-    diff_cell, p_cell = c.cells[-3], c.cells[-2]
-    for k in need[:3]:
-        if f"<!--@{k}" not in diff_cell:
-            problems.append(f"{where}: the difference cell does not quote {k}")
-    if f"<!--@{need[3]}" not in p_cell:
-        problems.append(f"{where}: the p cell does not quote {need[3]}")
-    diff, p = float(_value(results, need[0])), float(_value(results, need[3]))
-    want = verdict(c.direction, diff, p)
-    if c.written != want:
-        problems.append(
-            f"{where}: the verdict says {c.written!r}, the record's numbers say "
-            f"{want!r} (`{c.key}` {c.direction} 0: difference {diff:.3g}, "
-            f"p {p:.3g})"
-        )
-    return problems
+    if c.direction in "≥≤" and not c.margin:
+        return [
+            f"{where}: a claim of no loss or no gain needs a margin declared before the "
+            f"run: write the test as '`{c.key}` {c.direction} 0 (margin `record.margin`)'"
+        ]
+    want = cells(c, results)
+    if tuple(c.cells[-4:]) != want:
+        got = " | ".join(_MARKER.sub("", x) for x in c.cells[-4:])
+        return [
+            f"{where}: the row says {got!r}, the records say "
+            f"{' | '.join(_MARKER.sub('', x) for x in want)!r}; run "
+            "`python docs/check_decisions.py --update` (or `nox -s reproduce -- "
+            "--update-decisions`) and review the diff"
+        ]
+    return []
+
+
+def sensitivity(record: str, results: Mapping[str, Mapping[str, Any]], rows: list[Claim]) -> str:
+    """The line under a claims table: the verdicts if all of the record's tests were one
+    Holm family (its ``≥``/``≤`` rows are read against their margins, so unchanged)."""
+    name = record.replace("-", "").lower()
+    tests = results.get(name, {}).get("evidence")
+    if tests is None or tests.empty:
+        return ""
+    names = tests["key"].where(tests["key"] != "", tests["test"])
+    adjusted = holm(dict(zip(tests["test"], tests["p"].astype(float), strict=True)))
+    pooled = dict(zip(names, adjusted.values(), strict=True))
+    moved = []
+    for c in rows:
+        field = c.key.partition(".")[2]
+        if c.margin or c.key.partition(".")[0] != name or field not in pooled:
+            continue
+        diff = float(_value(results, f"{c.key}_diff"))
+        before = verdict(c.direction, diff, float(_value(results, _p_key(results, c.key))))
+        after = verdict(c.direction, diff, pooled[field])
+        if after != before:
+            moved.append(f"{c.id} would read {after}")
+    change = "; ".join(moved) if moved else "no verdict would change"
+    return f"*If all {len(tests)} tests of this record were one Holm family:* {change}."
 
 
 def _prose(section: str, *, markers: bool = False) -> list[str]:
@@ -343,24 +515,65 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
             ]
     for c in rows:
         problems += _row_problems(c, results)
+    lines = text.splitlines()
+    for record in dict.fromkeys(c.record for c in rows):
+        want = sensitivity(record, results, rows)
+        at = _sensitivity_at(lines, max(c.line for c in rows if c.record == record) - 1)
+        got = lines[at] if at is not None else ""
+        if want and got != want:
+            problems.append(
+                f"{record}: the line under the claims table should read {want!r}, it reads {got!r}"
+            )
     return problems
 
 
+def _sensitivity_at(lines: list[str], last_row: int) -> int | None:
+    """The index of the sensitivity line after a table ending at line index ``last_row``."""
+    for i in range(last_row + 1, min(last_row + 4, len(lines))):
+        if lines[i].startswith(_SENSITIVITY):
+            return i
+    return None
+
+
+#: How the line under each claims table begins (:func:`sensitivity`).
+_SENSITIVITY = "*If all "
+
+
 def update(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
-    """``text`` with every claims row's verdict rewritten from ``results``.
+    """``text`` with every claims row's computed cells, and the line under each table,
+    rewritten from ``results``.
 
     Rows whose test does not resolve are left as they are (:func:`check`
     reports them).
     """
     lines = text.splitlines(keepends=True)
-    for c in claims(text):
-        p = _value(results, _p_key(results, c.key))
-        diff = _value(results, f"{c.key}_diff")
-        if p is None or diff is None:
+    rows = claims(text)
+    for c in rows:
+        if _row_problems(c, results) and any(
+            _value(results, f"{c.key}_{n}") is None for n in NEEDED
+        ):
+            continue
+        if c.direction in "≥≤" and not c.margin:
             continue
         row = lines[c.line - 1]
-        head, _, _tail = row.rstrip("\n").rstrip().rstrip("|").rpartition("|")
-        lines[c.line - 1] = f"{head}| {verdict(c.direction, float(diff), float(p))} |" + (
-            "\n" if row.endswith("\n") else ""
+        first = _cells(row)[: len(COLUMNS) - 4]
+        lines[c.line - 1] = (
+            "| "
+            + " | ".join([*first, *cells(c, results)])
+            + " |"
+            + ("\n" if row.endswith("\n") else "")
         )
+    inserted = 0
+    for record in dict.fromkeys(c.record for c in rows):
+        mine = [c for c in rows if c.record == record]
+        line = sensitivity(record, results, rows)
+        if not line:
+            continue
+        last = max(c.line for c in mine) - 1 + inserted
+        at = _sensitivity_at(lines, last)
+        if at is not None:
+            lines[at] = line + "\n"
+        else:
+            lines[last + 1 : last + 1] = ["\n", line + "\n"]
+            inserted += 2
     return "".join(lines)

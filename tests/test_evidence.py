@@ -1,0 +1,188 @@
+"""The evidence ledger, its files, and the reading rules built on them.
+
+Each rule is tested against an independent reference (scipy, statsmodels) or a
+case worked by hand, and each fails when its rule is removed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.power import NormalIndPower
+
+from hierret.publish import claims, evidence, record
+from hierret.stats import StatsSettings, paired_randomization
+from hierret.stats import evidence as ledger
+from hierret.study import experiment
+
+
+@pytest.fixture(autouse=True)
+def _fresh_ledger() -> None:
+    ledger.clear()
+
+
+def _scores(seed: int, n: int, shift: float) -> tuple[dict[str, float], dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    b = rng.uniform(0, 1, n)
+    a = np.clip(b + rng.normal(shift, 0.2, n), 0, 1)
+    ids = [f"q{i:03d}" for i in range(n)]
+    return dict(zip(ids, a, strict=True)), dict(zip(ids, b, strict=True))
+
+
+def test_any_pair_of_hit_arms_is_tested_with_mcnemar() -> None:
+    """Result.tests on hit@k tests a pair without the baseline, as the baseline table does:
+    McNemar's exact p (scipy's binomial test on the discordant questions)."""
+    hits = {
+        "base": {f"q{i}": float(i % 2) for i in range(40)},
+        "x": {f"q{i}": float(i % 3 != 0) for i in range(40)},
+        "y": {f"q{i}": float(i % 5 != 0) for i in range(40)},
+    }
+    table = experiment.paired_tests(hits, [("x", "y")], StatsSettings(n_resamples=99), hits=True)
+    x = np.array([hits["x"][f"q{i}"] for i in range(40)]) > 0
+    y = np.array([hits["y"][f"q{i}"] for i in range(40)]) > 0
+    only_x, only_y = int(np.sum(x & ~y)), int(np.sum(~x & y))
+    assert table.loc["x vs y", "p"] == pytest.approx(binomtest(only_x, only_x + only_y).pvalue)
+    assert ledger.kept()[-1].kind == "hits"
+
+
+def test_a_p_value_near_alpha_is_drawn_again_with_more_resamples() -> None:
+    """An adjusted p within three Monte-Carlo standard errors of 0.05 is redrawn with ten
+    times the resamples; the table and the kept evidence carry the redrawn p."""
+    for seed in range(200):  # find data whose p lands near 0.05 with 1,000 resamples
+        a, b = _scores(seed, 60, 0.05)
+        x, y = np.array(list(a.values())), np.array(list(b.values()))
+        p = paired_randomization(x, y, n_resamples=1_000, seed=0)
+        if abs(p - 0.05) < 0.005:
+            break
+    else:
+        pytest.fail("no seed gave a p-value near 0.05")
+    table = experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000))
+    kept = ledger.kept()[-1]
+    assert kept.n_resamples == 10_000
+    assert table.loc["a", "p"] == paired_randomization(x, y, n_resamples=10_000, seed=0)
+    assert ledger.families()[-1].refined == [len(ledger.kept()) - 1]
+
+
+def test_a_p_value_far_from_alpha_is_not_redrawn() -> None:
+    a, b = _scores(1, 60, 0.3)
+    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000))
+    assert ledger.kept()[-1].n_resamples == 1_000
+
+
+def test_detectable_effect_matches_statsmodels_power() -> None:
+    """The smallest detectable difference: statsmodels' normal power solved for the effect
+    size, times the standard deviation of the differences over the root of n."""
+    a, b = _scores(3, 80, 0.02)
+    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=200))
+    t = ledger.kept()[-1]
+    d = np.array(t.x) - np.array(t.y)
+    for m in (1, 4):
+        es = NormalIndPower().solve_power(nobs1=len(d), alpha=0.05 / m, power=0.8, ratio=0)
+        want = es * np.std(d, ddof=1)
+        assert ledger.detectable(t, m) == pytest.approx(want, rel=1e-3)
+
+
+def test_margin_verdicts() -> None:
+    v = claims.verdict
+    assert v("≥", -0.01, 0.4, margin=0.02, margin_interval=(-0.015, 0.0)).startswith("non-inferior")
+    assert v("≥", -0.05, 0.01, margin=0.02, margin_interval=(-0.07, -0.03)).startswith("inferior")
+    assert v("≥", -0.01, 0.4, margin=0.02, margin_interval=(-0.03, 0.01)).startswith("inconclusive")
+    assert v("≤", 0.01, 0.4, margin=0.02, margin_interval=(-0.01, 0.015)).startswith("non-superior")
+    assert v("≤", 0.05, 0.01, margin=0.02, margin_interval=(0.03, 0.07)).startswith("superior")
+    assert v(">", 0.02, 0.3, detectable=0.0612) == "not established (could detect ≥ 0.06)"
+    assert v(">", -0.1, 0.001) == "contradicted"
+
+
+TEXT = """## DR-009 · A toy
+Dense beats BM25 [C1]. Int8 loses nothing [C2].
+
+### Claims and tests
+
+| id | claim | test | difference | p | adjusted p | verdict |
+|---|---|---|---|---|---|---|
+| C1 | Dense beats BM25 | `dr009.d` > 0 | | | | |
+| C2 | Int8 loses nothing | `dr009.q` ≥ 0 (margin `dr009.margin`) | | | | |
+"""
+
+
+def _published(tmp_path, p_shift: float = 0.15):
+    a, b = _scores(5, 50, p_shift)
+    q8, q32 = _scores(6, 50, 0.0)
+    stats = StatsSettings(n_resamples=2_000)
+    values: dict[str, float] = {"margin": 0.05}
+    t1 = experiment.compare({"dense": a, "bm25": b, "other": q8}, "bm25", stats=stats)
+    values |= record.table_values(t1, "", {"dense": "d"}, ["diff", "diff_low", "diff_high"])
+    t2 = experiment.compare({"int8": q8, "fp32": q32}, "fp32", stats=stats)
+    values |= record.table_values(t2, "", {"int8": "q"}, ["diff", "diff_low", "diff_high"])
+    record.publish("dr009", values, {}, tmp_path)
+    return values
+
+
+def test_publish_writes_evidence_that_reads_back(tmp_path) -> None:
+    """The files hold every published test and its family's other member, with the
+    questions; the record gains p, family size, detectable effect and margin interval."""
+    values = _published(tmp_path)
+    for k in ("d_p", "d_p_holm", "d_family_size", "d_mde", "q_margin_low", "q_margin_high"):
+        assert k in values
+    assert values["d_family_size"] == 2  # dense and other, against bm25
+    tests, questions = evidence.load(tmp_path, "dr009")
+    assert list(tests.columns) == evidence.TEST_COLUMNS
+    assert sorted(tests["key"]) == ["", "d", "q"]  # 'other' is d's unpublished family member
+    assert len(questions) == 3 * 50
+    row = tests[tests["key"] == "d"].iloc[0]
+    assert row["p"] == values["d_p"]
+    assert row["p_adjusted"] == values["d_p_holm"]
+    first = (tmp_path / "evidence" / "dr009-questions.tsv.gz").read_bytes()
+    ledger.clear()
+    _published(tmp_path)
+    assert (tmp_path / "evidence" / "dr009-questions.tsv.gz").read_bytes() == first  # no mtime
+    assert gzip.decompress(first).startswith(b"test\tquery\ta\tb\n")
+
+
+def test_claims_rows_are_written_and_checked_from_the_evidence(tmp_path) -> None:
+    _published(tmp_path)
+    from hierret.publish.report import load_results
+
+    results = load_results(tmp_path)
+    fixed = claims.update(TEXT, results)
+    assert claims.check(fixed, results) == []
+    rows = list(claims.claims(fixed))
+    assert "Holm over `" in rows[0].cells[-2]
+    assert "(2 tests)" in rows[0].cells[-2]
+    assert rows[1].written.endswith("(margin 0.05)")
+    assert "*If all 3 tests of this record were one Holm family:*" in fixed
+    broken = fixed.replace("| holds |", "| not established |")
+    if broken != fixed:
+        assert claims.check(broken, results)
+    unmargined = fixed.replace(" (margin `dr009.margin`)", "")
+    assert any("needs a margin" in p for p in claims.check(unmargined, results))
+
+
+def test_a_p_value_at_the_floor_reads_less_or_equal(tmp_path) -> None:
+    """A randomisation p at 2 / (resamples + 1) is printed "≤ …"."""
+    _published(tmp_path, p_shift=0.6)
+    from hierret.publish.report import load_results
+
+    results = load_results(tmp_path)
+    assert results["dr009"]["values"]["d_p"] == pytest.approx(2 / 2_001)
+    row = claims.claims(claims.update(TEXT, results))[0]
+    assert row.cells[-3].startswith("≤ ")
+
+
+def test_the_sensitivity_line_shows_what_one_family_would_change() -> None:
+    tests = pd.DataFrame(
+        {"test": ["T1", "T2", "T3"], "key": ["d", "", "q"], "p": [0.02, 0.03, 0.04]}
+    )
+    values = {"d_diff": 0.1, "d_p": 0.02, "d_p_holm": 0.02}
+    results = {"dr009": {"values": values, "evidence": tests}}
+    rows = [claims.Claim("DR-009", "C1", "x", "dr009.d", ">", ("",) * 7, 1)]
+    line = claims.sensitivity("DR-009", results, rows)
+    assert line == "*If all 3 tests of this record were one Holm family:* C1 would read " + (
+        "not established."
+    )
+    assert math.isclose(0.02 * 3, 0.06)
