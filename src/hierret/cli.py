@@ -347,6 +347,8 @@ def _search(args: argparse.Namespace) -> int:
     hits = searcher.search(args.question, profile, args.k)
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
+    if not hits:
+        print("no hits: nothing in the corpus matches a word of the question", file=sys.stderr)
     return 0
 
 
