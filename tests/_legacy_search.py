@@ -193,6 +193,9 @@ class Searcher:
         if ranker == "hybrid":
             dense = self.run(queries, level, "dense", max(depth, self.top_n), analyzer)
             lexical = self.run(queries, level, "bm25", max(depth, self.top_n), analyzer)
+            # The one change to the frozen code (issue 28): BM25 gives the fusion only
+            # its matches; score-0 units had entered it in tie order.
+            lexical = {q: [(u, s) for u, s in r if s > 0] for q, r in lexical.items()}
             start = time.perf_counter()
             fused = {q: rrf([dense[q], lexical[q]], self.rrf_k, self.top_n)[:depth] for q in ids}
             self._timed(f"{level}/hybrid-fusion", len(ids), time.perf_counter() - start)

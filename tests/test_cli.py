@@ -293,3 +293,26 @@ def test_the_same_command_into_an_open_pipe_prints_everything(tmp_path: Path) ->
     proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
     assert proc.returncode == 0
     assert len(hits(proc.stdout.decode())) == 20
+
+
+def test_a_k_past_the_pool_is_noted_on_stderr(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(search(cache_dir, "--level", "fused", "--k", "1000000000", "--pool", "20")) == 0
+    captured = capsys.readouterr()
+    n = len(hits(captured.out))
+    assert 20 <= n < 208
+    assert f"at most {n} of the 208 sections" in captured.err
+    assert "pool=20" in captured.err
+    assert "--pool" in captured.err
+
+
+def test_a_question_nothing_matches_says_so(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = search(cache_dir, "--level", "fused", "--ranker", "bm25")
+    args[1] = "the of and is it"
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert hits(captured.out) == []
+    assert "no hits" in captured.err

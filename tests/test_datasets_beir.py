@@ -451,3 +451,87 @@ def test_archive_cut_short_is_named_and_not_kept(
     assert "deleted from the download cache" in msg
     assert isinstance(info.value.__cause__, CorruptArchiveError)
     assert sorted(p.name for p in home.iterdir()) == []
+
+
+# --- one id rule in all three files: BOM, surrounding whitespace, Unicode NFC --------------
+
+
+def _warn_free(root: Path) -> beir.BeirDataset:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BeirDataWarning)
+        return load_beir(root)
+
+
+@pytest.mark.parametrize("key", ["corpus", "queries", "test"])
+def test_a_bom_starting_any_file_is_dropped(tmp_path: Path, key: str) -> None:
+    files = {
+        "corpus": _jsonl(CORPUS),  # type: ignore[arg-type]
+        "queries": _jsonl(QUERIES),  # type: ignore[arg-type]
+        "test": TEST_QRELS.removeprefix(HEADER),
+    }
+    root = write_beir(tmp_path / "mini", **(files | {key: "\ufeff" + files[key]}))
+    ds = _warn_free(root)
+    assert (ds.n_qrels, ds.dropped_qrels, ds.dropped) == (4, 0, {})
+    assert ds.qrels == {"q2": {"d3": 1, "d1": 1}, "q1": {"d1": 2, "d2": 0}}
+
+
+@pytest.mark.parametrize(
+    ("corpus_id", "qrels_id"),
+    [
+        ("d1 ", "d1"),
+        (" d1", "d1"),
+        ("d1", " d1"),
+        ("d1\u00a0", "d1 "),
+        ("caf\u0065\u0301", "caf\u00e9"),  # NFD in the corpus, NFC in the qrels
+        ("caf\u00e9", "caf\u0065\u0301"),
+    ],
+)
+def test_ids_match_stripped_and_nfc_on_every_side(
+    tmp_path: Path, corpus_id: str, qrels_id: str
+) -> None:
+    rows = [{**CORPUS[0], "_id": corpus_id}, *CORPUS[1:]]
+    queries = [{**QUERIES[0], "_id": " q1"}, *QUERIES[1:]]
+    qrels = f"{HEADER}q1\u00a0\t{qrels_id}\t2\nq2\td3\t1\n"
+    root = write_beir(
+        tmp_path / "mini",
+        corpus=_jsonl(rows),  # type: ignore[arg-type]
+        queries=_jsonl(queries),  # type: ignore[arg-type]
+        test=qrels,
+    )
+    ds = _warn_free(root)
+    nfc = qrels_id.strip().replace("\u0065\u0301", "\u00e9")
+    assert ds.queries[0].id == "q1"
+    assert ds.qrels["q1"] == {nfc: 2}
+    assert nfc in {d.id for d in ds.corpus}
+    assert ds.dropped == {}
+
+
+def test_ids_equal_under_the_rule_are_duplicates(tmp_path: Path) -> None:
+    rows = [*CORPUS, {"_id": "d1 ", "text": "again"}]
+    root = write_beir(tmp_path / "mini", corpus=_jsonl(rows))  # type: ignore[arg-type]
+    with pytest.raises(BeirFormatError, match=r"corpus\.jsonl:4: duplicate _id 'd1 '.*NFC"):
+        load_beir(root)
+
+
+def test_what_is_dropped_is_counted_by_reason_and_recorded(tmp_path: Path) -> None:
+    rows = [*CORPUS, {"_id": "d4", "title": "", "text": ""}]
+    qrels = TEST_QRELS + "q9\td1\t1\nq1\td9\t1\nq1\td4\t1\nq1\td1\t1\n"
+    root = write_beir(tmp_path / "mini", corpus=_jsonl(rows), test=qrels)  # type: ignore[arg-type]
+    with pytest.warns(BeirDataWarning):
+        ds = load_beir(root)
+    assert ds.dropped == {
+        "documents without text": 1,
+        "judgments naming unknown queries": 1,
+        "judgments naming unknown documents": 1,
+        "judgments naming documents without text": 1,
+        "judgments repeating an earlier pair (last score kept)": 1,
+    }
+    assert ds.dropped_qrels == 3
+    assert "1 judgments naming unknown queries" in str(ds.identity()["dropped"])
+
+
+def test_look_alike_ids_are_told_apart_in_the_warning(tmp_path: Path) -> None:
+    qrels = TEST_QRELS + "q1\td\u200b1\t1\n"  # a zero-width space: no rule removes it
+    root = write_beir(tmp_path / "mini", test=qrels)
+    with pytest.warns(BeirDataWarning, match=r"'d\\u200b1'"):
+        load_beir(root)

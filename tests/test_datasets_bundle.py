@@ -329,3 +329,39 @@ def test_cli_unknown_corpus_is_a_usage_error(
     err = capsys.readouterr().err
     assert "'scifakt' is neither a corpus name (python-reference" in err
     assert "a path is accepted too" in err
+
+
+# --- what a loader dropped travels with the bundle, into its summary and identity ----------
+
+
+def test_dropped_judgments_are_counted_on_the_bundle(tmp_path: Path) -> None:
+    from test_datasets_beir import TEST_QRELS
+
+    from hierret.datasets import BeirDataWarning
+
+    root = write_beir(tmp_path / "mini", test=TEST_QRELS + "q9\td1\t1\nq1\td9\t1\n")
+    with pytest.warns(BeirDataWarning):
+        bundle = load(root, max_queries=1)
+    expected = {"judgments naming unknown queries": 1, "judgments naming unknown documents": 1}
+    assert bundle.dropped == expected
+    text = "1 judgments naming unknown queries; 1 judgments naming unknown documents"
+    assert bundle.summary()["dropped"] == text
+    assert bundle.identity()["dropped"] == text
+
+
+def test_a_clean_source_drops_nothing_and_records_no_drop(tmp_path: Path) -> None:
+    bundle = load(write_beir(tmp_path / "mini"))
+    assert bundle.dropped == {}
+    assert bundle.summary()["dropped"] == "none"
+    assert "dropped" not in bundle.identity()
+
+
+def test_dropped_questions_of_qasper_are_counted_on_the_bundle(tmp_path: Path) -> None:
+    bundle = load(write_json(tmp_path / "mini.json", {"p1": P1, "p2": P2}))
+    assert bundle.dropped["questions unanswerable"] == 1
+    assert "questions unanswerable" in str(bundle.identity()["dropped"])
+
+
+def test_a_source_with_no_documents_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(DataFormatError, match=r"holds no papers"):
+        load(write_json(tmp_path / "empty.json", {}))

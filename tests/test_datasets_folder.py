@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -489,3 +490,28 @@ def test_a_corpus_path_that_is_a_broken_link_says_so(
     code = main(["search", "q", "--corpus", str(root), "--encoder", "hash"])
     assert code == 2
     assert said in capsys.readouterr().err
+
+
+# -- one id rule: document ids and relevant ids in NFC, stripped ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("file_name", "named"),
+    [("caf\u0065\u0301", "caf\u00e9"), ("caf\u00e9", " caf\u0065\u0301 ")],
+)
+def test_ids_match_across_unicode_forms(tmp_path: Path, file_name: str, named: str) -> None:
+    root = _folder(
+        tmp_path, [{"question": "Setup?", "relevant": [named]}], {f"{file_name}.md": SETUP}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FolderDataWarning)
+        data = load_folder(root)
+    assert [d.id for d in data.corpus] == ["caf\u00e9"]
+    assert data.queries[0].evidence_docs == ("caf\u00e9",)
+
+
+def test_two_files_one_id_under_nfc_are_refused(tmp_path: Path) -> None:
+    docs = {"caf\u0065\u0301.md": SETUP, "caf\u00e9.md": FAQ}
+    root = _folder(tmp_path, [{"question": "Setup?", "relevant": ["caf\u00e9"]}], docs)
+    with pytest.raises(FolderFormatError, match=r"same document id 'caf\\xe9'.*NFC"):
+        load_folder(root)

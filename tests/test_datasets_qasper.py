@@ -588,3 +588,48 @@ def test_archive_cut_short_is_named_and_not_kept(
     assert "EOFError" in msg
     assert isinstance(info.value.__cause__, CorruptArchiveError)
     assert list((home / "qasper").iterdir()) == []  # no archive, no half extraction
+
+
+# --- structures that would load as something else are refused; drops are counted ----------
+
+
+@pytest.mark.parametrize(
+    ("papers", "pattern"),
+    [
+        ({}, r"holds no papers.*right file"),
+        ({"data": {"p1": P1, "p2": P2}}, r"paper 'data' has none of a paper's fields.*wrapped"),
+        ({"p1": P1, "meta": {"version": "0.3"}}, r"paper 'meta' has none of a paper's fields"),
+    ],
+)
+def test_a_file_that_is_not_papers_is_refused(tmp_path: Path, papers: object, pattern: str) -> None:
+    path = write_json(tmp_path / "odd.json", papers)
+    with pytest.raises(QasperFormatError, match=pattern) as err:
+        load_qasper(path)
+    assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("field", ["evidence", "unanswerable", "extractive_spans"])
+def test_an_answer_field_beside_answer_is_refused(tmp_path: Path, field: str) -> None:
+    annotation = answer("The encoder reads text.")
+    annotation[field] = annotation["answer"].pop(field)
+    paper = {**P1, "qas": [qa("q1", annotation), *P1["qas"][1:]]}
+    with pytest.raises(
+        QasperFormatError, match=rf"'qas\[0\]\.answers\[0\]\.{field}' must be inside.*move"
+    ):
+        load_qasper(write_json(tmp_path / "beside.json", {"p1": paper}))
+
+
+def test_a_file_whose_every_question_is_dropped_is_refused(tmp_path: Path) -> None:
+    paper = {**P1, "qas": [qa("q2", answer(unanswerable=True)), qa("q5", answer("Nowhere."))]}
+    with pytest.raises(QasperFormatError, match=r"every one of its 2 question\(s\) was dropped"):
+        load_qasper(write_json(tmp_path / "none.json", {"p1": paper}))
+
+
+def test_dropped_questions_are_counted_by_reason(mini: Path) -> None:
+    ds = load_qasper(mini)
+    assert ds.dropped == {
+        "questions unanswerable": ds.stats.unanswerable,
+        "questions with figure/table evidence only": ds.stats.figure_table_only,
+        "questions without located evidence": ds.stats.no_located_evidence,
+    }
+    assert sum(ds.dropped.values()) == ds.stats.questions - ds.stats.kept > 0

@@ -168,7 +168,8 @@ def test_bm25_profile_with_a_selection_equals_the_old_run_profile() -> None:
 
 
 def bm25_leg(h: Hierarchy, level: str, texts: list[str], n: int) -> list[Ranking]:
-    """BM25 over every unit of the level (empty ones count in the statistics), top n with text."""
+    """BM25 over every unit of the level (empty ones count in the statistics), top n with
+    text among those it matches (score > 0: a fusion reads only BM25's matches)."""
     units = h.units(level)  # type: ignore[arg-type]
     index = BM25.from_texts([h.text(u) for u in units], "english")
     with_text = {u.id for u in text_units(h, level)}  # type: ignore[arg-type]
@@ -179,7 +180,11 @@ def bm25_leg(h: Hierarchy, level: str, texts: list[str], n: int) -> list[Ranking
         by_id = sorted(range(len(units)), key=lambda i: units[i].id, reverse=True)
         ranked = sorted(by_id, key=lambda i: -scores[i])  # trec_eval: ties by id descending
         out.append(
-            [(units[i].id, float(scores[i])) for i in ranked if units[i].id in with_text][:n]
+            [
+                (units[i].id, float(scores[i]))
+                for i in ranked
+                if units[i].id in with_text and scores[i] > 0
+            ][:n]
         )
     return out
 
@@ -198,6 +203,8 @@ def blend(a: Ranking, b: Ranking, weight: float) -> dict[str, float]:
     """Min-max normalise each pool within itself; a missing leg scores 0."""
 
     def scaled(pool: Ranking) -> dict[str, float]:
+        if not pool:
+            return {}
         lo, hi = min(s for _, s in pool), max(s for _, s in pool)
         return {u: 1.0 if hi == lo else (s - lo) / (hi - lo) for u, s in pool}
 

@@ -220,6 +220,21 @@ def _closed_pipe() -> Facts:
     )
 
 
+def _capped() -> Facts:
+    """``hierret search "finally clause" --level fused --k 1000000000`` on python-reference."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(
+            [
+                *("search", "finally clause", "--level", "fused", "--k", "1000000000"),
+                *("--encoder", "hash", "--cache-dir", tempfile.mkdtemp()),
+            ]
+        )
+    hits = sum(1 for line in out.getvalue().splitlines() if line[:3].strip().isdigit())
+    note = err.getvalue().strip()
+    return Facts(f"exit status {status}; {hits} hits; stderr: {note[:200]}", hits=hits, err=note)
+
+
 CASES: list[Case] = [
     ("a question of Latin-1 bytes from a non-UTF-8 terminal", _run("caf\udce9 au lait")),
     ("an empty question", _run("  ")),
@@ -297,6 +312,14 @@ CASES: list[Case] = [
         (
             right("exit status 141 (128 + SIGPIPE)", lambda f: f.status == 141),
             right("nothing on stderr: no 'Broken pipe', no traceback", lambda f: f.err == ""),
+        ),
+    ),
+    (
+        "hierret search --level fused --k 1000000000 (more than the pool of 100 can rank)",
+        _capped,
+        right(
+            "the hits come with a note naming the cap (pool=100) and how to raise it (--pool)",
+            lambda f: f.hits > 0 and "pool=100" in f.err and "--pool" in f.err,
         ),
     ),
 ]

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_cases import Case, Facts, right
+from hierret.datasets import load
 from hierret.datasets import qasper as qasper_mod
-from hierret.datasets.beir import load_beir
 from hierret.datasets.download import extract_tar, extract_zip, fetch
 from hierret.datasets.folder import load_folder
 from hierret.datasets.qasper import QasperRemote, load_qasper
@@ -51,31 +51,61 @@ def _qasper(content: str | bytes, **kwargs: Any) -> str:
     return f"loaded {ds.stats.papers} paper(s), {len(ds.queries)} question(s)"
 
 
+_D1 = b'{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
+
+
 def _beir(
-    corpus: bytes | None = None, qrels: str | None = None, queries: bytes | None = None
+    corpus: bytes | None = None,
+    qrels: str | None = None,
+    queries: bytes | None = None,
+    first: bytes = _D1,
 ) -> Facts:
     root = Path(tempfile.mkdtemp())
     (root / "qrels").mkdir()
-    docs = b'{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
-    (root / "corpus.jsonl").write_bytes(docs + (corpus or b""))
+    (root / "corpus.jsonl").write_bytes(first + (corpus or b""))
     (root / "queries.jsonl").write_bytes(queries or b'{"_id": "q1", "text": "Who purrs?"}\n')
-    (root / "qrels" / "test.tsv").write_text(qrels or "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    qrels_text = qrels or "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
+    (root / "qrels" / "test.tsv").write_bytes(qrels_text.encode())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = load_beir(root)
+        ds = load(root)
     heard = [str(w.message) for w in caught]
     said = "; ".join(f"warning: {w}" for w in heard)
     return Facts(
-        f"loaded {len(ds.corpus)} document(s), {ds.n_qrels} judgment(s)"
+        f"loaded {len(ds.corpus)} document(s), "
+        f"{sum(len(j) for j in (ds.judgments or {}).values())} judgment(s)"
         + (f" ({said})" if said else ""),
         corpus=ds.corpus,
         docs=[d.id for d in ds.corpus],
-        qrels=ds.qrels,
+        qrels=ds.judgments,
         heard=heard,
+        dropped=dict(getattr(ds, "dropped", {})),
+        identity=ds.identity(),
+        summary={"dropped": "", **ds.summary()},
     )
 
 
 _QUOTE = "Logs are written to the var/log folder of the install."
+
+
+def _loaded(path: Path) -> str:
+    bundle = load(path)
+    return f"loaded {len(bundle.corpus)} document(s), {len(bundle.queries)} question(s)"
+
+
+def _qasper_file(papers: object) -> str:
+    """Qasper ``papers`` written as a file and loaded by :func:`hierret.datasets.load`."""
+    path = Path(tempfile.mkdtemp(), "qasper.json")
+    path.write_text(json.dumps(papers))
+    return _loaded(path)
+
+
+def _beside(field: str) -> dict[str, Any]:
+    """A paper whose one annotation holds ``field`` beside ``answer``, not inside it."""
+    paper = _paper()
+    annotation = paper["qas"][0]["answers"][0]
+    annotation[field] = annotation["answer"].pop(field)
+    return paper
 
 
 def _folder(question: str, name: bytes = b"setup.md") -> str:
@@ -86,6 +116,29 @@ def _folder(question: str, name: bytes = b"setup.md") -> str:
     (root / "questions.jsonl").write_text(question + "\n")
     ds = load_folder(root)
     return f"loaded {len(ds.corpus)} document(s), {len(ds.queries)} question(s)"
+
+
+def _folder_ids(file_name: str, named: str) -> Facts:
+    """A folder document named ``file_name`` that a question names as ``named``."""
+    root = Path(tempfile.mkdtemp(), "notes")
+    root.mkdir()
+    (root / f"{file_name}.md").write_text(f"# Setup\n\n{_QUOTE}\n")
+    rows = [
+        {"question": "Where?", "relevant": [named]},
+        {"question": "Logs?", "evidence": [_QUOTE]},
+    ]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bundle = load(root)
+    judged = [d for q in bundle.queries[:1] for d in q.evidence_docs]
+    return Facts(
+        f"loaded {len(bundle.corpus)} document(s), {len(bundle.queries)} question(s) judged "
+        f"by {[ascii(d) for d in judged]}, {len(caught)} warning(s)",
+        judged=judged,
+        n_questions=len(bundle.queries),
+        heard=[str(w.message) for w in caught],
+    )
 
 
 def _embedded(text: str) -> str:
@@ -194,7 +247,118 @@ def _drip() -> str:
     return "downloaded"  # pragma: no cover - the deadline raises
 
 
+_D2 = b'{"_id": "d2", "title": "Dogs", "text": "Dogs bark."}\n'
+_NO_LOSS = right(
+    "both judgments kept, nothing dropped, no warning",
+    lambda f: f.qrels == {"q1": {"d1": 1, "d2": 1}} and f.dropped == {} and f.heard == [],
+)
+
+
+def _counted(reason: str) -> tuple[Any, ...]:
+    return (
+        right(
+            f"the bundle counts it ({reason}: 1)",
+            lambda f: f.dropped == {reason: 1} and reason in str(f.identity.get("dropped")),
+        ),
+        right("the summary shows it", lambda f: reason in str(f.summary["dropped"])),
+        right("a warning names it", lambda f: len(f.heard) == 1),
+    )
+
+
+_NFD = "caf\u0065\u0301"
+_NFC = "caf\u00e9"
+
 CASES: list[Case] = [
+    (
+        'Qasper file of papers wrapped in one more object ({"data": {papers}})',
+        lambda: _qasper_file({"data": {"p1": _paper(), "p2": _paper()}}),
+    ),
+    ("Qasper file holding no papers ({})", lambda: _qasper_file({})),
+    (
+        "Qasper file with a metadata object beside its papers",
+        lambda: _qasper_file({"p1": _paper(), "meta": {"version": "0.3"}}),
+    ),
+    (
+        "Qasper annotation whose evidence sits beside 'answer', not inside it",
+        lambda: _qasper_file({"p1": _beside("evidence")}),
+    ),
+    (
+        "Qasper annotation whose 'unanswerable' sits beside 'answer'",
+        lambda: _qasper_file({"p1": _beside("unanswerable")}),
+    ),
+    (
+        "Qasper file whose every question is unanswerable",
+        lambda: _qasper_file({"p1": _paper(answer={"unanswerable": True, "evidence": []})}),
+    ),
+    (
+        "BEIR headerless qrels file starting with a UTF-8 BOM",
+        lambda: _beir(_D2, qrels="\ufeffq1\td1\t1\nq1\td2\t1\n"),
+        _NO_LOSS,
+    ),
+    (
+        "BEIR corpus.jsonl and queries.jsonl starting with a UTF-8 BOM",
+        lambda: _beir(
+            _D2,
+            first=b"\xef\xbb\xbf" + _D1,
+            queries=b'\xef\xbb\xbf{"_id": "q1", "text": "Who purrs?"}\n',
+            qrels="q1\td1\t1\nq1\td2\t1\n",
+        ),
+        _NO_LOSS,
+    ),
+    (
+        'BEIR corpus id "d1 " (a trailing space) judged as "d1" in the qrels',
+        lambda: _beir(_D2, first=_D1.replace(b'"d1"', b'"d1 "'), qrels="q1\td1\t1\nq1\td2\t1\n"),
+        _NO_LOSS,
+    ),
+    (
+        'BEIR query id " q1" in queries.jsonl, "q1 " in the qrels',
+        lambda: _beir(
+            _D2,
+            queries=b'{"_id": " q1", "text": "Who purrs?"}\n{"_id": "q2", "text": "Who barks?"}\n',
+            qrels="q1 \td1\t1\nq2\td2\t1\n",
+        ),
+        right(
+            "both judgments kept, nothing dropped, no warning",
+            lambda f: (
+                f.qrels == {"q1": {"d1": 1}, "q2": {"d2": 1}} and f.dropped == {} and f.heard == []
+            ),
+        ),
+    ),
+    (
+        "BEIR corpus id in NFD (e + combining accent), qrels id in NFC",
+        lambda: _beir(
+            _D2,
+            first=_D1.replace(b'"d1"', json.dumps(_NFD).encode()),
+            qrels=f"q1\t{_NFC}\t1\nq1\td2\t1\n",
+        ),
+        right(
+            "both judgments kept (one under the NFC id), nothing dropped, no warning",
+            lambda f: f.qrels == {"q1": {_NFC: 1, "d2": 1}} and f.dropped == {} and f.heard == [],
+        ),
+    ),
+    (
+        'BEIR corpus with ids "d1" and "d1 " (one id once stripped)',
+        lambda: _beir(corpus=b'{"_id": "d1 ", "text": "Dogs bark."}\n'),
+    ),
+    ("BEIR corpus.jsonl that is empty", lambda: _beir(first=b"")),
+    (
+        "BEIR qrels judging a question queries.jsonl lost",
+        lambda: _beir(qrels="q1\td1\t1\nq7\td1\t1\n"),
+        _counted("judgments naming unknown queries"),
+    ),
+    (
+        "BEIR qrels judging a document corpus.jsonl lost",
+        lambda: _beir(qrels="q1\td1\t1\nq1\td7\t2\n"),
+        _counted("judgments naming unknown documents"),
+    ),
+    (
+        "folder document named in NFD (as macOS writes it), named in NFC by a question",
+        lambda: _folder_ids(_NFD, _NFC),
+        right(
+            "the question is judged by that document, no warning",
+            lambda f: f.judged == [_NFC] and f.n_questions == 2 and f.heard == [],
+        ),
+    ),
     (
         "Qasper answer whose evidence is a string, not a list",
         lambda: _qasper(json.dumps({"p1": _paper(evidence="X is y.")})),

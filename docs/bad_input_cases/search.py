@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.hits import Hit
 from hierret.index import IndexFileError, VectorIndex
 from hierret.profile import Profile
+from hierret.rankers.analyzer import get_analyzer
 from hierret.search import Searcher
-from hierret.units import Corpus, Document
+from hierret.units import Corpus, Document, Query
 
 DOCS = [
     Document(
@@ -231,6 +233,64 @@ def save_onto_a_file() -> Facts:
     return Facts(f"the file holds {held!r}", refused=refused, untouched=held == "q1,0.5\n")
 
 
+def _bm25_scores(level: str, text: str) -> dict[str, float]:
+    searcher = _searcher()
+    scores = searcher.bm25_index(level).score(get_analyzer("english")(text))  # type: ignore[arg-type]
+    return {u.id: float(v) for u, v in zip(searcher.units(level), scores, strict=True)}  # type: ignore[arg-type]
+
+
+def _hybrid(text: str, level: str = "passages") -> Facts:
+    """The hybrid's hits, with how many a zero BM25 score helped rank (none is right)."""
+
+    def run() -> Facts:
+        searcher, pool = _searcher(), 5
+        profile = Profile(level=level, ranker="hybrid", pool=pool)  # type: ignore[arg-type]
+        ranking = searcher.run([Query("q", text, ())], profile, k=2 * pool)["q"]
+        dense = searcher.run([Query("q", text, ())], replace(profile, ranker="dense"), k=pool)
+        rank_of = {u: r for r, (u, _) in enumerate(dense["q"], start=1)}
+        bm25 = _bm25_scores(level, text)
+        from_nothing = [
+            u
+            for u, score in ranking
+            if bm25[u] <= 0 and not (u in rank_of and math.isclose(score, 1 / (60 + rank_of[u])))
+        ]
+        facts = _hits(ranking)
+        facts.said += f", {len(from_nothing)} ranked by a BM25 score of 0"
+        facts.from_nothing = from_nothing
+        facts.dense = [u for u, _ in dense["q"]]
+        facts.matched = sum(v > 0 for v in bm25.values())
+        return facts
+
+    return _with_warnings(run)
+
+
+def _fused_bm25(text: str) -> Facts:
+    """Fused BM25 search's hits, with those no query term reaches at either level."""
+    searcher = _searcher()
+    ranking = searcher.run([Query("q", text, ())], Profile(level="fused", ranker="bm25"), k=50)
+    parent = searcher.hierarchy.parents("passages", "sections")
+    matched = {u for u, v in _bm25_scores("sections", text).items() if v > 0}
+    matched |= {parent[u] for u, v in _bm25_scores("passages", text).items() if v > 0}
+    facts = _hits(ranking["q"])
+    facts.from_nothing = [u for u in facts.ids if u not in matched]
+    facts.said += f", {len(facts.from_nothing)} matching no query term"
+    return facts
+
+
+def _past_the_pool() -> Facts:
+    return _with_warnings(
+        lambda: _hits(_searcher().search("try", Profile(level="fused", pool=2), k=10**9))
+    )
+
+
+_NOTHING_FROM_ZERO = right(
+    "no unit is ranked by a BM25 score of 0 (a non-match)", lambda f: f.from_nothing == []
+)
+_DENSE_ORDER = right(
+    "BM25 matched nothing: the hybrid is the dense ranking",
+    lambda f: f.matched > 0 or f.ids[: len(f.dense)] == f.dense,
+)
+
 CASES: list[Case] = [
     ("an empty query at the fused level", empty_query_fused),
     ("a whitespace-only query to the hybrid ranker", whitespace_query_hybrid),
@@ -244,6 +304,42 @@ CASES: list[Case] = [
         right(
             "each of the 3 documents once, finite scores",
             lambda f: sorted(f.ids) == ["for", "try", "with"] and f.finite,
+        ),
+    ),
+    (
+        'a hybrid query of stop words only ("the of and is it")',
+        lambda: _hybrid("the of and is it"),
+        (_NOTHING_FROM_ZERO, _DENSE_ORDER, _FINITE),
+    ),
+    (
+        'a hybrid query of punctuation only ("?!")',
+        lambda: _hybrid("?!", "sections"),
+        (_NOTHING_FROM_ZERO, _DENSE_ORDER, _FINITE),
+    ),
+    (
+        'a hybrid query of stop words and one matching word ("what is the finally of it?")',
+        lambda: _hybrid("what is the finally of it?", "documents"),
+        (_NOTHING_FROM_ZERO, _FINITE),
+    ),
+    (
+        'fused BM25 search for stop words only ("is it?")',
+        lambda: _fused_bm25("is it?"),
+        right("no hits: nothing matches", lambda f: f.n == 0),
+    ),
+    (
+        'fused BM25 search mixing stop words and a match ("the try of it")',
+        lambda: _fused_bm25("the try of it"),
+        (_NOTHING_FROM_ZERO, _FINITE),
+    ),
+    (
+        "k = 10**9 at the fused level with pool 2 (the pool caps the ranking)",
+        _past_the_pool,
+        (
+            _FINITE,
+            right(
+                "a warning names the cap (pool=2) and how to raise it",
+                lambda f: any("pool=2" in w and "--pool" in w for w in f.heard),
+            ),
         ),
     ),
     (

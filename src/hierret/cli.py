@@ -35,10 +35,12 @@ python-reference: ...
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from hierret.cache import VectorCache, cached_encoder
@@ -313,7 +315,30 @@ def _usage_error(message: str) -> int:
     return 2
 
 
+@contextlib.contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """The package's logged warnings (a cap on ``--k``, cut queries, a damaged cache
+    shard) printed on standard error, whatever logging the process set up."""
+    logger = logging.getLogger("hierret")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("hierret search: %(levelname)s: %(message)s"))
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def _search(args: argparse.Namespace) -> int:
+    with _warnings_to_stderr():
+        return _search_quietly(args)
+
+
+def _search_quietly(args: argparse.Namespace) -> int:
     try:
         args.question.encode("utf-8")
     except UnicodeEncodeError:
@@ -347,6 +372,8 @@ def _search(args: argparse.Namespace) -> int:
     hits = searcher.search(args.question, profile, args.k)
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
+    if not hits:
+        print("no hits: nothing in the corpus matches a word of the question", file=sys.stderr)
     return 0
 
 

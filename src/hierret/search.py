@@ -25,6 +25,20 @@ through the same code:
        (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
        one leg's pool scores 0 on that leg. Fused search ranks sections.
 
+   A ranker's non-matches are never candidates: BM25 takes part in a fusion
+   (the hybrid's, or either leg of fused search) only with the units it
+   scores above 0, those sharing a term with the query. A query BM25 matches
+   nowhere (stop words, punctuation) gets the dense ranking itself from the
+   hybrid (reciprocal rank fusion of one ranking keeps its order), and
+   nothing from fused BM25 search. A pure ``"bm25"`` ranking at one level
+   still fills its ``k`` with score-0 units, in the tie order, after its
+   matches (its scores say so).
+
+   Hybrid and fused rankings hold at most the union of each leg's top
+   ``pool``: a ``k`` past that logs one warning per run naming the cap and
+   the fix (a larger ``pool``), as does a ``k`` past a reranker's
+   ``candidates``.
+
 2. **Reranker** (when the profile names one): re-scores the first
    ``candidates`` units of the first stage.
 3. **Selection**: the profile's :class:`~hierret.rerank.Selection`
@@ -366,8 +380,14 @@ class Searcher:
         return rankings
 
     def _bm25_rankings(
-        self, level: Level, analyzer: str, texts: list[str], n: int
+        self, level: Level, analyzer: str, texts: list[str], n: int, matches_only: bool = False
     ) -> list[Ranking]:
+        """BM25's top ``n``; with ``matches_only``, only units it scores above 0.
+
+        A fusion (hybrid or fused) reads only BM25's matches: a unit no query
+        term reaches scores 0 and has no rank to give (its place among the
+        zeros is the tie order, nothing BM25 measured).
+        """
         bm25 = self.bm25_index(level, analyzer)
         analyze = get_analyzer(analyzer)
         if level not in self._has_text:
@@ -380,7 +400,11 @@ class Searcher:
         n_empty = keep.count(False)  # ask for as many more as may be left out
         start = time.perf_counter()
         rankings = [
-            [(unit_ids[i], s) for i, s in bm25.search(analyze(t), n + n_empty, ties) if keep[i]][:n]
+            [
+                (unit_ids[i], s)
+                for i, s in bm25.search(analyze(t), n + n_empty, ties)
+                if keep[i] and (s > 0.0 or not matches_only)
+            ][:n]
             for t in texts
         ]
         self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
@@ -393,15 +417,22 @@ class Searcher:
         texts: list[str],
         queries: NDArray[np.float32] | None,
         n: int,
+        fusing: bool = False,
     ) -> list[Ranking]:
-        """The top ``n`` of one level by the profile's ranker."""
+        """The top ``n`` of one level by the profile's ranker.
+
+        BM25 feeds a fusion (the hybrid's, or fused search's when ``fusing``)
+        only the units it scores above 0.
+        """
         if profile.ranker == "bm25":
-            return self._bm25_rankings(level, profile.analyzer, texts, n)
+            return self._bm25_rankings(level, profile.analyzer, texts, n, matches_only=fusing)
         assert queries is not None
         if profile.ranker == "dense":
             return self._dense_rankings(level, profile.vectors, queries, n)
         dense = self._dense_rankings(level, profile.vectors, queries, profile.pool)
-        lexical = self._bm25_rankings(level, profile.analyzer, texts, profile.pool)
+        lexical = self._bm25_rankings(
+            level, profile.analyzer, texts, profile.pool, matches_only=True
+        )
         start = time.perf_counter()
         fused = [
             rrf([d, b], profile.rrf_k, profile.pool)[:n]
@@ -422,8 +453,8 @@ class Searcher:
             return dict(
                 zip(ids, self._rank(profile.level, profile, texts, queries, n), strict=True)
             )
-        passages = self._rank("passages", profile, texts, queries, profile.pool)
-        sections = self._rank("sections", profile, texts, queries, profile.pool)
+        passages = self._rank("passages", profile, texts, queries, profile.pool, fusing=True)
+        sections = self._rank("sections", profile, texts, queries, profile.pool, fusing=True)
         if self._overlapped is None:
             self._overlapped = self.hierarchy.overlapped_sections()
         lifted = lift_overlapping(dict(zip(ids, passages, strict=True)), self._overlapped)
@@ -434,6 +465,39 @@ class Searcher:
         }
         self._timed(f"fused/{profile.ranker}-fusion", len(ids), time.perf_counter() - start)
         return fused
+
+    def _note_cap(self, profile: Profile, n: int, k: int, first: Run) -> None:
+        """Warn once per run when a pool or the candidates, not the level, cut rankings short.
+
+        Hybrid and fused rankings hold the union of each leg's top ``pool``;
+        a reranked ranking holds the ``candidates`` first-stage units.
+        """
+        longest = max((len(r) for r in first.values()), default=0)
+        if longest >= k:
+            return
+        level: Level = "sections" if profile.level == "fused" else profile.level
+        held = len(text_units(self.hierarchy, level))
+        if longest >= held:
+            return
+        pooled = profile.level == "fused" or profile.ranker == "hybrid"
+        if pooled and n > profile.pool and longest >= profile.pool:
+            cap = f"each leg holds its top pool={profile.pool} units"
+            fix = "raise the pool (Profile(pool=...); --pool on the command line)"
+        elif n < k:
+            cap = f"the reranker reads only the first candidates={n} units"
+            fix = "raise Profile(candidates=...)"
+        else:
+            return  # fewer units matched (BM25 matches only)
+        log.warning(
+            "k=%d asks for more than this profile can rank: %s, so its rankings hold at "
+            "most %d of the %d %s with text; %s to get more",
+            k,
+            cap,
+            longest,
+            held,
+            level,
+            fix,
+        )
 
     def _reranker(
         self, profile: Profile, rerankers: Mapping[str, Reranker] | None
@@ -507,6 +571,7 @@ class Searcher:
         vectors = self.encoder.encode_queries(texts) if embeds else None
         n = profile.candidates if reranker is not None else k
         first = self._first_stage(profile, ids, texts, vectors, n)
+        self._note_cap(profile, n, k, first)
         reranked = first
         seconds: dict[str, float] = {}
         if reranker is not None:

@@ -16,6 +16,18 @@ empty (or only whitespace) could never be retrieved as evidence: it is dropped, 
 them. The first line of a qrels file is skipped only when it is a header
 (``query-id<TAB>corpus-id<TAB>score``); any other line that is not
 ``query-id<TAB>corpus-id<TAB>integer score`` is an error naming the file and line.
+
+Ids are read by one rule in all three files (:func:`~hierret.datasets._ids.clean_id`):
+a byte-order mark starting a file is dropped, and every document id, query id
+and the ids of each judgment are stripped of surrounding whitespace and put in
+Unicode NFC, so ``"d1 "`` in the corpus, ``"d1"`` in the qrels, or ``café``
+written NFD in one and NFC in the other name one document. Two ids of one
+file that become one under this rule are a duplicate (an error).
+
+Whatever is dropped is counted by reason in :attr:`BeirDataset.dropped` (and
+:meth:`BeirDataset.identity`, so a record states it), besides the one
+:class:`BeirDataWarning` of a load; messages show ids in their ``ascii()``
+form, so ids that only look alike are told apart.
 """
 
 from __future__ import annotations
@@ -26,11 +38,13 @@ import logging
 import warnings
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
+from hierret.datasets._dropped import describe_dropped, nonzero
+from hierret.datasets._ids import BOM, clean_id, shown_id
 from hierret.datasets.download import (
     DATA_ENV,
     CorruptArchiveError,
@@ -126,6 +140,10 @@ class BeirDataset:
     dropped_qrels : int
         Judgment lines skipped because they name unknown queries or documents
         (including documents dropped for having no text).
+    dropped : dict of str to int
+        What was dropped, by reason (documents without text, judgments naming
+        unknown queries or documents, repeated judgments); only reasons with a
+        count.
     """
 
     name: str
@@ -135,6 +153,7 @@ class BeirDataset:
     qrels: dict[str, dict[str, int]]
     path: Path
     dropped_qrels: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_qrels(self) -> int:
@@ -154,6 +173,7 @@ class BeirDataset:
             "queries": len(self.queries),
             "qrels_pairs": self.n_qrels,
             "qrels_fingerprint": h.hexdigest()[:16],
+            **({"dropped": describe_dropped(self.dropped)} if self.dropped else {}),
         }
 
 
@@ -306,11 +326,12 @@ def load_beir(
     docs, empty = _read_corpus(files["corpus"])
     corpus = Corpus(f"beir-{name}", docs)
     texts = _read_queries(files["queries"])
-    qrels, dropped, to_empty = _read_qrels(files["qrels"], texts, corpus, set(empty))
+    qrels, counts = _read_qrels(files["qrels"], texts, corpus, set(empty))
+    to_empty = counts["judgments naming documents without text"]
     if empty:
         warnings.warn(
             f"{files['corpus']}: dropped {len(empty)} document(s) with no text (empty title "
-            f"and text, e.g. {empty[:3]}): they could never be retrieved; {to_empty} "
+            f"and text, e.g. {_shown(empty)}): they could never be retrieved; {to_empty} "
             f"judgment(s) in {files['qrels'].name} named them and were dropped too",
             BeirDataWarning,
             stacklevel=2,
@@ -328,7 +349,9 @@ def load_beir(
         len(queries),
         sum(len(d) for d in qrels.values()),
     )
-    return BeirDataset(name, split, corpus, queries, qrels, folder, dropped)
+    dropped = nonzero({"documents without text": len(empty), **counts})
+    n_judgments = sum(n for reason, n in counts.items() if reason.startswith("judgments naming"))
+    return BeirDataset(name, split, corpus, queries, qrels, folder, n_judgments, dropped)
 
 
 def _evidence(judged: dict[str, int], corpus: Corpus) -> tuple[Span, ...]:
@@ -336,7 +359,8 @@ def _evidence(judged: dict[str, int], corpus: Corpus) -> tuple[Span, ...]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8."""
+    """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8 (a
+    byte-order mark starting the file dropped)."""
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             try:
@@ -347,7 +371,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                     f"{raw[err.start : err.end]!r} ({err.reason}); BEIR files are UTF-8: "
                     "re-encode the file as UTF-8 (or download it again)"
                 ) from None
-            yield lineno, line
+            yield lineno, line.removeprefix(BOM) if lineno == 1 else line
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -387,10 +411,22 @@ def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, *, required: 
     return str(value)
 
 
-def _unique(ids: dict[str, int], key: str, path: Path, lineno: int) -> None:
+def _id(obj: dict[str, Any], path: Path, lineno: int, ids: dict[str, int]) -> str:
+    """The line's ``_id`` by the one id rule (:func:`clean_id`), refused when repeated."""
+    raw = _field(obj, "_id", path, lineno, required=True)
+    key = clean_id(raw)
+    if not key:
+        raise BeirFormatError(
+            f"{path}:{lineno}: empty _id {shown_id(raw)}; give every line a non-empty '_id'"
+        )
     if key in ids:
-        raise BeirFormatError(f"{path}:{lineno}: duplicate _id {key!r} (first at line {ids[key]})")
+        raise BeirFormatError(
+            f"{path}:{lineno}: duplicate _id {shown_id(raw)} (first at line {ids[key]}); ids "
+            "are compared stripped of surrounding whitespace and in Unicode NFC: give each "
+            "line its own id"
+        )
     ids[key] = lineno
+    return key
 
 
 def _read_corpus(path: Path) -> tuple[list[Document], list[str]]:
@@ -399,8 +435,7 @@ def _read_corpus(path: Path) -> tuple[list[Document], list[str]]:
     empty: list[str] = []
     seen: dict[str, int] = {}
     for lineno, obj in _jsonl(path):
-        did = _field(obj, "_id", path, lineno, required=True)
-        _unique(seen, did, path, lineno)
+        did = _id(obj, path, lineno, seen)
         title = _field(obj, "title", path, lineno, required=False)
         body = _field(obj, "text", path, lineno, required=True)
         text = "\n\n".join(p for p in (title, body) if p)
@@ -420,8 +455,7 @@ def _read_queries(path: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
     seen: dict[str, int] = {}
     for lineno, obj in _jsonl(path):
-        qid = _field(obj, "_id", path, lineno, required=True)
-        _unique(seen, qid, path, lineno)
+        qid = _id(obj, path, lineno, seen)
         texts[qid] = _field(obj, "text", path, lineno, required=True)
     return texts
 
@@ -446,11 +480,12 @@ def _is_header(cols: list[str]) -> bool:
 
 def _read_qrels(
     path: Path, queries: dict[str, str], corpus: Corpus, empty: set[str]
-) -> tuple[dict[str, dict[str, int]], int, int]:
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     """Parse a qrels TSV; drop (and warn about) pairs naming unknown ids.
 
-    Returns the qrels, how many judgment lines were dropped, and how many of
-    those named a document in ``empty`` (dropped for having no text).
+    Returns the qrels and the judgments dropped by reason (unknown query,
+    unknown document, a document in ``empty`` dropped for having no text, a
+    repeated pair).
     """
     doc_ids = {d.id for d in corpus}
     qrels: dict[str, dict[str, int]] = {}
@@ -470,7 +505,7 @@ def _read_qrels(
                 f"(query-id, corpus-id, score), got {len(cols)}: {line.strip()!r:.60}; "
                 f"{_QRELS_FORMAT}"
             )
-        qid, did, raw = (c.strip() for c in cols)
+        qid, did, raw = clean_id(cols[0]), clean_id(cols[1]), cols[2].strip()
         if first:
             first = False
             if _is_header([qid, did, raw]):
@@ -495,7 +530,6 @@ def _read_qrels(
             judged[did] = score
     if total == 0:
         raise BeirFormatError(f"{path}: no judgments")
-    dropped = len(unknown_q) + len(unknown_d) + to_empty
     if not qrels:
         raise BeirFormatError(
             f"{path}: none of the {total} judgments names a known query and document "
@@ -504,7 +538,17 @@ def _read_qrels(
         )
     if unknown_q or unknown_d or duplicates:
         _warn_dropped(path, total, unknown_q, unknown_d, duplicates)
-    return qrels, dropped, to_empty
+    return qrels, {
+        "judgments naming unknown queries": len(unknown_q),
+        "judgments naming unknown documents": len(unknown_d),
+        "judgments naming documents without text": to_empty,
+        "judgments repeating an earlier pair (last score kept)": duplicates,
+    }
+
+
+def _shown(ids: list[str]) -> str:
+    """The first three ids, each in its ``ascii()`` form."""
+    return "[" + ", ".join(shown_id(i) for i in ids[:3]) + (", ...]" if len(ids) > 3 else "]")
 
 
 def _warn_dropped(
@@ -512,9 +556,9 @@ def _warn_dropped(
 ) -> None:
     parts = []
     if unknown_q:
-        parts.append(f"{len(unknown_q)} name unknown queries (e.g. {unknown_q[:3]})")
+        parts.append(f"{len(unknown_q)} name unknown queries (e.g. {_shown(unknown_q)})")
     if unknown_d:
-        parts.append(f"{len(unknown_d)} name unknown documents (e.g. {unknown_d[:3]})")
+        parts.append(f"{len(unknown_d)} name unknown documents (e.g. {_shown(unknown_d)})")
     if duplicates:
         parts.append(f"{duplicates} repeat an earlier pair (last score kept)")
     # stacklevel: _warn_dropped < _read_qrels < load_beir < the caller

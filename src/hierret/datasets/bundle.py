@@ -28,6 +28,13 @@ a folder of your own documents
     evidence quotes are judged at every target, those naming sections at
     sections and documents, those naming a document at documents only.
 
+Nothing is dropped without a count a study cannot miss: whatever a loader
+leaves out of the source (documents without text, judgments naming unknown
+ids, questions without evidence, files skipped) is counted by reason in
+:attr:`Bundle.dropped`, shown in :meth:`Bundle.summary` and stated by
+:meth:`Bundle.identity` (so a record says how many were dropped and why). A
+source that holds no documents, or no question left, is an error.
+
 Every source is cut down the same way (:func:`sample_documents`): the queries
 kept are the first ``max_queries`` in file order; the documents kept are every
 document judged for those queries plus a seeded sample of the others, up to
@@ -47,6 +54,7 @@ from typing import get_args
 import numpy as np
 
 import hierret._clock as _clock
+from hierret.datasets._dropped import describe_dropped, nonzero
 from hierret.datasets._paths import broken_link
 from hierret.datasets.beir import BEIR_DOWNLOADS, BeirDataset, load_beir
 from hierret.datasets.download import DataFormatError, DataNotFoundError, data_home
@@ -105,6 +113,9 @@ class Bundle:
         at different targets (a folder of documents: quotes at passages,
         section ids at sections, document ids at documents); ``None`` when
         every query is judged at every target of :attr:`targets`.
+    dropped : dict of str to int
+        What the loader left out of the full source, by reason (``{}`` when
+        nothing): ``"judgments naming unknown documents": 2``, ...
 
     Examples
     --------
@@ -123,6 +134,7 @@ class Bundle:
     judgments: Mapping[str, Mapping[str, int]] | None = None
     details: Mapping[str, str | int] = field(default_factory=dict)
     judged_at: Mapping[str, Level] | None = None
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
     def judged_queries(self, target: Level) -> tuple[Query, ...]:
         """The queries judged at ``target``: those whose evidence is no coarser (``Query.level``).
@@ -210,6 +222,7 @@ class Bundle:
             "documents": len(self.corpus),
             "questions": len(self.queries),
             "sampled": self.sampling,
+            "dropped": describe_dropped(self.dropped),
         }
 
     def identity(self) -> dict[str, str | int]:
@@ -238,6 +251,7 @@ class Bundle:
             "targets": ",".join(self.targets),
             "heading_styles": ",".join(self.heading_styles),
             "sampling": self.sampling,
+            **({"dropped": describe_dropped(self.dropped)} if self.dropped else {}),
         }
 
 
@@ -480,7 +494,15 @@ def _by_name(name: str, split: str | None, *, seed: int, download: bool) -> Bund
     built = build_sectioned(beir, seed=seed)
     details = _full_details(built.identity())
     del details["max_docs"]  # build_sectioned's own cut, not used: the bundle samples instead
-    return _whole(name, beir.split, built.corpus, built.queries, MARKDOWN_HEADINGS, details=details)
+    return _whole(
+        name,
+        beir.split,
+        built.corpus,
+        built.queries,
+        MARKDOWN_HEADINGS,
+        details=details,
+        dropped=beir.dropped,
+    )
 
 
 def _beir(data: BeirDataset, source: str) -> Bundle:
@@ -492,6 +514,7 @@ def _beir(data: BeirDataset, source: str) -> Bundle:
         HEADING_STYLES,
         judgments=data.qrels,
         details=_full_details(data.identity()),
+        dropped=data.dropped,
     )
 
 
@@ -504,6 +527,7 @@ def _qasper(split_or_path: str | Path, source: str, *, download: bool = False) -
         data.queries,
         MARKDOWN_HEADINGS,
         details=_full_details(data.identity()),
+        dropped=data.dropped,
     )
 
 
@@ -516,6 +540,7 @@ def _folder(data: FolderDataset) -> Bundle:
         data.queries,
         data.heading_styles,
         details=_full_details(data.identity()),
+        dropped={_FOLDER_REASONS[k]: n for k, n in data.problems.items()},
     )
     return replace(
         bundle,
@@ -540,7 +565,16 @@ def _whole(
     *,
     judgments: Mapping[str, Mapping[str, int]] | None = None,
     details: Mapping[str, str | int],
+    dropped: Mapping[str, int] | None = None,
 ) -> Bundle:
+    """The full source as a bundle; no documents or no questions is an error."""
+    lost = describe_dropped(dropped or {})
+    if not len(corpus) or not queries:
+        what = "no documents" if not len(corpus) else "no questions"
+        raise DataFormatError(
+            f"{source}: {what} to load (dropped: {lost}); a study needs documents and "
+            f"judged questions: check the source ({_FORMATS})"
+        )
     targets: tuple[Level, ...] = ("documents",) if judgments is not None else ALL_TARGETS
     return Bundle(
         source,
@@ -552,8 +586,16 @@ def _whole(
         sampling="",
         judgments=judgments,
         details=dict(details),
+        dropped=nonzero(dropped or {}),
     )
 
+
+#: The folder loader's problem counts, as reasons for :attr:`Bundle.dropped`.
+_FOLDER_REASONS = {
+    "dropped_questions": "questions with nothing left to judge them by",
+    "dropped_items": "quotes or ids found nowhere",
+    "skipped_files": "files skipped",
+}
 
 _CORPUS_KEYS = {"corpus", "fingerprint", "documents", "chars", "python", "queries"}
 

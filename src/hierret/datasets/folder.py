@@ -16,7 +16,9 @@ under the folder, at any depth, sorted by relative path. Names starting with a
 dot (``.git/``, ``.ipynb_checkpoints/``) are left out, and so is a file named
 ``README`` (any case, any of those suffixes) at the top of the folder: it
 describes the folder. A document's id is its relative path without the suffix,
-with ``/`` separators (``guide/config``); two files that differ only by suffix
+with ``/`` separators (``guide/config``), in Unicode NFC (a file named on macOS
+is NFD; ids in ``relevant`` are stripped and put in NFC too, by the one id rule
+of :func:`~hierret.datasets._ids.clean_id`); two files that differ only by suffix
 (``a.md``, ``a.rst``) are refused. Files are UTF-8 (a byte-order mark is
 dropped; ``\r\n`` and ``\r`` line ends become ``\n`` before quotes are
 located). A symlinked file is read when it points inside the folder;
@@ -101,6 +103,7 @@ from hierret._validate import (
     surrogate_escape,
     surrogate_message,
 )
+from hierret.datasets._ids import clean_id, shown_id
 from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
 from hierret.datasets.gold import locate
@@ -415,18 +418,19 @@ def _read_documents(
     first: dict[str, str] = {}
     for rel, file in files:
         suffix = file.suffix.lower()
-        doc_id = rel[: -len(file.suffix)]
-        if doc_id in first:
-            raise FolderFormatError(
-                f"{root}: {first[doc_id]} and {rel} have the same document id {doc_id!r} "
-                "(the relative path without suffix): rename one of them"
-            )
         if (at := lone_surrogate(rel)) is not None:
             raise FolderFormatError(
                 f"{root}: the file name {rel!r} is not UTF-8 (character {at}, shown as "
                 f"{rel[at]!r}, stands for the byte 0x{ord(rel[at]) & 0xFF:02x}): a document's id "
                 "is its path, and an id must be text: rename the file with a UTF-8 name "
                 "(e.g. convmv -f latin1 -t utf-8 --notest, or mv), or move it out of the folder"
+            )
+        doc_id = clean_id(rel[: -len(file.suffix)])  # NFC: a macOS name is NFD
+        if doc_id in first:
+            raise FolderFormatError(
+                f"{root}: {first[doc_id]} and {rel} have the same document id "
+                f"{shown_id(doc_id)} (the relative path without suffix, in Unicode NFC): "
+                "rename one of them"
             )
         first[doc_id] = rel
         raw = file.read_bytes()
@@ -640,7 +644,7 @@ class _Questions:
     def _resolve(self, n: int, qid: str, ref: str) -> tuple[list[Span], bool]:
         """The spans ``ref`` names, and whether it named a whole document."""
         doc_id, sep, rest = ref.partition(">")
-        doc_id = doc_id.strip()
+        doc_id = clean_id(doc_id)
         if doc_id not in self.ids:
             self.report.add("id_unknown", f"{qid} (line {n}) {ref!r}{self._suggest(doc_id)}")
             return [], False

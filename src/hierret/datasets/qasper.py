@@ -46,7 +46,17 @@ optional field), paper ids must be unique, the bytes valid UTF-8 and every
 string valid Unicode (no JSON escape of a lone surrogate, such as ``\\ud800``
 without the other half of its pair). Anything
 else raises :class:`QasperFormatError` naming the file, the paper, the field's
-path inside it, what was found, the rule and the fix.
+path inside it, what was found, the rule and the fix. So does a structure that
+would load as something else without a word: a file holding no papers
+(``{}``); papers wrapped in one more object (``{"data": {"p1": {...}}}`` would
+be one paper called ``"data"``); an object in a paper's place with none of a
+paper's fields; an annotation whose ``evidence`` (or another answer field)
+sits beside ``answer`` instead of inside it (its question would be dropped as
+without evidence); and a file whose every question is dropped.
+
+The questions dropped (unanswerable, figure/table evidence only, no located
+evidence) are counted by reason in :attr:`QasperDataset.dropped`, and in
+:meth:`QasperDataset.identity` as the ``qasper_*`` counts.
 """
 
 from __future__ import annotations
@@ -63,6 +73,7 @@ from types import UnionType
 from typing import Any
 
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
+from hierret.datasets._dropped import describe_dropped, nonzero
 from hierret.datasets.download import (
     DATA_ENV,
     CorruptArchiveError,
@@ -241,6 +252,11 @@ class QasperDataset:
     unlocated: list[str] = field(default_factory=list)
     path: Path = Path()
 
+    @property
+    def dropped(self) -> dict[str, int]:
+        """The questions dropped, by reason (only reasons with a count)."""
+        return _dropped(self.stats)
+
     def identity(self) -> dict[str, str | int]:
         """What a result records about the data it ran on (no local paths)."""
         h = hashlib.sha256()
@@ -348,6 +364,13 @@ def load_qasper(
             seen.add(query.id)
             queries.append(query)
     stats = QasperStats(**counts)
+    if stats.questions and not stats.kept:
+        dropped = describe_dropped(_dropped(stats))
+        raise QasperFormatError(
+            f"{path}: every one of its {stats.questions} question(s) was dropped ({dropped}): "
+            "nothing to evaluate; give answers with 'evidence' paragraphs found in the paper "
+            f"({_LAYOUT})"
+        )
     log.info("loaded qasper/%s: %s", name, stats.summary())
     if stats.stray_headings:
         log.warning(
@@ -357,6 +380,16 @@ def load_qasper(
             stats.stray_headings,
         )
     return QasperDataset(name, Corpus(f"qasper-{name}", docs), queries, stats, unlocated, path)
+
+
+def _dropped(stats: QasperStats) -> dict[str, int]:
+    return nonzero(
+        {
+            "questions unanswerable": stats.unanswerable,
+            "questions with figure/table evidence only": stats.figure_table_only,
+            "questions without located evidence": stats.no_located_evidence,
+        }
+    )
 
 
 class _PaperText:
@@ -511,6 +544,12 @@ def _read_json(path: Path) -> dict[str, Any]:
             f"{_kind(raw)}; a list of papers or several files must be merged into one object "
             "keyed by paper id"
         )
+    if not raw:
+        raise QasperFormatError(
+            f"{path}: holds no papers (an empty object); a Qasper file maps paper ids to "
+            f"papers ({_LAYOUT}): check that the right file was given, and that it was "
+            "written completely"
+        )
     for obj, dup in duplicates:
         if obj is raw:
             raise QasperFormatError(
@@ -551,6 +590,19 @@ def _kind(value: object) -> str:
 
 
 _MISSING = object()
+#: The fields of a v0.3 paper the loader reads.
+_PAPER_FIELDS = frozenset({"title", "abstract", "full_text", "qas", "figures_and_tables"})
+#: The fields of a v0.3 answer (inside an annotation's ``answer``).
+_ANSWER_FIELDS = frozenset(
+    {
+        "unanswerable",
+        "evidence",
+        "highlighted_evidence",
+        "extractive_spans",
+        "free_form_answer",
+        "yes_no",
+    }
+)
 
 
 class _Checker:
@@ -590,6 +642,18 @@ def _check_paper(pid: str, paper: object, path: Path) -> None:
         raise QasperFormatError(
             f"{path}: paper {pid!r} is not a JSON object, got {_kind(paper)}; each paper id "
             f"must map to an object with 'title', 'abstract', 'full_text' and 'qas' ({_LAYOUT})"
+        )
+    if not paper.keys() & _PAPER_FIELDS:
+        inner = [k for k, v in paper.items() if isinstance(v, dict) and v.keys() & _PAPER_FIELDS]
+        fix = (
+            f"the papers seem wrapped in one more object: give the object under {pid!r} "
+            f"itself, e.g. json.dump(json.load(f)[{pid!r}], out)"
+            if inner
+            else f"each paper needs its 'title', 'abstract', 'full_text' and 'qas' ({_LAYOUT})"
+        )
+        raise QasperFormatError(
+            f"{path}: paper {pid!r} has none of a paper's fields "
+            f"({', '.join(sorted(_PAPER_FIELDS))}), got {_kind(paper)}; {fix}"
         )
     for key in ("title", "abstract"):
         c.optional(paper.get(key), key, str, "a string (or null)")
@@ -636,6 +700,15 @@ def _check_question(c: _Checker, where: str, qa: object) -> None:
         if not isinstance(annotation, dict):
             raise c.fail(at, annotation, "an object with an 'answer'")
         rule = "an object with 'unanswerable' and 'evidence'"
+        beside = sorted(annotation.keys() & _ANSWER_FIELDS)
+        if beside:
+            raise c.fail(
+                f"{at}.{beside[0]}",
+                annotation[beside[0]],
+                "inside the annotation's 'answer' object, not beside it",
+                f"move {beside} into 'answer': "
+                '{"answer": {"unanswerable": false, "evidence": [...]}}',
+            )
         answer = c.required(annotation, "answer", f"{at}.answer", rule)
         if not isinstance(answer, dict):
             raise c.fail(f"{at}.answer", answer, rule)
