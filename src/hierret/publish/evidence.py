@@ -116,16 +116,26 @@ def _margin(test: ledger.PairedTest) -> tuple[float, float]:
     return ledger.margin_interval(test)
 
 
-def _common_prefix(keys: list[str]) -> str:
+def _common_name(keys: list[str]) -> str:
+    """The words the published members' keys share at their start and at their end
+    (``pyref_…_ndcg10``): a family's name when the study gave it none."""
     parts = [k.split("_") for k in keys if k]
     if not parts:
         return ""
-    common: list[str] = []
+    if len(parts) == 1:
+        return "_".join(parts[0])
+    head: list[str] = []
     for words in zip(*parts, strict=False):
         if len(set(words)) > 1:
             break
-        common.append(words[0])
-    return "_".join(common)
+        head.append(words[0])
+    shortest = min(len(w) for w in parts)
+    tail: list[str] = []
+    for words in zip(*(reversed(w[len(head) :]) for w in parts), strict=False):
+        if len(set(words)) > 1 or len(head) + len(tail) >= shortest:
+            break
+        tail.insert(0, words[0])
+    return "_".join(head) + ("_…_" + "_".join(tail) if tail else "")
 
 
 def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -139,7 +149,7 @@ def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     used: dict[str, int] = {}
     for n, f in enumerate(fams, start=1):
         family = ledger.families()[f]
-        named = family.name or _common_prefix([by_test.get(m, "") for m in family.members])
+        named = family.name or _common_name([by_test.get(m, "") for m in family.members])
         used[named] = used.get(named, 0) + 1
         label = named if used[named] == 1 else f"{named} #{used[named]}"
         for m in family.members:
