@@ -71,12 +71,14 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
 
     ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
     all in ``values``; it is matched to the last kept test with the same three
-    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them).
+    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them), the
+    first in the order computed that no earlier key took.
     """
     index: dict[tuple[float, float, float], list[int]] = {}
     for i, t in enumerate(ledger.kept()):
         index.setdefault((t.diff, t.low, t.high), []).append(i)
     found: dict[str, int] = {}
+    taken: set[int] = set()
     for name in values:
         if not name.endswith("_diff"):
             continue
@@ -91,8 +93,10 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
             if f"{k}_{col}" in values:
                 same = [i for i in candidates if get(i) == float(values[f"{k}_{col}"])]
                 candidates = same or candidates
-        if candidates:
-            found[k] = candidates[-1]
+        if candidates:  # the first not yet taken: two tests with the same numbers (the
+            unused = [i for i in candidates if i not in taken]  # same arms in two
+            found[k] = (unused or candidates)[0]  # families) keep their own families
+            taken.add(found[k])
     return found
 
 
@@ -142,14 +146,16 @@ def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The tests and questions tables of every test ``values`` publishes, and of every
     other member of their families."""
     matched = match(values)
-    by_test = {i: k for k, i in matched.items()}
+    by_test: dict[int, list[str]] = {}
+    for k, i in matched.items():
+        by_test.setdefault(i, []).append(k)
     fams = sorted({f for i in matched.values() if (f := ledger.family_index(i)) is not None})
     order: list[int] = []
     fam_label: dict[int, tuple[str, str]] = {}
     used: dict[str, int] = {}
     for n, f in enumerate(fams, start=1):
         family = ledger.families()[f]
-        named = family.name or _common_name([by_test.get(m, "") for m in family.members])
+        named = family.name or _common_name([k for m in family.members for k in by_test.get(m, [])])
         used[named] = used.get(named, 0) + 1
         label = named if used[named] == 1 else f"{named} #{used[named]}"
         for m in family.members:
@@ -157,13 +163,14 @@ def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
             if m not in order:
                 order.append(m)
     order += [i for i in sorted(matched.values()) if i not in order]
-    rows, qrows = [], []
-    for n, i in enumerate(order, start=1):
-        t, fam = ledger.kept()[i], ledger.family_of(i)
+    rows: list[list[Any]] = []
+    qrows: list[tuple[str, str, float, float]] = []
+    for i, k in ((j, k) for j in order for k in by_test.get(j, [""])):
+        t, fam, n = ledger.kept()[i], ledger.family_of(i), len(rows) + 1
         size = len(fam.members) if fam is not None else 1
         low, high = _margin(t)
         fid, fname = fam_label.get(i, (f"T{n}", "one test"))
-        rows.append([f"T{n}", by_test.get(i, ""), t.kind, t.a, t.b, t.n, t.diff, t.low,
+        rows.append([f"T{n}", k, t.kind, t.a, t.b, t.n, t.diff, t.low,
                      t.high, t.p, fid, fname, size, ledger.adjusted(i), t.confidence,
                      t.n_resamples, t.interval_resamples, t.seed,
                      ledger.detectable(t, size), low, high])  # fmt: skip
