@@ -70,15 +70,17 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
     """Each published test's key ``K`` and the number of the kept test that computed it.
 
     ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
-    all in ``values``; it is matched to the last kept test with the same three
-    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them), the
+    all in ``values``; its candidates are the kept tests with the same three
+    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them).
+    When a study computed the same comparison twice (the same arms tested in
+    two families), the candidate whose family holds the most candidates of
+    the record's other keys wins (the family the record published), then the
     first in the order computed that no earlier key took.
     """
     index: dict[tuple[float, float, float], list[int]] = {}
     for i, t in enumerate(ledger.kept()):
         index.setdefault((t.diff, t.low, t.high), []).append(i)
-    found: dict[str, int] = {}
-    taken: set[int] = set()
+    options: dict[str, list[int]] = {}
     for name in values:
         if not name.endswith("_diff"):
             continue
@@ -93,11 +95,24 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
             if f"{k}_{col}" in values:
                 same = [i for i in candidates if get(i) == float(values[f"{k}_{col}"])]
                 candidates = same or candidates
-        if candidates:  # the first not yet taken: two tests with the same numbers (the
-            unused = [i for i in candidates if i not in taken]  # same arms in two
-            found[k] = (unused or candidates)[0]  # families) keep their own families
-            taken.add(found[k])
+        if candidates:
+            options[k] = candidates
+    found: dict[str, int] = {}
+    taken: set[int] = set()
+    for k, candidates in options.items():
+        others = {i for key, c in options.items() if key != k for i in c}
+        score = {i: _siblings(i, others) for i in candidates}
+        chosen = [i for i in candidates if score[i] == max(score.values())]
+        unused = [i for i in chosen if i not in taken]
+        found[k] = (unused or chosen)[0]
+        taken.add(found[k])
     return found
+
+
+def _siblings(test: int, others: set[int]) -> int:
+    """How many other members of ``test``'s family are among ``others``."""
+    fam = ledger.family_of(test)
+    return 0 if fam is None else sum(m in others for m in fam.members if m != test)
 
 
 def derived(values: Mapping[str, Any], matched: Mapping[str, int]) -> dict[str, float]:
