@@ -171,7 +171,9 @@ def _named_siblings(path: Path, tree: ast.AST) -> Iterator[Path]:
     patterns = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
-            parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values]
+            parts = [
+                re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values
+            ]
             patterns.append("".join(parts))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             patterns.append(re.escape(node.value))
