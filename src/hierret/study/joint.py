@@ -196,15 +196,28 @@ def _unarray(data: Mapping[str, Any]) -> NDArray[Any]:
     return array
 
 
-def kept_query_encodings(reranker: Reranker, queries: Sequence[str], memo: Measurements) -> int:
+class _NotKept(Exception):
+    """Nothing kept, and measuring was not asked for."""
+
+
+def kept_query_encodings(
+    reranker: Reranker,
+    queries: Sequence[str],
+    memo: Measurements,
+    *,
+    measure: bool = True,
+    warm_up: bool = True,
+) -> int:
     """Give ``reranker``'s :class:`~hierret.rerank.QueryClock` each query's encoding and
-    its time, measured now or kept from an earlier run (``memo``); returns how many.
+    its time, kept from an earlier run (``memo``) or measured now; returns how many.
 
     Measuring embeds each distinct query alone, timed, after one untimed
-    encoding (a model loaded on first use is not a query's time), exactly as a
-    timed :meth:`~hierret.rerank.Reranker.score` would. The vectors are kept
-    bit for bit beside the times, so a rerun that reuses them ranks with the
-    very vectors the measurement made. A reranker without a clock (it caches
+    encoding (a model loaded on first use is not a query's time; ``warm_up``
+    ``False`` leaves it to the caller), exactly as a timed
+    :meth:`~hierret.rerank.Reranker.score` would. The vectors are kept bit for
+    bit beside the times, so a rerun that reuses them ranks with the very
+    vectors the measurement made. With ``measure`` ``False`` nothing is
+    measured: 0 when nothing was kept. A reranker without a clock (it caches
     its queries, or has none to encode) is left as it is: 0.
 
     Examples
@@ -213,11 +226,13 @@ def kept_query_encodings(reranker: Reranker, queries: Sequence[str], memo: Measu
     >>> from hierret.encoders import HashEncoder
     >>> tmp = tempfile.TemporaryDirectory()
     >>> rr = EncoderReranker(HashEncoder(dimension=8), cache_queries=False)
+    >>> kept_query_encodings(rr, ["why?", "how?"], Measurements(tmp.name), measure=False)
+    0
     >>> kept_query_encodings(rr, ["why?", "how?", "why?"], Measurements(tmp.name))
     2
     >>> again = EncoderReranker(HashEncoder(dimension=8), cache_queries=False)
     >>> memo = Measurements(tmp.name)
-    >>> kept_query_encodings(again, ["why?", "how?"], memo), memo.reused
+    >>> kept_query_encodings(again, ["why?", "how?"], memo, measure=False), memo.reused
     (2, 1)
     >>> bool((again.query_clock.kept()["why?"][0] == rr.encode_query("why?")).all())
     True
@@ -229,22 +244,27 @@ def kept_query_encodings(reranker: Reranker, queries: Sequence[str], memo: Measu
         return 0
     distinct = list(dict.fromkeys(queries))
 
-    def measure() -> list[tuple[Any, float]]:
-        if distinct:
+    def timed() -> list[tuple[Any, float]]:
+        if not measure:
+            raise _NotKept
+        if distinct and warm_up:
             encode(distinct[0])  # untimed warm-up: a lazy model loads here
-        timed = QueryClock[Any]()
+        fresh = QueryClock[Any]()
         for query in distinct:
-            timed.encode(query, functools.partial(encode, query))
-        return list(timed.kept().values())
+            fresh.encode(query, functools.partial(encode, query))
+        return list(fresh.kept().values())
 
     inputs = {"reranker": model_key(reranker), "queries": text_digest(distinct)}
-    kept = memo.recall(
-        "query-encodings",
-        inputs,
-        measure,
-        dump=lambda rows: [[_array(v), t] for v, t in rows],
-        load=lambda rows: [(_unarray(v), float(t)) for v, t in rows],
-    )
+    try:
+        kept = memo.recall(
+            "query-encodings",
+            inputs,
+            timed,
+            dump=lambda rows: [[_array(v), t] for v, t in rows],
+            load=lambda rows: [(_unarray(v), float(t)) for v, t in rows],
+        )
+    except _NotKept:
+        return 0
     if len(kept) != len(distinct):
         raise ValueError(f"the kept query encodings hold {len(kept)} of {len(distinct)} queries")
     for query, (value, seconds) in zip(distinct, kept, strict=True):
@@ -362,10 +382,13 @@ class JointMatrix:
         """Run every first stage and have every reranker prepare the union of candidates.
 
         Each reranker then scores one pair untimed (a warm-up). With a
-        ``memo``, each timed reranker's clock first gets every query's encoding
-        and its time (:func:`kept_query_encodings`), so the warm-up embeds
-        nothing when they were kept. Returns the number of distinct
-        candidates prepared.
+        ``memo``, each timed reranker's clock gets every query's encoding and
+        its time (:func:`kept_query_encodings`): those kept from an earlier run
+        before the warm-ups, which then embed nothing; the others are measured
+        after every reranker's warm-up, in the state in which the queries
+        were always timed (one engine's settings can change another's last
+        bits: e5's engine sets OpenMP's thread count, which MiniLM's float32
+        sums follow). Returns the number of distinct candidates prepared.
         """
         texts: dict[str, str] = {}
         for stage in self.stages.values():
@@ -375,17 +398,23 @@ class JointMatrix:
             units = {u.id: u for u in h.units(_ranked_level(stage))}
             texts |= {uid: h.text(units[uid]) for r in run.values() for uid, _ in r}
         pool = sorted(texts)
+        words = [q.text for q in queries]
+        todo = []  # timed rerankers whose query encodings are measured after the warm-ups
         for reranker in self.rerankers.values():
             reranker.prepare([texts[u] for u in pool])
             clock = getattr(reranker, "query_clock", None)
-            kept = isinstance(clock, QueryClock) and self.memo is not None
-            if kept:
-                assert self.memo is not None
-                kept = bool(kept_query_encodings(reranker, [q.text for q in queries], self.memo))
+            kept = self.memo is not None and kept_query_encodings(
+                reranker, words, self.memo, measure=False
+            )
             if pool:
                 reranker.score(queries[0].text, [texts[pool[0]]])
             if isinstance(clock, QueryClock):  # the warm-up's encoding is not a timing
                 clock.take() if kept else clock.clear()
+                todo += [] if kept else [reranker]
+        memo = self.memo
+        for reranker in todo if memo is not None else ():
+            assert memo is not None
+            kept_query_encodings(reranker, words, memo, warm_up=not pool)
         return len(pool)
 
     def values(
