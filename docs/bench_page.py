@@ -4,7 +4,8 @@
 
 The record is what ``nox -s bench -- --record`` wrote to ``data/results/bench.json``
 (``tests/benchmarks/run_all.py``). The page shows every ratio against a peer with
-its goal and its equality check, the encoders' passages per second, the command
+its goal and its equality check, the encoders' passages per second and the fraction of
+the machine's measured matrix-multiply peak each reaches, the command
 line's cold and warm runs, the chunker's time per character, the machine, and one
 figure (``bench-ratios.png`` beside the page), all read from the record at every
 site build, so no number on the page is typed by hand. Without a record the page
@@ -148,6 +149,41 @@ def encoder_table(v: V, identity: V) -> list[str]:
     return out
 
 
+def efficiency_table(v: V, identity: V) -> list[str]:
+    """Each transformer's FLOPs per text and the fraction of the machine's measured GEMM
+    peak it reached (when the record has them: ``bench_peak.py``)."""
+    if "peak_fp32_peak_gflops" not in v:
+        return []
+    peaks = {"fp32": ("peak_fp32_peak_gflops", "GFLOP/s"), "int8": ("peak_int8_peak_gops", "GOP/s")}
+    measured = [
+        f"{a} {v[k]:.0f} {unit}" for a, (k, unit) in peaks.items() if k in v
+    ]  # fmt: skip
+    out = [
+        "",
+        "How near each engine comes to what this machine can multiply: its floating-point "
+        "operations per text counted from the model's shape (layers, hidden size, feed-forward "
+        "size; attention's n² term) and the texts' token counts (`tests/benchmarks/"
+        "bench_peak.py`), times its passages per second, as a fraction of the best matrix "
+        f"multiply measured here at the encoders' shapes ({v['peak_tokens']:.0f} × 384 by "
+        f"384 × 1,536 and the other projections, torch, {v['peak_threads']:.0f} threads): "
+        + ", ".join(measured)
+        + ". Engines with int8 arithmetic are measured against the int8 peak.",
+        "",
+        "| backend | passages / s | tokens / text | GFLOP / text | GFLOP/s | arithmetic "
+        "| fraction of measured peak |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for name, arithmetic in identity.get("arithmetic", {}).items():
+        b = f"encode_backends_{name.replace('-', '_')}"
+        fraction = v.get(b + "_fraction_of_peak")
+        out.append(
+            f"| `{name}` | {v[b + '_pps']:.1f} | {v[b + '_tokens_mean']:.0f} | "
+            f"{v[b + '_gflop_per_text']:.2f} | {v[b + '_gflops']:.1f} | {arithmetic} | "
+            + (f"{fraction:.0%} |" if fraction is not None else "not measured |")
+        )
+    return out
+
+
 def _default_batch() -> int:
     """:class:`~hierret.encoders.OnnxEncoder`'s default batch size, from its signature."""
     from hierret.encoders import OnnxEncoder
@@ -287,6 +323,7 @@ def page(record: V | None, figure_path: Path) -> str:
         "abstracts, without a cache.",
         "",
         *encoder_table(v, identity),
+        *efficiency_table(v, identity),
         *batch_table(v),
         "",
         "## The command line",

@@ -69,6 +69,7 @@ def test_gather_keys_every_number_by_its_path(tmp_path: Path) -> None:
         "bm25": {"results": [{"analyzer": "english", "speedup": 90.0, "n_docs": 5}]},
         "metrics": {"ratio_vs_ranx": 0.5},
         "speed": {"dense": {"faiss": {"min_s": 1.0}}},
+        "peak": {"fp32_peak_gflops": 100.0},
         "encode": {"backends": {"minilm-int8": {"pps": 3.0, "identity": "x"}}},
     }
     for name, data in bench.items():
@@ -79,9 +80,38 @@ def test_gather_keys_every_number_by_its_path(tmp_path: Path) -> None:
         "bm25_english_n_docs": 5,
         "metrics_ratio_vs_ranx": 0.5,
         "speed_dense_faiss_min_s": 1.0,
+        "peak_fp32_peak_gflops": 100.0,
         "encode_backends_minilm_int8_pps": 3.0,
     }
-    assert described == {"encoders": {"minilm-int8": "x"}}
+    assert described == {"encoders": {"minilm-int8": "x"}, "arithmetic": {}}
+
+
+def test_each_engine_is_a_fraction_of_its_arithmetics_peak(tmp_path: Path) -> None:
+    backend = {"pps": 2.0, "identity": "x", "tokens_mean": 200.0, "gflop_per_text": 4.0}
+    bench = {
+        "bm25": {"results": []},
+        "metrics": {},
+        "speed": {},
+        "peak": {"fp32_peak_gflops": 100.0, "int8_peak_gops": 400.0, "tokens": 4096.0,
+                 "threads": 2},
+        "encode": {"backends": {
+            "minilm": {**backend, "gflops": 8.0, "arithmetic": "fp32"},
+            "e5-small": {**backend, "gflops": 8.0, "arithmetic": "int8"},
+            "wordllama": {"pps": 900.0, "identity": "w"},
+        }},
+    }  # fmt: skip
+    for name, data in bench.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    values, described = run_all.gather(tmp_path)
+    assert values["encode_backends_minilm_fraction_of_peak"] == pytest.approx(0.08)
+    assert values["encode_backends_e5_small_fraction_of_peak"] == pytest.approx(0.02)
+    assert "encode_backends_wordllama_fraction_of_peak" not in values
+    assert described["arithmetic"] == {"minilm": "fp32", "e5-small": "int8"}
+    rows = page.efficiency_table(values, described)
+    assert any(r.startswith("| `minilm` | 2.0 | 200 | 4.00 | 8.0 | fp32 | 8% |") for r in rows)
+    assert any(r.startswith("| `e5-small` |") and r.endswith("| int8 | 2% |") for r in rows)
+    assert any("fp32 100 GFLOP/s, int8 400 GOP/s" in r for r in rows)
+    assert page.efficiency_table({}, described) == []  # a record from before: no table
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no bench record committed")

