@@ -7,13 +7,13 @@ import pytest
 from hierret.publish import claims
 
 ROW = (
-    "| C1 | Dense beats BM25 | `dr009.d` > 0 | 0.1<!--@dr009.d_diff:.1f--> "
-    "(0.0<!--@dr009.d_diff_low:.1f--> to 0.2<!--@dr009.d_diff_high:.1f-->) | "
-    "0.01<!--@dr009.d_p_holm:.2f--> | holds |"
+    "| C1 | Dense beats BM25 | `dr009.d` > 0 | +0.100<!--@dr009.d_diff:+.3f--> "
+    "(+0.020<!--@dr009.d_diff_low:+.3f--> to +0.200<!--@dr009.d_diff_high:+.3f-->) | "
+    "0.004<!--@dr009.d_p:.2g--> | 0.01<!--@dr009.d_p_holm:.2g--> · Holm over (3 tests) | holds |"
 )
 HEAD = (
-    "### Claims and tests\n\n| id | claim | test | difference (interval) | adjusted p | "
-    "verdict |\n|---|---|---|---|---|---|\n"
+    "### Claims and tests\n\n| id | claim | test | difference | p | adjusted p | "
+    "verdict |\n|---|---|---|---|---|---|---|\n"
 )
 
 
@@ -22,7 +22,9 @@ def _doc(prose: str = "Dense beats BM25 [C1].", row: str = ROW) -> str:
 
 
 def _results(**values: float) -> dict[str, dict[str, dict[str, float]]]:
-    base = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p_holm": 0.01}
+    base = {"d_diff": 0.1, "d_diff_low": 0.02, "d_diff_high": 0.2, "d_p": 0.004,
+            "d_p_holm": 0.01, "d_family_size": 3, "d_mde": 0.07, "d_margin_low": 0.03,
+            "d_margin_high": 0.18}  # fmt: skip
     return {"dr009": {"values": base | values}}
 
 
@@ -31,7 +33,8 @@ def _results(**values: float) -> dict[str, dict[str, dict[str, float]]]:
     [
         (">", 0.1, 0.01, "holds"),
         (">", 0.1, 0.05, "not established"),
-        (">", -0.1, 0.001, "not established"),
+        (">", -0.1, 0.001, "contradicted"),
+        (">", 0.1, 0.2, "not established"),
         ("<", -0.1, 0.001, "holds"),
         ("≤", 0.1, 0.001, "contradicted"),
         ("≤", -0.1, 0.001, "consistent"),
@@ -65,8 +68,10 @@ def test_a_wrong_verdict_fails_and_update_fixes_it() -> None:
     text = _doc().replace("## DR-010 · Next\n", "")
     results = _results(d_p_holm=0.2)
     (problem,) = claims.check(text, results)
-    assert "verdict says 'holds'" in problem
-    assert "'not established'" in problem
+    assert problem.startswith("DR-009 C1: the row says")
+    assert problem.endswith("| not established (could detect ≥ 0.07)'; run "
+                            "`python docs/check_decisions.py --update` (or `nox -s reproduce -- "
+                            "--update-decisions`) and review the diff")  # fmt: skip
     assert claims.check(claims.update(text, results), results) == []
 
 
@@ -80,11 +85,16 @@ def test_a_missing_key_fails() -> None:
 
 
 def test_a_row_must_quote_its_interval_and_p() -> None:
-    row = ROW.replace(" to 0.2<!--@dr009.d_diff_high:.1f-->", "")
+    row = ROW.replace(" to +0.200<!--@dr009.d_diff_high:+.3f-->", "")
     text = _doc(row=row).replace("## DR-010 · Next\n", "")
-    assert claims.check(text, _results()) == [
-        "DR-009 C1: the difference cell does not quote dr009.d_diff_high"
-    ]
+    (problem,) = claims.check(text, _results())
+    assert problem.startswith("DR-009 C1: the row says '+0.100 (+0.020) | 0.004 |")
+
+
+def test_a_p_value_must_be_the_unadjusted_one() -> None:
+    row = ROW.replace("0.004<!--@dr009.d_p:.2g-->", "0.01<!--@dr009.d_p_holm:.2g-->", 1)
+    text = _doc(row=row).replace("## DR-010 · Next\n", "")
+    assert claims.check(text, _results())
 
 
 @pytest.mark.parametrize(
