@@ -42,7 +42,8 @@ Errors: a cache folder that cannot be written raises
 written, while :class:`CachedEncoder` checks *before* embedding and, when the
 cache cannot be written, still returns the vectors it computes, with a single
 :class:`CacheNotWritableWarning` per encoder (a read-only shared cache keeps
-serving its hits). A folder that exists but cannot be listed raises
+serving its hits); a write that fails during the call (a full disk) gives the
+same warning, and what was stored before it is kept. A folder that exists but cannot be listed raises
 :class:`CacheNotReadableError`. Both are :class:`PermissionError` subclasses
 naming the folder. :meth:`VectorCache.lookup` raises
 :class:`MissingVectorsError` (a :class:`KeyError`) for texts never stored.
@@ -77,7 +78,7 @@ import struct
 import time
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -939,10 +940,17 @@ class VectorCache:
         shelf = self._shelf(identity, ragged=not isinstance(values, np.ndarray))
         shelf.put(keys, values)
         self.stats.stored += len(keys)
-        if len(shelf.shards) > self.max_shards:
-            shelf.compact(everything=True)
-        else:
-            self.repair(identity)
+        try:  # the new shard is in place: merging or repairing can wait for a later call
+            if len(shelf.shards) > self.max_shards:
+                shelf.compact(everything=True)
+            else:
+                self.repair(identity)
+        except OSError as err:  # a full disk, a folder made read-only since
+            log.warning(
+                "vector cache: could not merge the shards in %s (%s); they are kept as they are",
+                shelf.folder,
+                err.strerror or err,
+            )
 
     def count(self, identity: Identity) -> int:
         """Number of distinct texts stored for ``identity`` (any role)."""
@@ -1009,14 +1017,21 @@ class VectorCache:
 class CachedEncoder(Encoder):
     """An encoder that looks every text up in a :class:`VectorCache` first.
 
-    Only the missing texts are encoded, deduplicated, in one batched call; the
-    new vectors are stored and all rows come back in input order. Identity,
-    token counts and windows are those of the wrapped encoder.
+    Only the missing texts are encoded, deduplicated, in one call of the
+    wrapped encoder (:meth:`~hierret.encoders.Encoder.encode_batches`, so its
+    own batching, and the vectors, are those of one plain call); each batch is
+    stored as one shard as soon as it is made, so an interrupted call (Ctrl-C,
+    SIGTERM, kill -9) keeps every batch finished before it and the next call
+    embeds only the rest. All rows come back in input order. Identity, token
+    counts and windows are those of the wrapped encoder.
 
     Before embedding anything it checks that the cache can be written. When it
     cannot (a read-only shared cache, ``$HIERRET_CACHE`` naming a file), the
     vectors are still computed and returned, not stored, and one
     :class:`CacheNotWritableWarning` per encoder says so and how to fix it.
+    A write that fails later (a full disk, ``ENOSPC``; a folder made read-only
+    meanwhile) degrades the same way: the batches stored before it stay, the
+    vectors of the call are all returned, and one warning names the fix.
     A cache folder that cannot be read raises :class:`CacheNotReadableError`
     before any embedding.
     When every vector was found but a shard was found damaged on the way (say,
@@ -1054,6 +1069,9 @@ class CachedEncoder(Encoder):
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         return self.encoder._embed(texts)
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
+        return self.encoder._embed_batches(texts)
 
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
         return self.encoder._token_offsets(text)
@@ -1124,18 +1142,40 @@ class CachedEncoder(Encoder):
         if len(missing):
             store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")
             self._warned |= not store  # checked before the (expensive) embedding
-            compute = self.encoder.encode_unnormalized if raw else self.encoder.encode
-            fresh = compute([unique_texts[j] for j in missing], role)
-            vectors[missing] = fresh
-            if store:
-                self.cache.put(ident, [unique_keys[j] for j in missing], fresh)
-                self.stats.stored += len(missing)
+            todo = [unique_texts[j] for j in missing]
+            for idx, fresh in self.encoder.encode_batches(todo, role, normalized=not raw):
+                rows = missing[idx]
+                vectors[rows] = fresh
+                if store:  # each batch as it is made: an interrupted call keeps it
+                    store = self._store(ident, [unique_keys[j] for j in rows], fresh)
         else:  # a padded shard served every vector: repair it now, if we may
             try:
                 self.cache.repair(ident)
             except OSError as err:  # a read-only cache: the damage is skipped each time
                 log.debug("vector cache: could not repair %s (%s)", self.cache, err)
         return vectors[positions]
+
+    def _store(self, ident: EncoderIdentity, keys: list[bytes], fresh: NDArray[np.float32]) -> bool:
+        """Put one batch; when the disk is full or the folder became unwritable,
+        warn once (as for a read-only cache) and say so: the caller keeps the
+        vectors and stops storing."""
+        try:
+            self.cache.put(ident, keys, fresh)
+        except OSError as err:
+            if not self._warned:
+                warnings.warn(
+                    f"vector cache folder {self.cache.folder(ident)} could not store "
+                    f"vectors ({err.strerror or err}): free space there or fix its "
+                    f"permissions, or {_FIX}. Vectors are computed but not stored "
+                    "from here on (this warning is shown once per encoder); those "
+                    f"stored before ({self.stats.stored} in this process) are kept.",
+                    CacheNotWritableWarning,
+                    stacklevel=5,
+                )
+            self._warned = True
+            return False
+        self.stats.stored += len(keys)
+        return True
 
 
 def _check_finite(values: Sequence[NDArray[Any]], keys: Sequence[bytes], what: str) -> None:

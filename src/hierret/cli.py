@@ -313,7 +313,7 @@ def _usage_error(message: str) -> int:
     return 2
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: argparse.Namespace, cache: VectorCache) -> int:
     try:
         args.question.encode("utf-8")
     except UnicodeEncodeError:
@@ -335,7 +335,7 @@ def _search(args: argparse.Namespace) -> int:
     hierarchy = build_hierarchy(
         corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )
-    encoder = cached_encoder(args.encoder, VectorCache(args.cache_dir))
+    encoder = cached_encoder(args.encoder, cache)
     profile = profile_from_args(args)
     searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
@@ -383,16 +383,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    cache = VectorCache(args.cache_dir)
     try:
-        status = _search(args)
+        status = _search(args, cache)
         sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
         return status
     except BrokenPipeError:
         return _closed_pipe()
     except KeyboardInterrupt:
         print(
-            "hierret search: interrupted; the vector cache keeps every vector already "
-            "stored, so the next run continues from there",
+            f"hierret search: interrupted; {cache.stats.stored} new vector(s) of this run "
+            f"are kept in the vector cache {cache.root} (stored batch by batch, with those "
+            "of earlier runs), so the next run embeds only the rest",
             file=sys.stderr,
         )
         return 130
