@@ -35,7 +35,13 @@ def run_child(root: Path, marker: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     child = Path(__file__).with_name("_embed_child.py")
     args = [sys.executable, str(child), str(root), str(N), str(BATCH), str(STOP), str(marker)]
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(  # Ctrl-C as at a prompt, even if this process ignores it
+        args, env=env, stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
+
+
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(marker: Path, proc: subprocess.Popen[str]) -> None:

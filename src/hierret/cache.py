@@ -43,8 +43,8 @@ written, while :class:`CachedEncoder` checks *before* embedding and, when the
 cache cannot be written, still returns the vectors it computes, with a single
 :class:`CacheNotWritableWarning` per encoder (a read-only shared cache keeps
 serving its hits); a write that fails during the call (a full disk) gives the
-same warning, and what was stored before it is kept. A folder that exists but cannot be listed raises
-:class:`CacheNotReadableError`. Both are :class:`PermissionError` subclasses
+same warning, and what was stored before it is kept. A folder that exists but
+cannot be listed raises :class:`CacheNotReadableError`. Both are :class:`PermissionError` subclasses
 naming the folder. :meth:`VectorCache.lookup` raises
 :class:`MissingVectorsError` (a :class:`KeyError`) for texts never stored.
 Vectors or token matrices holding NaN or an infinity are refused by
@@ -317,9 +317,60 @@ def _record_dtype(dimension: int, ragged: bool = False) -> np.dtype[Any]:
 #: What a shard holds per key: a vector (a row of an array), or a token matrix.
 Values = NDArray[np.float32] | list[NDArray[np.float32]]
 
+_KEYS_MAGIC = b"HRVKEYS1"
+_KEYS_SUFFIX = ".hvk"
+#: Bytes per record of a shard's key index (``.hvk``): 8-byte key prefix + 4-byte row.
+KEY_INDEX_BYTES = 12
+_COPY_ROWS = 1 << 16  # records copied per step when shards are merged
+
+
+def _prefixes(keys: NDArray[Any] | bytes) -> NDArray[np.uint64]:
+    """The first 8 bytes of each 32-byte key, as integers (the key index's sort key)."""
+    blob = keys if isinstance(keys, bytes) else np.ascontiguousarray(keys).tobytes()
+    return np.frombuffer(blob, dtype="<u8").reshape(-1, 4)[:, 0].copy()
+
+
+def _key_index(keys: NDArray[Any] | bytes) -> tuple[NDArray[np.uint64], NDArray[np.uint32]]:
+    """Sorted key prefixes and the row of each: a shard's key index, made from its keys."""
+    pre = _prefixes(keys)
+    order = np.argsort(pre, kind="stable")
+    return pre[order], order.astype(np.uint32)
+
+
+def write_key_index(path: Path, keys: NDArray[Any] | bytes) -> None:
+    """Write the key index of a shard whose records hold ``keys`` (32-byte digests, in
+    row order) to ``path`` (the shard's name with ``.hvk``), atomically.
+
+    Layout: ``b"HRVKEYS1" | uint64 n | n x uint64 key prefix (sorted) | n x uint32 row``,
+    little-endian: :data:`KEY_INDEX_BYTES` (12) bytes per record.
+    """
+    pre, rows = _key_index(keys)
+    head = _KEYS_MAGIC + struct.pack("<Q", len(pre))
+    atomic_write(path, lambda f: f.writelines([head, pre.tobytes(), rows.tobytes()]))
+
+
+def _read_key_index(path: Path, n: int) -> tuple[NDArray[np.uint64], NDArray[np.uint32]] | None:
+    """The key index at ``path`` memory-mapped (nothing read yet), if it is one of ``n`` records."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if size != 16 + KEY_INDEX_BYTES * n or head[:8] != _KEYS_MAGIC:
+        return None
+    if struct.unpack("<Q", head[8:16])[0] != n:
+        return None
+    if not n:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    pre = np.memmap(path, dtype="<u8", mode="r", offset=16, shape=(n,))
+    rows = np.memmap(path, dtype="<u4", mode="r", offset=16 + 8 * n, shape=(n,))
+    return pre, rows
+
 
 class _Shard:
-    """One shard file held in memory; each record is checked before its first use.
+    """One shard file, memory-mapped: opening it reads its header and its key index
+    (also memory-mapped), never its records; each record is checked before its first use.
 
     ``payload`` holds the rows of a ragged shard's matrices (``row_bytes`` each).
     """
@@ -327,21 +378,74 @@ class _Shard:
     def __init__(
         self,
         path: Path,
-        raw: bytes | memoryview,
+        raw: NDArray[np.uint8] | bytes | memoryview,
         dtype: np.dtype[Any],
         seed: int,
-        payload: bytes | memoryview = b"",
+        payload: NDArray[np.uint8] | bytes | memoryview = b"",
         row_bytes: int = 0,
     ) -> None:
         self.path = path
-        self.raw = memoryview(raw).cast("B")
+        self.raw = memoryview(raw).cast("B")  # type: ignore[arg-type]
         self.size = dtype.itemsize
         self.records = np.frombuffer(self.raw, dtype=dtype)
         self.seed = seed
-        self.payload = memoryview(payload).cast("B")
+        self.payload = memoryview(payload).cast("B")  # type: ignore[arg-type]
         self.row_bytes = row_bytes
-        self.checked = np.zeros(len(self.records), dtype=bool)
+        self._checked: NDArray[np.bool_] | None = None  # made on first use (1 byte a record)
+        self.bad: set[int] = set()  # rows found corrupt: never served again
         self.damaged = False
+        self.prefix: NDArray[np.uint64] = np.zeros(0, np.uint64)
+        self.rows: NDArray[np.uint32] = np.zeros(0, np.uint32)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def checked(self) -> NDArray[np.bool_]:
+        if self._checked is None:
+            self._checked = np.zeros(len(self.records), dtype=bool)
+        return self._checked
+
+    def index_keys(self, keys_path: Path | None, persist: bool) -> None:
+        """Map the key index at ``keys_path``, or make it from the records (reading
+        every key once: a shard written before key indexes, or by an older
+        hierret) and, when ``persist``, write it there (best effort)."""
+        found = _read_key_index(keys_path, len(self)) if keys_path is not None else None
+        if found is None:
+            keys = np.ascontiguousarray(self.records["key"]).tobytes()
+            found = _key_index(keys)
+            if persist and keys_path is not None:
+                try:
+                    write_key_index(keys_path, keys)
+                except OSError as err:  # a read-only cache: kept in memory
+                    log.debug("vector cache: key index %s not written (%s)", keys_path, err)
+        self.prefix, self.rows = found
+
+    def find(
+        self, keys: Sequence[bytes], prefix: NDArray[np.uint64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
+        """Positions in ``keys`` stored here, their rows, and how many keys pointed at
+        a record holding another key (damage)."""
+        n = len(self.prefix)
+        if not n or not len(keys):
+            return np.zeros(0, np.intp), np.zeros(0, np.intp), 0
+        at = np.searchsorted(self.prefix, prefix)
+        hit = np.flatnonzero(at < n)
+        hit = hit[self.prefix[at[hit]] == prefix[hit]]
+        pos_out: list[int] = []
+        rows_out: list[int] = []
+        wrong = 0
+        for p, a in zip(hit.tolist(), at[hit].tolist(), strict=True):
+            while a < n and int(self.prefix[a]) == int(prefix[p]):  # rarely more than one
+                row = int(self.rows[a])
+                if row not in self.bad and self.records["key"][row].tobytes() == keys[p]:
+                    pos_out.append(p)
+                    rows_out.append(row)
+                    break
+                a += 1
+            else:
+                wrong += 1
+        return np.asarray(pos_out, np.intp), np.asarray(rows_out, np.intp), wrong
 
     def _span(self, row: int) -> tuple[int, int]:
         """Byte range of a ragged record's matrix in :attr:`payload`."""
@@ -361,17 +465,13 @@ class _Shard:
     def values(self, rows: NDArray[np.intp]) -> Values:
         """The vectors of ``rows`` (an array), or their matrices (read-only views)."""
         if not self.row_bytes:
-            return self.records["vec"][rows]
+            return np.asarray(self.records["vec"][rows])
         d = self.row_bytes // 4
         out = []
         for r in rows.tolist():
             a, b = self._span(r)
             out.append(np.frombuffer(self.payload[a:b], dtype="<f4").reshape(-1, d))
         return out
-
-    def keys(self) -> list[bytes]:
-        blob = np.ascontiguousarray(self.records["key"]).tobytes()
-        return [blob[i : i + 32] for i in range(0, len(blob), 32)]
 
     def verify(self, rows: NDArray[np.intp]) -> NDArray[np.bool_]:
         """``True`` for each row whose checksum holds."""
@@ -381,11 +481,20 @@ class _Shard:
         for j, r in enumerate(rows.tolist()):
             if checked[r]:
                 continue
-            if self.crc(r) == int(crcs[r]):
+            if r not in self.bad and self.crc(r) == int(crcs[r]):
                 checked[r] = True
             else:
                 ok[j] = False
+                self.bad.add(r)
         return ok
+
+
+def _keys_path(shard: Path) -> Path:
+    return shard.with_suffix(_KEYS_SUFFIX)
+
+
+def _new_name() -> str:
+    return f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
 
 
 class _UnreadableShard(Exception):
@@ -393,8 +502,8 @@ class _UnreadableShard(Exception):
 
 
 class _Shelf:
-    """All shards of one identity, with an in-memory key index; token matrices
-    (a :class:`TokenIdentity`) in ragged shards."""
+    """All shards of one identity, memory-mapped, each with its key index; token
+    matrices (a :class:`TokenIdentity`) in ragged shards."""
 
     def __init__(self, folder: Path, identity: Identity) -> None:
         self.folder = folder
@@ -406,7 +515,6 @@ class _Shelf:
         self.dtype = _record_dtype(identity.dimension, self.ragged)
         self.shards: list[_Shard] = []
         self.broken: list[Path] = []  # unreadable files, removed at the next write
-        self.index: dict[bytes, tuple[int, int]] = {}
         self.seen: set[str] = set()  # shard names read (or given up on) already
         self.writable = False  # probed once successfully
         if self._listing() is not None:
@@ -427,7 +535,7 @@ class _Shelf:
             ) from err
 
     def refresh(self) -> bool:
-        """Read the shards that appeared since the last listing; ``True`` if any.
+        """Open the shards that appeared since the last listing; ``True`` if any.
 
         A shard that vanishes between listing and reading was compacted into a
         newer shard by another process: list again, at most ``_LIST_TRIES`` times.
@@ -461,8 +569,13 @@ class _Shelf:
         return added
 
     def _remove_stale_tmp(self) -> None:
+        """Remove old temporary files, and old key indexes whose shard is gone."""
         now = time.time()
-        for tmp in self.folder.glob(TEMP_PREFIX + "*"):
+        stale = list(self.folder.glob(TEMP_PREFIX + "*"))
+        stale += [
+            k for k in self.folder.glob("*" + _KEYS_SUFFIX) if not k.with_suffix(_SUFFIX).exists()
+        ]
+        for tmp in stale:
             try:
                 if now - tmp.stat().st_mtime > _STALE_TMP_S:
                     tmp.unlink()
@@ -470,13 +583,18 @@ class _Shelf:
                 pass
 
     def _read(self, path: Path) -> _Shard | None:
-        """The shard at ``path``; ``None`` if damaged (removed at the next write).
+        """The shard at ``path`` (memory-mapped); ``None`` if damaged (removed at the
+        next write). Reads its header and its key index's header only.
 
         Raises :class:`FileNotFoundError` when it vanished (another process
         compacted it) and :class:`_UnreadableShard` when it cannot be opened.
         """
         try:
-            data = path.read_bytes()
+            with path.open("rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                data = f.read(12)
+                if len(data) == 12 and data[:8] == _MAGIC:
+                    data += f.read(_U32.unpack_from(data, 8)[0] + 4)
         except FileNotFoundError:
             raise
         except OSError as err:  # another user's 0600 shard, a folder named *.hvc, EIO
@@ -507,27 +625,34 @@ class _Shelf:
         except (ValueError, KeyError, TypeError, AttributeError, struct.error) as err:
             log.warning("vector cache: ignoring unreadable shard %s (%s)", path, err)
             return None
-        body = memoryview(data)[16 + hlen :]
-        size = self.dtype.itemsize
-        whole = min(len(body) // size, count)
-        payload = body[count * size : count * size + total * self.row_bytes]
-        shard = _Shard(path, body[: whole * size], self.dtype, self.seed, payload, self.row_bytes)
-        if whole != count or len(body) != count * size + total * self.row_bytes:
+        start = 16 + hlen
+        body = max(size - start, 0)
+        rec = self.dtype.itemsize
+        whole = min(body // rec, count)
+        pay_len = max(min(body - count * rec, total * self.row_bytes), 0)
+        raw = _map(path, start, whole * rec)
+        payload = _map(path, start + count * rec, pay_len) if self.ragged else b""
+        shard = _Shard(path, raw, self.dtype, self.seed, payload, self.row_bytes)
+        damaged = whole != count or body != count * rec + total * self.row_bytes
+        shard.index_keys(_keys_path(path), persist=not damaged)
+        if damaged:
             log.warning(
                 "vector cache: shard %s is truncated or padded (%d bytes for %d records); "
                 "missing records will be recomputed",
                 path,
-                len(body),
+                body,
                 count,
             )
             shard.damaged = True
         return shard
 
     def _add(self, shard: _Shard) -> None:
-        i = len(self.shards)
         self.shards.append(shard)
-        for row, key in enumerate(shard.keys()):
-            self.index[key] = (i, row)
+
+    def count(self) -> int:
+        """Distinct keys stored (by their 8-byte prefixes; reads the key indexes only)."""
+        parts = [s.prefix for s in self.shards if len(s.prefix)]
+        return len(np.unique(np.concatenate(parts))) if parts else 0
 
     def get(
         self, keys: Sequence[bytes], stats: CacheStats
@@ -552,20 +677,30 @@ class _Shelf:
         self, keys: Sequence[bytes], stats: CacheStats
     ) -> list[tuple[_Shard, NDArray[np.intp], NDArray[np.intp]]]:
         """Per shard, the positions in ``keys`` found there with sound records, and
-        those records' rows; damaged records are logged, counted and forgotten."""
+        those records' rows (a key in several shards: the newest); damaged records
+        are logged, counted and never served again."""
+        if not keys:
+            return []
+        prefix = _prefixes(b"".join(keys))
+        owner = np.full(len(keys), -1, dtype=np.intp)
+        where = np.zeros(len(keys), dtype=np.intp)
+        for i, shard in enumerate(self.shards):  # later shards win
+            pos, rows, wrong = shard.find(keys, prefix)
+            owner[pos], where[pos] = i, rows
+            if wrong:
+                log.warning(
+                    "vector cache: %d key(s) of %s's key index point at other keys; recomputing",
+                    wrong,
+                    shard.path,
+                )
+                stats.corrupt += wrong
+                shard.damaged = True
         found = []
-        by_shard: dict[int, tuple[list[int], list[int]]] = {}
-        for pos, key in enumerate(keys):
-            loc = self.index.get(key)
-            if loc is not None:
-                positions, rows = by_shard.setdefault(loc[0], ([], []))
-                positions.append(pos)
-                rows.append(loc[1])
-        for i, (positions, rows) in by_shard.items():
+        for i in np.unique(owner[owner >= 0]).tolist():
             shard = self.shards[i]
-            pos_a = np.asarray(positions, dtype=np.intp)
-            rows_a = np.asarray(rows, dtype=np.intp)
-            ok = shard.verify(rows_a)
+            pos_a = np.flatnonzero(owner == i)
+            rows_a = where[pos_a]
+            ok = shard.verify(rows_a)  # rows found bad before are never found again
             if not ok.all():
                 bad = int((~ok).sum())
                 log.warning(
@@ -575,8 +710,6 @@ class _Shelf:
                 )
                 stats.corrupt += bad
                 shard.damaged = True
-                for key in (keys[p] for p in pos_a[~ok]):
-                    self.index.pop(key, None)  # a key asked for twice is dropped once
             found.append((shard, pos_a[ok], rows_a[ok]))
         return found
 
@@ -604,54 +737,67 @@ class _Shelf:
         if not ident_file.exists():
             doc = {"key": self.ident_key, **self.identity.as_dict()}
             atomic_write(ident_file, json.dumps(doc, indent=2).encode())
-        name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+        name = _new_name()
         shard = self._write(self.folder / name, keys, values)
         self.seen.add(name)
         self._add(shard)
 
-    def _write(self, path: Path, keys: Sequence[bytes], values: Values) -> _Shard:
-        records = np.zeros(len(keys), dtype=self.dtype)
-        records["key"] = np.frombuffer(b"".join(keys), dtype="V32")
+    def _prelude(self, count: int, rows: int | None = None) -> bytes:
         meta: dict[str, Any] = {
             "format": _FORMAT,
             "identity": self.ident_key,
             "dimension": self.identity.dimension,
-            "count": len(keys),
+            "count": count,
             "name": self.identity.name,
         }
+        if rows is not None:
+            meta |= {"layout": "ragged", "rows": rows}
+        head = json.dumps(meta, sort_keys=True).encode()
+        return _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
+
+    def _write(self, path: Path, keys: Sequence[bytes], values: Values) -> _Shard:
+        """Write one shard (its key index first, so that a visible shard has one)."""
+        records = np.zeros(len(keys), dtype=self.dtype)
+        blob = b"".join(keys)
+        records["key"] = np.frombuffer(blob, dtype="V32")
         payload = b""
+        total = None
         if self.ragged:
             counts = np.asarray([len(m) for m in values], dtype=np.int64)
             records["rows"] = counts
             records["start"] = np.cumsum(counts) - counts
             payload = b"".join(np.ascontiguousarray(m, dtype="<f4").tobytes() for m in values)
-            meta |= {"layout": "ragged", "rows": int(counts.sum())}
+            total = int(counts.sum())
         else:
             records["vec"] = values
         shard = _Shard(path, records.tobytes(), self.dtype, self.seed, payload, self.row_bytes)
         records["crc"] = [shard.crc(r) for r in range(len(keys))]
-        head = json.dumps(meta, sort_keys=True).encode()
-        prelude = _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
+        prelude = self._prelude(len(keys), total)
         body = records.tobytes()
-        atomic_write(path, lambda f: f.writelines([prelude, body, payload]))
+        write_key_index(_keys_path(path), blob)
+        try:
+            atomic_write(path, lambda f: f.writelines([prelude, body, payload]))
+        except BaseException:
+            _keys_path(path).unlink(missing_ok=True)
+            raise
         shard = _Shard(path, body, self.dtype, self.seed, payload, self.row_bytes)
+        shard.prefix, shard.rows = _key_index(blob)
         shard.checked[:] = True
         return shard
 
     def compact(self, everything: bool) -> None:
-        """Rewrite the valid, current records of the damaged shards (of all shards
-        when ``everything``) into one new shard and delete the old files."""
+        """Rewrite the sound records of the damaged shards (of all shards when
+        ``everything``) into one new shard, shard by shard, and delete the old files.
+
+        A key held by several of them is kept once (the newest). Vector records are
+        copied a block at a time (memory: 32 bytes a record for the keys, plus one
+        block); token matrices are gathered in memory.
+        """
         chosen = [i for i, s in enumerate(self.shards) if everything or s.damaged]
-        keys: list[bytes] = []
-        parts: list[Values] = []
+        plan: list[tuple[_Shard, NDArray[np.intp]]] = []
         for i in chosen:
             shard = self.shards[i]
-            current = [
-                (row, key)
-                for row, key in enumerate(shard.keys())
-                if self.index.get(key) == (i, row)
-            ]
-            rows = np.asarray([r for r, _ in current], dtype=np.intp)
+            rows = np.arange(len(shard), dtype=np.intp)
             ok = shard.verify(rows)
             if not ok.all():
                 log.warning(
@@ -659,22 +805,69 @@ class _Shelf:
                     int((~ok).sum()),
                     shard.path,
                 )
-            keys.extend(k for (_, k), good in zip(current, ok, strict=True) if good)
-            parts.append(shard.values(rows[ok]))
+            plan.append((shard, rows[ok]))
+        keys = np.concatenate(
+            [np.asarray(s.records["key"][r]) for s, r in plan] or [np.zeros(0, "V32")]
+        )
+        _, last = np.unique(keys[::-1], return_index=True)  # the newest copy of each key
+        keep = np.zeros(len(keys), dtype=bool)
+        keep[len(keys) - 1 - last] = True
         old = [self.shards[i].path for i in chosen] + self.broken
         kept = [s for i, s in enumerate(self.shards) if i not in set(chosen)]
-        self.shards, self.broken, self.index = [], [], {}
-        for shard in kept:
-            self._add(shard)
-        if keys:
-            name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+        self.shards, self.broken = kept, []
+        if keep.any():
+            name = _new_name()
             self.seen.add(name)
-            joined: Values = (
-                [m for part in parts for m in part] if self.ragged else np.concatenate(parts)
-            )
-            self._add(self._write(self.folder / name, keys, joined))
+            path = self.folder / name
+            start, parts = 0, []
+            for shard, rows in plan:
+                parts.append((shard, rows[keep[start : start + len(rows)]]))
+                start += len(rows)
+            if self.ragged:
+                kk = [k for s, r in parts for k in _key_list(s, r)]
+                vals = [m for s, r in parts for m in s.values(r)]
+                self._add(self._write(path, kk, vals))
+            else:
+                self._add(self._merge(path, keys[keep], parts))
         for path in old:
             path.unlink(missing_ok=True)
+            _keys_path(path).unlink(missing_ok=True)
+
+    def _merge(
+        self, path: Path, keys: NDArray[Any], parts: list[tuple[_Shard, NDArray[np.intp]]]
+    ) -> _Shard:
+        """Copy the chosen records of vector shards into one new shard, a block at a time."""
+        blob = np.ascontiguousarray(keys).tobytes()
+        prelude = self._prelude(len(keys))
+
+        def copy(f: Any) -> None:
+            f.write(prelude)
+            for shard, rows in parts:
+                for lo in range(0, len(rows), _COPY_ROWS):
+                    f.write(shard.records[rows[lo : lo + _COPY_ROWS]].tobytes())
+
+        write_key_index(_keys_path(path), blob)
+        try:
+            atomic_write(path, copy)
+        except BaseException:
+            _keys_path(path).unlink(missing_ok=True)
+            raise
+        shard = self._read(path)
+        assert shard is not None  # just written
+        shard.checked[:] = True
+        return shard
+
+
+def _key_list(shard: _Shard, rows: NDArray[np.intp]) -> list[bytes]:
+    blob = np.ascontiguousarray(shard.records["key"][rows]).tobytes()
+    return [blob[i : i + 32] for i in range(0, len(blob), 32)]
+
+
+def _map(path: Path, offset: int, length: int) -> NDArray[np.uint8] | bytes:
+    """``length`` bytes of ``path`` from ``offset``, memory-mapped read-only (nothing read)."""
+    if length <= 0:
+        return b""
+    return np.memmap(path, dtype=np.uint8, mode="r", offset=offset, shape=(length,))
 
 
 class VectorCache:
@@ -954,7 +1147,7 @@ class VectorCache:
 
     def count(self, identity: Identity) -> int:
         """Number of distinct texts stored for ``identity`` (any role)."""
-        return len(self._shelf(identity).index)
+        return self._shelf(identity).count()
 
     def compact(self, identity: Identity) -> None:
         """Merge the shards of ``identity`` into one, dropping damaged records.
@@ -988,7 +1181,7 @@ class VectorCache:
     def clear(self, identity: Identity | None = None) -> None:
         """Delete the stored vectors of ``identity`` (of every identity when ``None``).
 
-        Only the cache's own files are deleted: shards, ``identity.json`` and
+        Only the cache's own files are deleted: shards, key indexes, ``identity.json`` and
         temporary files, in identity folders (named by 16 hex digits). Anything
         else under the root (say, a project folder when the root was set to the
         wrong place) is left alone, and a folder that still holds it is kept.
@@ -1000,7 +1193,7 @@ class VectorCache:
         for folder in (f for f in folders if f.is_dir()):
             for path in folder.iterdir():
                 ours = (
-                    path.suffix == _SUFFIX
+                    path.suffix in (_SUFFIX, _KEYS_SUFFIX)
                     or path.name == "identity.json"
                     or (path.name.startswith(TEMP_PREFIX) and path.suffix == ".part")
                 )

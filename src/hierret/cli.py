@@ -392,9 +392,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     except KeyboardInterrupt:
         print(
-            f"hierret search: interrupted; {cache.stats.stored} new vector(s) of this run "
-            f"are kept in the vector cache {cache.root} (stored batch by batch, with those "
-            "of earlier runs), so the next run embeds only the rest",
+            f"hierret search: interrupted; the vector cache keeps the {cache.stats.stored} "
+            f"new vector(s) this run stored, batch by batch, and those of earlier runs (in "
+            f"{cache.root}), so the next run embeds only the rest",
             file=sys.stderr,
         )
         return 130
