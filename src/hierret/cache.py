@@ -10,6 +10,32 @@ new vectors. A shard is a small header followed by fixed-size records::
 The key is SHA-256 of (identity key, precision, window, role, text); a record's
 crc32 covers the identity key, the key and the vector bytes.
 
+Each shard ``X.hvc`` has a key index ``X.hvk`` beside it (written first, so a
+visible shard normally has one)::
+
+    b"HRVKEYS1" | uint64 n | n x uint64 key prefix (sorted) | n x uint32 row
+
+Opening a cache lists the folder, reads each shard's header and its key
+index's header, and memory-maps both (:class:`numpy.memmap`): no record, so no
+vector byte, is read. A lookup binary-searches the key indexes and reads only
+the records it serves (checked by their crc32 on first use), so a cache larger
+than memory can be used. Cost per record on disk: the record
+(``32 + 4 x dimension + 4`` bytes) plus :data:`KEY_INDEX_BYTES` (12) of key
+index; in memory once opened: nothing per record (measured: opening 2 M
+records of dimension 8 read 10 KB and grew the resident set by 0.12 MB, under
+0.1 byte a record; ``tests/test_cache_scale.py``). Pages of the key index and
+of the records are mapped as lookups touch them (shared page cache, at most
+the files' size). :meth:`VectorCache.mapped` gives every shard's vectors,
+memory-mapped, for exact search over the whole cache
+(:class:`hierret.mapped.MappedIndex`, bit-identical to
+:class:`~hierret.index.VectorIndex`).
+
+Caches written before key indexes existed (the shard format is unchanged) are
+read directly: a shard without a key index gets one on first open (reading its
+keys once; written atomically beside it when the folder is writable, kept in
+memory otherwise). The shards themselves are never rewritten for this, so an
+older hierret keeps reading the same folder (it ignores ``*.hvk``).
+
 Token matrices (one ``(n_tokens, dimension)`` matrix per text, for late
 interaction: :class:`hierret.rerank.MaxSimReranker`) are kept the same way,
 per :class:`TokenIdentity`, with :meth:`VectorCache.get_matrices` and
@@ -26,7 +52,8 @@ missing (truncated file) is logged as a warning naming the file and recomputed,
 and the damaged shard is rewritten without it. Files are written to a temporary
 name and moved into place with :func:`os.replace`, so no half-written shard is
 ever visible. Shards are merged into one when there are more than
-``max_shards``.
+``max_shards``, shard by shard: records are copied a block at a time (memory:
+32 bytes a record for the keys, to keep one copy of each).
 
 Several processes may share one folder: a visible shard never changes, names
 are unique, and a lookup that misses re-lists the folder for shards written by
@@ -94,6 +121,7 @@ from hierret.encoders import Encoder, EncoderIdentity, Role
 
 __all__ = [
     "CACHE_ENV",
+    "KEY_INDEX_BYTES",
     "CacheAccessError",
     "CacheNotReadableError",
     "CacheNotWritableError",
@@ -107,6 +135,7 @@ __all__ = [
     "can_store",
     "default_cache_dir",
     "text_keys",
+    "write_key_index",
 ]
 
 log = logging.getLogger(__name__)
@@ -1144,6 +1173,41 @@ class VectorCache:
                 shelf.folder,
                 err.strerror or err,
             )
+
+    def mapped(
+        self, identity: EncoderIdentity, verify: bool = True
+    ) -> list[tuple[list[bytes], NDArray[np.float32]]]:
+        """Every shard's keys and vectors, the vectors memory-mapped (read when used).
+
+        For exact search over the whole cache without loading it
+        (:class:`hierret.mapped.MappedIndex`). A key stored in several shards
+        appears in each (same vector); with ``verify`` every record's checksum
+        is checked first (reading each shard once) and damaged records are left
+        out (their vectors are then a copy, not a mapping).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> cache = VectorCache(tmp.name)
+        >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+        >>> cache.put(ident, text_keys(ident, "passage", ["x"]), np.eye(2, dtype=np.float32)[:1])
+        >>> [(len(keys), vecs.tolist()) for keys, vecs in cache.mapped(ident)]
+        [(1, [[1.0, 0.0]])]
+        >>> tmp.cleanup()
+        """
+        shelf = self._shelf(identity, ragged=False)
+        shelf.refresh()
+        out = []
+        for shard in shelf.shards:
+            rows = np.arange(len(shard), dtype=np.intp)
+            vecs = shard.records["vec"]
+            if verify:
+                ok = shard.verify(rows)
+                if not ok.all():
+                    rows, vecs = rows[ok], vecs[ok]
+            out.append((_key_list(shard, rows), vecs))
+        return out
 
     def count(self, identity: Identity) -> int:
         """Number of distinct texts stored for ``identity`` (any role)."""
