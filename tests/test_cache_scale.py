@@ -156,3 +156,22 @@ def test_two_million_records_open_without_reading_vectors(tmp_path: Path) -> Non
         f"2M records: opening read {got['open_read']} B, RSS +{got['open_rss']} B; "
         f"5 lookups RSS +{got['get_rss']} B"
     )
+
+
+def test_many_small_batches_merge_by_tier(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path, max_shards=8)
+    texts = [f"t{i}" for i in range(200)]
+    keys = text_keys(IDENT, "passage", texts)
+    vecs = np.random.default_rng(1).standard_normal((200, 8)).astype(np.float32)
+    for lo in range(0, 200, 2):  # 100 batches of 2
+        cache.put(IDENT, keys[lo : lo + 2], vecs[lo : lo + 2])
+        assert len(list(cache.folder(IDENT).glob("*.hvc"))) <= 8
+    sizes = sorted(len(s) for s in VectorCache(tmp_path)._shelf(IDENT).shards)
+    assert sizes[-1] < 200  # not everything merged into one each time
+    assert cache.stats.stored == 200
+    got, found = VectorCache(tmp_path).get(IDENT, keys)
+    assert found.all()
+    assert got.tobytes() == vecs.tobytes()
+    cache.compact(IDENT)
+    assert len(list(cache.folder(IDENT).glob("*.hvc"))) == 1
+    assert len(list(cache.folder(IDENT).glob("*.hvk"))) == 1
