@@ -16,8 +16,7 @@ import pytest
 import hierret.cache as cache_module
 from hierret.cache import KEY_INDEX_BYTES, VectorCache, text_keys
 from hierret.encoders import EncoderIdentity, HashEncoder
-from hierret.index import VectorIndex
-from hierret.mapped import MappedIndex
+from hierret.index import MappedIndex, VectorIndex
 
 IDENT = EncoderIdentity("synthetic", "hash", "v1", "fp32", 8, 16)
 

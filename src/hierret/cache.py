@@ -27,7 +27,7 @@ records of dimension 8 read 10 KB and grew the resident set by 0.12 MB, under
 of the records are mapped as lookups touch them (shared page cache, at most
 the files' size). :meth:`VectorCache.mapped` gives every shard's vectors,
 memory-mapped, for exact search over the whole cache
-(:class:`hierret.mapped.MappedIndex`, bit-identical to
+(:class:`hierret.index.MappedIndex`, bit-identical to
 :class:`~hierret.index.VectorIndex`).
 
 Caches written before key indexes existed (the shard format is unchanged) are
@@ -106,7 +106,7 @@ import struct
 import time
 import warnings
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -691,6 +691,15 @@ class _Shelf:
         parts = [s.prefix for s in self.shards if len(s.prefix)]
         return len(np.unique(np.concatenate(parts))) if parts else 0
 
+    def contains(self, keys: Sequence[bytes]) -> NDArray[np.bool_]:
+        """Which keys some shard holds (key indexes and keys only; no vector is copied)."""
+        found = np.zeros(len(keys), dtype=bool)
+        if keys:
+            prefix = _prefixes(b"".join(keys))
+            for shard in self.shards:
+                found[shard.find(keys, prefix)[0]] = True
+        return found
+
     def get(
         self, keys: Sequence[bytes], stats: CacheStats
     ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
@@ -1027,6 +1036,28 @@ class VectorCache:
         self._count(len(keys), int(found.sum()))
         return vectors, found
 
+    def contains(self, identity: Identity, keys: Sequence[bytes]) -> NDArray[np.bool_]:
+        """Which ``keys`` are stored, without reading their vectors (checksums are
+        checked when the vectors are read).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> cache = VectorCache(tmp.name)
+        >>> ident = EncoderIdentity("m", "hash", "v1", "fp32", 2, 16)
+        >>> keys = text_keys(ident, "passage", ["x", "y"])
+        >>> cache.put(ident, keys[:1], np.ones((1, 2), dtype=np.float32))
+        >>> cache.contains(ident, keys).tolist()
+        [True, False]
+        >>> tmp.cleanup()
+        """
+        shelf = self._shelf(identity)
+        found = shelf.contains(keys)
+        if not found.all() and shelf.refresh():
+            found = shelf.contains(keys)
+        return found
+
     def get_matrices(
         self, identity: TokenIdentity, keys: Sequence[bytes]
     ) -> list[NDArray[np.float32] | None]:
@@ -1218,7 +1249,7 @@ class VectorCache:
         """Every shard's keys and vectors, the vectors memory-mapped (read when used).
 
         For exact search over the whole cache without loading it
-        (:class:`hierret.mapped.MappedIndex`). A key stored in several shards
+        (:class:`hierret.index.MappedIndex`). A key stored in several shards
         appears in each (same vector); with ``verify`` every record's checksum
         is checked first (reading each shard once) and damaged records are left
         out (their vectors are then a copy, not a mapping).
@@ -1449,6 +1480,53 @@ class CachedEncoder(Encoder):
             except OSError as err:  # a read-only cache: the damage is skipped each time
                 log.debug("vector cache: could not repair %s (%s)", self.cache, err)
         return vectors[positions]
+
+    def fill(
+        self,
+        texts: Sequence[str],
+        role: Role = "passage",
+        progress: Callable[[int], object] | None = None,
+    ) -> tuple[int, int, int]:
+        """Embed the texts of ``texts`` not yet in the cache and store them, batch by
+        batch, without keeping their vectors (for corpora larger than memory).
+
+        Parameters
+        ----------
+        texts : sequence of str
+        role : {"passage", "query"}
+        progress : callable, optional
+            Called with the number of texts of each batch stored (or computed,
+            when the cache cannot be written).
+
+        Returns
+        -------
+        tuple of int
+            Distinct texts, those found in the cache, those embedded now.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from hierret.encoders import HashEncoder
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp.name))
+        >>> enc.fill(["a", "b", "a"]), enc.fill(["a", "b", "c"])
+        ((2, 0, 2), (3, 2, 1))
+        >>> tmp.cleanup()
+        """
+        items = list(dict.fromkeys(check_texts(texts)))
+        keys = text_keys(self.identity, role, items)
+        found = self.cache.contains(self.identity, keys)
+        missing = np.flatnonzero(~found)
+        if len(missing):
+            store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
+            self._warned |= not store
+            todo = [items[j] for j in missing]
+            for idx, fresh in self.encoder.encode_batches(todo, role):
+                if store:
+                    store = self._store(self.identity, [keys[j] for j in missing[idx]], fresh)
+                if progress is not None:
+                    progress(len(idx))
+        return len(items), len(items) - len(missing), len(missing)
 
     def _store(self, ident: EncoderIdentity, keys: list[bytes], fresh: NDArray[np.float32]) -> bool:
         """Put one batch; when the disk is full or the folder became unwritable,
