@@ -106,7 +106,7 @@ import struct
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,9 @@ class TokenIdentity:
             "normalized": self.normalized,
         }
 
+
+#: What makes vectors batch by batch: ``f(texts, role)`` yields ``(positions, vectors)``.
+Batches = Callable[[list[str], Role], Iterable[tuple[NDArray[np.intp], NDArray[np.float32]]]]
 
 #: Identities of what a :class:`VectorCache` stores: vectors, or token matrices.
 Identity = EncoderIdentity | TokenIdentity
@@ -1486,6 +1489,7 @@ class CachedEncoder(Encoder):
         texts: Sequence[str],
         role: Role = "passage",
         progress: Callable[[int], object] | None = None,
+        embed: Batches | None = None,
     ) -> tuple[int, int, int]:
         """Embed the texts of ``texts`` not yet in the cache and store them, batch by
         batch, without keeping their vectors (for corpora larger than memory).
@@ -1497,6 +1501,12 @@ class CachedEncoder(Encoder):
         progress : callable, optional
             Called with the number of texts of each batch stored (or computed,
             when the cache cannot be written).
+        embed : callable, optional
+            ``embed(texts, role)`` yields ``(positions, unit vectors)`` batch by
+            batch, each text once, in any order (default: the wrapped encoder's
+            :meth:`~hierret.encoders.Encoder.encode_batches`); called only
+            when a text is missing. Another engine plugs in here
+            (:mod:`hierret.embed_ray`) while this process stays the only writer.
 
         Returns
         -------
@@ -1521,7 +1531,7 @@ class CachedEncoder(Encoder):
             store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
             self._warned |= not store
             todo = [items[j] for j in missing]
-            for idx, fresh in self.encoder.encode_batches(todo, role):
+            for idx, fresh in (embed or self.encoder.encode_batches)(todo, role):
                 if store:
                     store = self._store(self.identity, [keys[j] for j in missing[idx]], fresh)
                 if progress is not None:

@@ -402,6 +402,7 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
         corpus_passages(hierarchy),
         encoder,
         engine=args.engine,
+        model=args.encoder,
         show_progress=False if args.no_progress else None,
     )
     print(

@@ -8,9 +8,11 @@ embeds for a corpus, so ``hierret embed`` followed by ``hierret search``
 embeds nothing at query time but the question.
 
 Engines: ``"local"`` embeds in this process (the wrapped encoder's own
-batches and threads). ``"ray"`` (spreading the work over a Ray cluster) is
-not available yet: it raises :class:`EngineUnavailableError` saying so, and
-which extra to install once it is.
+batches and threads). ``"ray"`` spreads the missing texts over a pool of Ray
+Data actors (:mod:`hierret.embed_ray`; the extra ``hierret[ray]``), this
+process staying the cache's only writer; without Ray installed it raises
+:class:`EngineUnavailableError` naming the extra. Nothing to embed: Ray is
+never started.
 
 Examples
 --------
@@ -31,7 +33,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -105,13 +107,10 @@ def check_engine(engine: str) -> Engine:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if importlib.util.find_spec("ray") is None:
         raise EngineUnavailableError(
-            "--engine ray needs Ray Data, which is not installed, and the Ray engine is "
-            "not available in this version of hierret yet: use --engine local"
+            "--engine ray needs Ray Data, which is not installed: pip install "
+            "'hierret[ray]' (or use --engine local)"
         )
-    raise EngineUnavailableError(
-        "the Ray engine is not available in this version of hierret yet (Ray is "
-        "installed, but hierret does not use it): use --engine local"
-    )
+    return "ray"
 
 
 def _bar(total: int, initial: int, show: bool | None) -> Any:
@@ -136,6 +135,9 @@ def embed_texts(
     role: Role = "passage",
     engine: str = "local",
     show_progress: bool | None = None,
+    model: str | None = None,
+    model_kw: Mapping[str, Any] | None = None,
+    actors: int = 2,
 ) -> EmbedReport:
     """Embed the ``texts`` missing from ``encoder``'s cache into it.
 
@@ -150,6 +152,12 @@ def embed_texts(
     show_progress : bool, optional
         A progress bar over the distinct texts (starting at those cached);
         default: shown unless ``TQDM_DISABLE`` is set.
+    model, model_kw : str and dict, optional
+        For ``engine="ray"``: the name and arguments each actor gives
+        :func:`~hierret.encoders.load_encoder` (its identity must equal
+        ``encoder.identity``).
+    actors : int, default 2
+        For ``engine="ray"``: actors, one CPU each.
 
     Returns
     -------
@@ -158,26 +166,35 @@ def embed_texts(
     Raises
     ------
     EngineUnavailableError
-        ``engine="ray"``.
+        ``engine="ray"`` without Ray installed.
+    ValueError
+        ``engine="ray"`` without ``model``.
     """
     check_engine(engine)
+    embed = None
+    if engine == "ray":
+        if model is None:
+            raise ValueError("engine='ray' needs model=, the encoder name each actor loads")
+        from hierret.embed_ray import ray_batches
+
+        embed = ray_batches(model, model_kw or {}, encoder.identity, actors=actors)
     start = time.perf_counter()
     items = check_texts(texts)
     keys = text_keys(encoder.identity, role, list(dict.fromkeys(items)))
     cached = int(encoder.cache.contains(encoder.identity, keys).sum())
-    model = None
-    if cached < len(keys):  # the model is needed: load it now, and let our bar speak
-        model = getattr(encoder.encoder, "encoder", encoder.encoder)  # a lazy one loads
-        shown = getattr(model, "show_progress", None)
-        if hasattr(model, "show_progress"):
-            model.show_progress = False
+    loaded: Any = None
+    if cached < len(keys) and engine == "local":  # the model is needed: load it now,
+        loaded = getattr(encoder.encoder, "encoder", encoder.encoder)  # and let our bar
+        shown = getattr(loaded, "show_progress", None)  # speak for it
+        if hasattr(loaded, "show_progress"):
+            loaded.show_progress = False
     bar = _bar(len(keys), cached, show_progress)
     try:
-        _, found, embedded = encoder.fill(items, role, bar.update)
+        _, found, embedded = encoder.fill(items, role, bar.update, embed)
     finally:
         bar.close()
-        if model is not None and hasattr(model, "show_progress"):
-            model.show_progress = shown
+        if loaded is not None and hasattr(loaded, "show_progress"):
+            loaded.show_progress = shown
     return EmbedReport(len(items), len(keys), found, embedded, time.perf_counter() - start)
 
 
