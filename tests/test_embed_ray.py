@@ -14,6 +14,7 @@ import pytest
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.embed import embed_texts
+from hierret.embed_ray import ray_batches
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
@@ -84,3 +85,23 @@ def test_an_actor_with_another_encoder_is_refused(tmp_path: Path, cluster: None)
         )
     assert "nothing was written" in str(err.value)
     assert VectorCache(tmp_path).count(enc.identity) == 0
+
+
+def test_an_interrupted_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> None:
+    model = HashEncoder(dimension=16)
+    enc = CachedEncoder(model, VectorCache(tmp_path))
+    arrived: list[int] = []
+
+    def stop_after_one(n: int) -> None:
+        arrived.append(n)
+        if len(arrived) == 1:  # Ctrl-C right after the first partition was stored
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        enc.fill(
+            TEXTS, "passage", stop_after_one, ray_batches("hash", {"dimension": 16}, model.identity)
+        )
+    kept = VectorCache(tmp_path).count(model.identity)
+    assert kept == arrived[0] == 256  # one whole partition
+    again = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
+    assert again.fill(TEXTS) == (2000, 256, 2000 - 256)  # the rerun embeds exactly the rest
