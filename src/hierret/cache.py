@@ -1551,7 +1551,7 @@ class CachedEncoder(Encoder):
                     f"vectors ({err.strerror or err}): free space there or fix its "
                     f"permissions, or {_FIX}. Vectors are computed but not stored "
                     "from here on (this warning is shown once per encoder); those "
-                    f"stored before ({self.stats.stored} in this process) are kept.",
+                    f"stored before ({self.stats.stored} by this encoder) are kept.",
                     CacheNotWritableWarning,
                     stacklevel=5,
                 )
