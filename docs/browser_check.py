@@ -27,6 +27,11 @@ paths
 links
     every link into the site resolves: its file exists and its ``#fragment``
     names an element of the target page;
+quotes
+    no typographic quote (‘ ’ “ ”) inside code (inline code, code blocks,
+    notebook inputs), and none used as a string's delimiters anywhere in the text
+    (``query=’’``, ``[‘passage: ’, ‘query: ’]``): docutils'
+    smart quotes turn a quoted repr into text that breaks when copied as Python;
 fonts
     every figure saved by :func:`hierret.publish.figures.save` records in its PNG the
     smallest font it uses and its resolution; displayed at the width the page
@@ -66,7 +71,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts", "explorer")
+CHECKS = (
+    "console",
+    "images",
+    "overflow",
+    "stderr",
+    "paths",
+    "links",
+    "fonts",
+    "quotes",
+    "explorer",
+)
+#: Typographic quotes: never inside code (a copied ``query='a '`` must stay Python).
+TYPOGRAPHIC = re.compile(r"[\u2018\u2019\u201c\u201d]")
+#: Typographic quotes as string delimiters in running text or output, where a repr or a
+#: parameter value is quoted (``query=\u2019\u2019``, ``[\u2018passage: \u2018,``):
+#: docutils' smart quotes at work on code-like text.
+QUOTED_CODE = re.compile(
+    r"(?:[\w\])]=|\[)\s?[\u2018\u2019\u201c\u201d]"
+    r"|[\u2018\u2019\u201c\u201d],\s?[\u2018\u2019\u201c\u201d]"
+)
 #: A screen's height in CSS pixels: a table that scrolls sideways in a box taller than
 #: this has its scrollbar out of sight while its first rows are read.
 SCREEN = 900
@@ -142,6 +166,12 @@ _PROBE = r"""
   }
   for (const el of document.querySelectorAll('div.cell_output')) {
     out.noise.push(el.textContent);
+  }
+  out.codeText = [];  // code the reader may copy: inline code, code blocks, cell inputs
+  for (const el of article.querySelectorAll('code, kbd, samp, div.highlight pre')) {
+    if (!el.closest('div.cell_output') && !el.parentElement.closest('code, pre')) {
+      out.codeText.push(el.textContent);
+    }
   }
   const text = article.cloneNode(true);
   text.querySelectorAll('script, style').forEach(e => e.remove());
@@ -548,6 +578,13 @@ def _check_page(
         for m in NOISE.finditer(text):
             line = text[max(0, m.start() - 40) : m.end() + 80].strip().replace("\n", " ")
             report.fail("stderr", page, f"log or warning line in an output: {line!r}")
+    report.counts["quotes"] += 1 + len(probe["codeText"])
+    for code in probe["codeText"]:
+        if TYPOGRAPHIC.search(code):
+            report.fail("quotes", page, f"typographic quote in code: {code.strip()[:80]!r}")
+    for m in QUOTED_CODE.finditer(probe["text"]):
+        around = probe["text"][max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
+        report.fail("quotes", page, f"typographic quotes around code-like text: {around!r}")
     report.counts["paths"] += 1
     for m in LOCAL_PATH.finditer(probe["text"]):
         around = probe["text"][max(0, m.start() - 40) : m.end() + 60].replace("\n", " ")

@@ -61,6 +61,15 @@ def test_local_paths_and_log_lines_are_recognised() -> None:
     assert not bc.NOISE.search("No warning here: the INFO column is fine")
 
 
+def test_typographic_quotes_around_code_are_recognised() -> None:
+    """What docutils' smart quotes made of the bad-input and bench pages' reprs."""
+    for broken in ("query_prefix=’a ‘", "[‘passage: ‘, ‘query: ‘]"):
+        assert bc.QUOTED_CODE.search(broken), broken
+    assert bc.QUOTED_CODE.search("prefixes query=’’ passage=’’")
+    assert not bc.QUOTED_CODE.search("the object is “compatible” with it")
+    assert not bc.QUOTED_CODE.search("query_prefix='a ' and ['passage: ', 'query: ']")
+
+
 _GOOD = """# Good
 
 A table that fits, and a figure legible at its size.
@@ -70,6 +79,9 @@ A table that fits, and a figure legible at its size.
 | 1 | 2 |
 
 ![a figure](fig-10.png)
+
+The reference calls the object “compatible” with the exception; in code,
+`query_prefix='a '` stays as typed.
 
 [Back to the start](index.md)
 """
@@ -82,6 +94,9 @@ _BAD = """# Bad
 <a href="no-such-page.html">a dead link</a>, <a href="good.html#no-such-anchor">a dead anchor</a>
 
 Built in /work/somewhere/build.
+
+Typed by a smart-quoting editor: `query_prefix=’a ‘`; and prose
+prefixes query=’’ passage=’’.
 
 <div style="width: 3000px">too wide for any window</div>
 
@@ -224,6 +239,8 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     assert any("/work/somewhere" in f for f in failed["paths"])
     assert any("no-such-page.html" in f for f in failed["links"])
     assert any("#no-such-anchor" in f for f in failed["links"])
+    assert any("in code: 'query_prefix=’a" in f for f in failed["quotes"]), failed["quotes"]
+    assert any("around code-like text" in f for f in failed["quotes"])
     assert report.counts["explorer"] == 2  # a question picked in the first and last set
     assert failed["explorer"] == [
         "no-data.html: the explorer did not start: no data "
