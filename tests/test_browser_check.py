@@ -236,6 +236,9 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     assert any("fig-4.png" in f for f in failed["fonts"])
     assert report.counts["fonts"] >= 2  # the good figure was measured too
     assert any("scrolls sideways" in f for f in failed["overflow"])
+    assert any(f.startswith("bad.html at 390 px: the page scrolls") for f in failed["overflow"])
+    assert any(f.startswith("bad.html at 390 px: figure text") for f in failed["fonts"])
+    assert report.counts["fonts"] >= 4  # both figures, at both widths
     assert any("/work/somewhere" in f for f in failed["paths"])
     assert any("no-such-page.html" in f for f in failed["links"])
     assert any("#no-such-anchor" in f for f in failed["links"])
