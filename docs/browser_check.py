@@ -602,12 +602,14 @@ def _check_page(
         for m in NOISE.finditer(text):
             line = text[max(0, m.start() - 40) : m.end() + 80].strip().replace("\n", " ")
             report.fail("stderr", page, f"log or warning line in an output: {line!r}")
-    report.counts["quotes"] += 1 + len(probe["codeText"])
-    for code in probe["codeText"]:
+    source = page.startswith("_modules/")  # the source as it is: its quotes are its own
+    codes, text = ([], "") if source else (probe["codeText"], probe["text"])
+    report.counts["quotes"] += 1 + len(codes)
+    for code in codes:
         if TYPOGRAPHIC.search(code):
             report.fail("quotes", page, f"typographic quote in code: {code.strip()[:80]!r}")
-    for m in QUOTED_CODE.finditer(probe["text"]):
-        around = probe["text"][max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
+    for m in QUOTED_CODE.finditer(text):
+        around = text[max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
         report.fail("quotes", page, f"typographic quotes around code-like text: {around!r}")
     report.counts["paths"] += 1
     for m in LOCAL_PATH.finditer(probe["text"]):

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 from pathlib import Path
 
 import hierret
+
+sys.path.insert(0, str(Path(__file__).parent))  # terms.py, the glossary links
 
 project = "hierret"
 author = "hierret developers"
@@ -26,6 +29,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.viewcode",
     "sphinx.ext.mathjax",
+    "terms",
 ]
 
 exclude_patterns = [

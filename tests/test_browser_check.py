@@ -83,7 +83,18 @@ A table that fits, and a figure legible at its size.
 The reference calls the object “compatible” with the exception; in code,
 `query_prefix='a '` stays as typed.
 
+Every arm is scored on the same questions; a second arm is not linked again, and
+`arm` in code never is.
+
 [Back to the start](index.md)
+"""
+
+_GLOSSARY = """# Glossary
+
+```{glossary}
+arm
+  One search configuration under comparison. Every question is answered under it.
+```
 """
 
 _BAD = """# Bad
@@ -111,6 +122,7 @@ bad
 cells
 explorer
 no-data
+glossary
 ```
 """
 
@@ -177,6 +189,7 @@ def _build(tmp_path: Path) -> Path:
     src.mkdir()
     shutil.copytree(ROOT / "docs" / "_static", src / "_static")
     shutil.copy(ROOT / "docs" / "conf.py", src / "conf.py")
+    shutil.copy(ROOT / "docs" / "terms.py", src / "terms.py")  # conf.py's glossary links
     _notebook(src / "cells.ipynb")
     _explorer_data(src / "notebooks" / "figures")
     page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")  # the site's own page
@@ -186,6 +199,7 @@ def _build(tmp_path: Path) -> Path:
         "good.md": _GOOD,
         "bad.md": _BAD,
         "no-data.md": _NO_DATA,
+        "glossary.md": _GLOSSARY,
     }.items():
         (src / name).write_text(text, encoding="utf-8")
     for size, width in ((10, 6.0), (4, 9.0)):
@@ -250,6 +264,13 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
         "(window.HIERRET_EXPLORER; _static/explorer-data.js)"
     ]
     assert not report.ok
+    good_html = (html / "good.html").read_text(encoding="utf-8")
+    link = (  # the first use of a glossary term links to it, titled by its first sentence
+        '<a class="hr-term reference internal" href="glossary.html#term-arm" '
+        'title="One search configuration under comparison.">arm</a>'
+    )
+    assert good_html.count("hr-term") == 1
+    assert link in good_html
     summary = report.summary()
     assert "console" in summary
     assert "some checks FAILED" in summary
