@@ -83,3 +83,19 @@ def test_fields_flattens_a_nested_record() -> None:
         "profile.selection.min_keep": "3",
         "metrics.ndcg@10": "0.625",
     }
+
+
+def test_headers_read_as_words_with_the_row_names_in_the_header_row() -> None:
+    """Headers wrapped at underscores ("diff_ low") above an empty row holding the index
+    name, and bare 0/1 row numbers, on the notebooks' pages."""
+    t = pd.DataFrame(
+        {"only_a": [1, 2], "diff_low": [0.1, 0.2]},
+        index=pd.MultiIndex.from_tuples([("pyref", 900), ("qasper", 900)], names=["corpus", "n"]),
+    )
+    head = styled(t, "x").to_html().split("</thead>")[0]
+    assert head.count("<tr>") == 1  # one header row: no row for the index names
+    assert ">corpus · n</th>" in head
+    assert ">only a</th>" in head and ">diff low</th>" in head
+    assert t.columns.name is None  # the caller's table is left as it was
+    bare = styled(pd.DataFrame({"a": [1, 2]}), "y").to_html()
+    assert "row_heading" not in bare  # no 0, 1 row labels

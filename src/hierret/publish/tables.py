@@ -340,6 +340,10 @@ def styled(
     frame = _frame(table)
     if len(frame):  # a column with no value says nothing (the tests of a table without any)
         frame = frame.loc[:, frame.notna().any(axis=0)]
+    named = [str(n) for n in frame.index.names if n is not None]
+    corner = bool(named) and frame.columns.nlevels == 1 and frame.columns.name is None
+    if corner:
+        frame = frame.rename_axis(columns=" · ".join(named))
     limit = p_limit(n_resamples, p_decimals)
     formatters: dict[Any, Any] = _formatters(frame, formats, decimals, limit, p_decimals)
     styler = frame.style.format(formatters)
@@ -347,6 +351,8 @@ def styled(
         lambda v: "" if _empty(v) else (f"{v:g}" if isinstance(v, float) else str(v)), axis=0
     )
     styler = styler.format_index(_header, axis=1)
+    if corner:  # the row labels' names in the header row, not on a row of their own
+        styler = styler.hide(axis="index", names=True)
     if caption:
         styler = styler.set_caption(caption)
     text: list[Hashable] = [c for c in frame.columns if any(isinstance(v, str) for v in frame[c])]
@@ -367,15 +373,15 @@ def styled(
         styler = styler.highlight_max(
             axis=0, subset=highlight_max, props="font-weight: bold; background-color: #dbe9f6"
         )
-    if not index:
+    bare = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+    if not index or bare:  # row numbers 0, 1, 2... say nothing
         styler = styler.hide(axis="index")
     return styler
 
 
 def _header(label: object) -> str:
-    """A column label as HTML that may break after each ``_`` (``diff_<wbr>low``): narrow
-    columns of numbers keep their names whole on the page and as copied text."""
-    return html.escape(str(label)).replace("_", "_<wbr>")
+    """A column label as words: ``diff_low`` reads "diff low" (it wrapped as "diff_ low")."""
+    return html.escape(str(label).replace("_", " "))
 
 
 def _longest(series: pd.Series) -> int:
