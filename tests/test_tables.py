@@ -95,7 +95,8 @@ def test_headers_read_as_words_with_the_row_names_in_the_header_row() -> None:
     head = styled(t, "x").to_html().split("</thead>")[0]
     assert head.count("<tr>") == 1  # one header row: no row for the index names
     assert ">corpus · n</th>" in head
-    assert ">only a</th>" in head and ">diff low</th>" in head
+    assert ">only a</th>" in head
+    assert ">diff low</th>" in head
     assert t.columns.name is None  # the caller's table is left as it was
     bare = styled(pd.DataFrame({"a": [1, 2]}), "y").to_html()
     assert "row_heading" not in bare  # no 0, 1 row labels
