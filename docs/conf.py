@@ -116,6 +116,9 @@ html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
     "use_download_button": True,
+    # one search box: the sidebar's (and the article bar's button on a phone), not a
+    # second one in the header above it
+    "navbar_persistent": [],
     "announcement": _run_banner(Path(__file__).parent / "notebooks" / "timing.json"),
 }
 # The page's colour mode before a reader picks one: without it the theme reads an empty

@@ -128,6 +128,7 @@ def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
     values = casebook.write("dr9", tmp_path, {"pyref": _result()})
     page = (tmp_path / "casebook-dr9.md").read_text(encoding="utf-8")
     assert page.startswith("# Casebook DR-9")
+    assert re.search(r"^## pyref: \S+ against \S+", page, re.MULTILINE)  # words, not a key
     blocks = [b for b in page.split("\n\n") if b.startswith("<div")]
     assert len(blocks) == 4
     assert all(b.count('<div class="hr-comparison"') == 1 for b in blocks)
