@@ -100,3 +100,11 @@ def test_headers_read_as_words_with_the_row_names_in_the_header_row() -> None:
     assert t.columns.name is None  # the caller's table is left as it was
     bare = styled(pd.DataFrame({"a": [1, 2]}), "y").to_html()
     assert "row_heading" not in bare  # no 0, 1 row labels
+
+
+def test_large_counts_large_estimates_and_infinities_read_as_a_person_writes_them() -> None:
+    """`784.949` and `464970` in a record's table, `-inf` as a threshold, on the site."""
+    mixed = pd.DataFrame({"value": pd.Series([784.949, 464970, 79, 0.1234], dtype=object)})
+    assert cells(mixed)["value"].tolist() == ["784.9", "464,970", "79", "0.123"]
+    thresholds = pd.DataFrame({"threshold": [-np.inf, 0.5]})
+    assert cells(thresholds)["threshold"].tolist() == ["\u2212∞", "0.500"]

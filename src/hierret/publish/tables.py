@@ -201,8 +201,19 @@ def p_limit(n_resamples: int | None = None, decimals: int = 4) -> float:
 
 def _estimate(value: float, decimals: int) -> str:
     if not math.isfinite(value):
-        return str(value)
+        return _infinite(value)
     return f"{value:.1f}" if abs(value) >= 100 else f"{value:.{decimals}f}"
+
+
+def _infinite(value: float) -> str:
+    """``inf`` as a reader writes it (a threshold of -inf keeps everything): ∞, −∞, or blank."""
+    return "" if math.isnan(value) else "∞" if value > 0 else "\u2212∞"
+
+
+def _count(value: Any) -> str:
+    """A whole number, with thousands separated from 10,000 on (``464,970``)."""
+    n = round(float(value))
+    return f"{n:,d}" if abs(n) >= 10_000 else str(n)
 
 
 def _decimals(series: pd.Series, decimals: int) -> int:
@@ -214,12 +225,14 @@ def _decimals(series: pd.Series, decimals: int) -> int:
 
 def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Callable[[Any], str]:
     def count(v: Any) -> str:
-        return "" if _empty(v) else str(round(float(v)))
+        if _empty(v):
+            return ""
+        return _count(v) if math.isfinite(float(v)) else _infinite(float(v))
 
     def estimate(v: Any) -> str:
         if _empty(v):
             return ""
-        return str(v) if not math.isfinite(float(v)) else f"{float(v):.{decimals}f}"
+        return _infinite(float(v)) if not math.isfinite(float(v)) else f"{float(v):.{decimals}f}"
 
     def p(v: Any) -> str:
         if _empty(v):
@@ -231,8 +244,8 @@ def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Calla
             return ""
         if isinstance(v, int | np.integer) and not isinstance(v, bool):
             return count(v)  # an int stays one; a float, even 1.0, is an estimate
-        if _is_number(v):
-            return estimate(v)
+        if _is_number(v):  # a record's values: a large one to one decimal (784.9)
+            return _estimate(float(v), decimals)
         if isinstance(v, list | tuple):
             return ", ".join(map(str, v))
         return str(v)
