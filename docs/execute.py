@@ -346,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not for pages
     load, before = os.getloadavg(), os.environ.get(timing.TIMING_ENV)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    commit = _commit()  # the code the run starts from (a commit made meanwhile is not it)
     cache_before = _cache_bytes()
     code, wall = 0, {}
     plan = [(nb, nb.stem) for nb in notebooks]
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         "size": args.size,
         "parameters": overrides,
         "started": started,  # the site's banner: which run built its pages, when, from what
-        "commit": _commit(),
+        "commit": commit,
         "kernel": args.kernel,
         "executor": "nbval" if args.nbval else "papermill",
         "cpus": os.cpu_count(),
