@@ -189,10 +189,11 @@ class Casebook:
             _INTRO.format(record=self.record),
         ]
         for title in dict.fromkeys(c.title for c in self.comparisons):
-            pairs = dict.fromkeys(
-                f"{c.a} against {c.b}" for c in self.comparisons if c.title == title
+            pairs = list(
+                dict.fromkeys(f"{c.a} against {c.b}" for c in self.comparisons if c.title == title)
             )
-            parts.append(f"## {title}: {'; '.join(pairs)}\n")  # the result's key, in words
+            what = "; ".join(pairs) if len(pairs) <= 2 else f"{len(pairs)} comparisons"
+            parts.append(f"## {title}: {what}\n")  # the result's key, in words
             parts += [
                 _comparison_html(c, self.record) for c in self.comparisons if c.title == title
             ]
