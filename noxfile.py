@@ -238,9 +238,10 @@ def site_check(session: nox.Session) -> None:
 
     docs/browser_check.py drives the machine's Chromium (Debian: `apt install
     chromium`; or set $CHROMIUM) over the DevTools protocol, standard library
-    only, nothing downloaded: console errors, images, sideways overflow, stderr
-    blocks, local paths, internal links, figure text size, and the question explorer
-    (a question picked, its rankings shown). The report goes to
+    only, nothing downloaded, every page at 1280 and 390 px: console errors, images,
+    sideways overflow, stderr blocks, local paths, internal links, figure text size,
+    typographic quotes in code, and the question explorer (a question picked, its
+    rankings shown). The report goes to
     build/<site>/browser-check.json. `nox -s site_check -- --smoke` builds from
     smoke runs first.
     """

@@ -15,6 +15,7 @@ says how to make one.
 from __future__ import annotations
 
 import argparse
+import html
 import inspect
 import json
 import sys
@@ -145,7 +146,8 @@ def encoder_table(v: V, identity: V) -> list[str]:
     out = ["| backend | passages / s | median time | identity |", "|---|---:|---:|---|"]
     for name, ident in identity.get("encoders", {}).items():
         b = f"encode_backends_{name.replace('-', '_')}"
-        out.append(f"| `{name}` | {v[b + '_pps']:.1f} | {_time(v[b + '_median_s'])} | {ident} |")
+        cells = f"{v[b + '_pps']:.1f} | {_time(v[b + '_median_s'])} | {_folded(str(ident))}"
+        out.append(f"| `{name}` | {cells} |")
     return out
 
 
@@ -182,6 +184,22 @@ def efficiency_table(v: V, identity: V) -> list[str]:
             + (f"{fraction:.0%} |" if fraction is not None else "not measured |")
         )
     return out
+
+
+def _folded(identity: str) -> str:
+    """An encoder's identity folded: its model in sight, the rest (precision, digests,
+    engine versions, compiler flags) one click away, as literal text.
+
+    >>> _folded("m/x (st, fp32, prefixes query='')")
+    "<details><summary>m/x, st, fp32</summary><code>st, fp32, prefixes query=''</code></details>"
+    """
+    head, _, rest = identity.partition(" (")
+    if not rest:
+        return f"<code>{html.escape(identity, quote=False)}</code>"
+    rest = rest.removesuffix(")")
+    summary = html.escape(", ".join([head, *rest.split(", ")[:2]]))  # model, engine, precision
+    body = html.escape(rest, quote=False)
+    return f"<details><summary>{summary}</summary><code>{body}</code></details>"
 
 
 def _default_batch() -> int:

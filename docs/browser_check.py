@@ -1,7 +1,13 @@
-"""Check a built site in headless Chromium, page by page, as a reader at 1280 px sees it.
+"""Check a built site in headless Chromium, page by page, as readers at 1280 and 390 px see it.
 
     python docs/browser_check.py build/site/html [--chromium /usr/bin/chromium]
-        [--width 1280] [--min-font-px 9] [--screenshots DIR] [--json report.json]
+        [--width 1280 --width 390] [--min-font-px 9] [--screenshots DIR]
+        [--json report.json] [--only page.html]
+
+Every page is loaded at each width (a laptop's 1280 px, a phone's 390 px): every
+check below at the first, the layout checks (overflow and figure text size) at
+the others, their failures named "page at 390 px". ``--screenshots`` saves the
+window as Chromium shows it, scrolled a screen at a time (``page-1280-00.png``...).
 
 Every ``*.html`` page of the folder (the theme's own templates in ``_static``
 excepted) is loaded from disk by the Chromium found on the machine, driven
@@ -15,7 +21,8 @@ images
     every image loaded;
 overflow
     the page does not scroll sideways, no notebook code cell (input or text
-    output) overflows its box, and no table runs past the article column
+    output) overflows its box (at the narrower widths a code block that scrolls
+    in its own box passes), and no table runs past the article column
     unless it scrolls inside a box of its own no taller than a screen (900 px,
     so that its scrollbar is in sight); long text in a table cell wraps;
 stderr
@@ -26,7 +33,13 @@ paths
     anywhere in the page's text, collapsed cells included;
 links
     every link into the site resolves: its file exists and its ``#fragment``
-    names an element of the target page;
+    names an element of the target page (or, into the question explorer, is
+    its state: ``#r=dr001&t=...&q=...``);
+quotes
+    no typographic quote (‘ ’ “ ”) inside code (inline code, code blocks,
+    notebook inputs), and none used as a string's delimiters anywhere in the text
+    (``query=’’``, ``[‘passage: ’, ‘query: ’]``): docutils'
+    smart quotes turn a quoted repr into text that breaks when copied as Python;
 fonts
     every figure saved by :func:`hierret.publish.figures.save` records in its PNG the
     smallest font it uses and its resolution; displayed at the width the page
@@ -66,7 +79,29 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-CHECKS = ("console", "images", "overflow", "stderr", "paths", "links", "fonts", "explorer")
+CHECKS = (
+    "console",
+    "images",
+    "overflow",
+    "stderr",
+    "paths",
+    "links",
+    "fonts",
+    "quotes",
+    "explorer",
+)
+#: Typographic quotes: never inside code (a copied ``query='a '`` must stay Python).
+TYPOGRAPHIC = re.compile(r"[\u2018\u2019\u201c\u201d]")
+#: Typographic quotes as string delimiters in running text or output, where a repr or a
+#: parameter value is quoted (``query=\u2019\u2019``, ``[\u2018passage: \u2018,``):
+#: docutils' smart quotes at work on code-like text.
+QUOTED_CODE = re.compile(
+    r"(?:[\w\])]=|\[)\s?[\u2018\u2019\u201c\u201d]"
+    r"|[\u2018\u2019\u201c\u201d],\s?[\u2018\u2019\u201c\u201d]"
+)
+#: The window widths every page is loaded at: a laptop's, then a phone's (overflow and
+#: figure text size only).
+WIDTHS = (1280, 390)
 #: A screen's height in CSS pixels: a table that scrolls sideways in a box taller than
 #: this has its scrollbar out of sight while its first rows are read.
 SCREEN = 900
@@ -75,6 +110,8 @@ LOCAL_PATH = re.compile(
     r"(?<![\w.~/-])(?:/(?:work|root|tmp|home|Users|private/var|var/folders)/"
     r"|[A-Za-z]:\\(?:Users|work)\\|file:///)"
 )
+#: The question explorer's state in a link's fragment (``#r=dr001&q=...``), not an element id.
+_STATE = re.compile(r"^[a-z]=[^&]*(?:&[a-z]=[^&]*)*$")
 #: Log and warning lines that are noise on a page.
 NOISE = re.compile(r"(?m)^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:|\b\w*Warning: ")
 #: PNG text keys written by hierret.publish.figures.save.
@@ -108,12 +145,13 @@ _PROBE = r"""
                      natural: img.naturalWidth, shown: r.width});
   }
   document.querySelectorAll('details').forEach(d => { d.open = true; });  // collapsed cells too
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
   for (const pre of document.querySelectorAll('div.cell div.cell_input pre, '
                                               + 'div.cell div.cell_output pre')) {
     const over = pre.scrollWidth - pre.clientWidth;
-    if (over > 1) out.code.push({over, text: pre.textContent.trim().slice(0, 90)});
+    if (over > 1) out.code.push({over, scrolls: scrolls(pre) || scrolls(pre.parentElement),
+                                 text: pre.textContent.trim().slice(0, 90)});
   }
-  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
   for (const t of article.querySelectorAll('table')) {
     const r = t.getBoundingClientRect();
     const label = (t.querySelector('caption') || t).textContent.trim().slice(0, 60);
@@ -142,6 +180,12 @@ _PROBE = r"""
   }
   for (const el of document.querySelectorAll('div.cell_output')) {
     out.noise.push(el.textContent);
+  }
+  out.codeText = [];  // code the reader may copy: inline code, code blocks, cell inputs
+  for (const el of article.querySelectorAll('code, kbd, samp, div.highlight pre')) {
+    if (!el.closest('div.cell_output') && !el.parentElement.closest('code, pre')) {
+      out.codeText.push(el.textContent);
+    }
   }
   const text = article.cloneNode(true);
   text.querySelectorAll('script, style').forEach(e => e.remove());
@@ -460,29 +504,27 @@ def _ids_in_file(path: Path) -> set[str]:
     return set(re.findall(r"""\b(?:id|name)=["']([^"']+)["']""", text))
 
 
-def _screenshot(browser: Browser, session: str, out: Path, tiles: int) -> None:
-    height = browser.send(
-        "Runtime.evaluate",
-        {"expression": "document.documentElement.scrollHeight", "returnByValue": True},
-        session,
-    )["result"]["value"]
-    for i in range(min(tiles, max(1, -(-int(height) // browser.height)))):
-        shot = browser.send(
-            "Page.captureScreenshot",
-            {
-                "format": "png",
-                "captureBeyondViewport": True,
-                "clip": {
-                    "x": 0,
-                    "y": i * browser.height,
-                    "width": browser.width,
-                    "height": min(browser.height, int(height) - i * browser.height),
-                    "scale": 1,
-                },
-            },
+def _screenshot(browser: Browser, session: str, out: Path, tiles: int, width: int) -> None:
+    """Up to ``tiles`` screenshots of the window scrolled down a screen at a time, as
+    Chromium shows the page (sticky sidebar and header in place), not the page laid out
+    again at its full height."""
+
+    def run(expression: str) -> Any:
+        return browser.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
             session,
+        )["result"].get("value")
+
+    height = int(run("document.documentElement.scrollHeight"))
+    for i in range(min(tiles, max(1, -(-height // browser.height)))):
+        run(
+            f"window.scrollTo(0, {i * browser.height}); "
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
         )
-        out.with_name(f"{out.stem}-{i:02d}.png").write_bytes(base64.b64decode(shot["data"]))
+        shot = browser.send("Page.captureScreenshot", {"format": "png"}, session)
+        out.with_name(f"{out.stem}-{width}-{i:02d}.png").write_bytes(base64.b64decode(shot["data"]))
+    run("window.scrollTo(0, 0)")
 
 
 def _console(events: list[dict[str, Any]], session: str) -> list[str]:
@@ -508,8 +550,15 @@ def _console(events: list[dict[str, Any]], session: str) -> list[str]:
 
 
 def _check_page(
-    report: Report, page: str, probe: dict[str, Any], root: Path, min_font_px: float
+    report: Report,
+    page: str,
+    probe: dict[str, Any],
+    root: Path,
+    min_font_px: float,
+    layout_only: bool = False,
 ) -> list[str]:
+    """Record what ``probe`` found on ``page``; its links. ``layout_only``: another width
+    of a page already checked, so only overflow and figure text size are checked."""
     if probe["pageOverflow"] > 1:
         report.fail(
             "overflow",
@@ -519,6 +568,11 @@ def _check_page(
         )
     report.counts["overflow"] += 1 + len(probe["tables"])
     for c in probe["code"]:
+        if layout_only and c.get("scrolls"):  # a phone: 88-character lines scroll in their box
+            report.notes["code blocks that scroll (narrow window)"] = (
+                report.notes.get("code blocks that scroll (narrow window)", 0) + 1
+            )
+            continue
         report.fail("overflow", page, f"code cell overflows by {c['over']} px: {c['text']!r}")
     report.counts["overflow"] += len(probe["code"])
     for t in probe["tables"]:
@@ -541,6 +595,9 @@ def _check_page(
             )
     for text in probe["wrap"]:
         report.fail("overflow", page, f"long table text does not wrap: {text!r}")
+    if layout_only:
+        _check_fonts(report, page, probe, root, min_font_px)
+        return []
     report.counts["stderr"] += 1 + len(probe["noise"])
     for text in probe["stderr"]:
         report.fail("stderr", page, f"stderr block: {text!r}")
@@ -548,6 +605,15 @@ def _check_page(
         for m in NOISE.finditer(text):
             line = text[max(0, m.start() - 40) : m.end() + 80].strip().replace("\n", " ")
             report.fail("stderr", page, f"log or warning line in an output: {line!r}")
+    source = page.startswith("_modules/")  # the source as it is: its quotes are its own
+    codes, text = ([], "") if source else (probe["codeText"], probe["text"])
+    report.counts["quotes"] += 1 + len(codes)
+    for code in codes:
+        if TYPOGRAPHIC.search(code):
+            report.fail("quotes", page, f"typographic quote in code: {code.strip()[:80]!r}")
+    for m in QUOTED_CODE.finditer(text):
+        around = text[max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
+        report.fail("quotes", page, f"typographic quotes around code-like text: {around!r}")
     report.counts["paths"] += 1
     for m in LOCAL_PATH.finditer(probe["text"]):
         around = probe["text"][max(0, m.start() - 40) : m.end() + 60].replace("\n", " ")
@@ -556,6 +622,16 @@ def _check_page(
         report.counts["images"] += 1
         if not img["ok"]:
             report.fail("images", page, f"image not loaded: {img['src']}")
+    _check_fonts(report, page, probe, root, min_font_px)
+    return list(probe["links"])
+
+
+def _check_fonts(
+    report: Report, page: str, probe: dict[str, Any], root: Path, min_font_px: float
+) -> None:
+    """The smallest text of each figure saved by hierret, at the size the page shows it."""
+    for img in probe["images"]:
+        if not img["ok"]:
             continue
         target = _local(img["src"], root)
         meta = png_text(target[0]) if target else {}
@@ -580,76 +656,88 @@ def _check_page(
                     f"({meta[FONT_KEY]} pt at {meta[DPI_KEY]} dpi, {img['natural']} px "
                     f"shown at {img['shown']:.0f} px): {Path(img['src']).name}",
                 )
-    return list(probe["links"])
+
+
+def _load(browser: Browser, session: str, path: Path, width: int) -> list[dict[str, Any]]:
+    """Open ``path`` in a window ``width`` CSS pixels wide; the events of its loading."""
+    browser.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": browser.height, "deviceScaleFactor": 1, "mobile": False},
+        session,
+    )
+    list(browser.events())
+    browser.send("Page.navigate", {"url": path.as_uri()}, session)
+    events = browser.wait_for("Page.loadEventFired", session)
+    browser.send(
+        "Runtime.evaluate",
+        {"expression": "document.fonts.ready.then(() => 1)", "awaitPromise": True},
+        session,
+    )
+    time.sleep(0.3)
+    return events
 
 
 def check_site(
     root: Path,
     chromium: str,
     *,
-    width: int = 1280,
+    widths: tuple[int, ...] = WIDTHS,
     min_font_px: float = 9.0,
     screenshots: Path | None = None,
     tiles: int = 6,
     pages: list[Path] | None = None,
     log: Any = None,
 ) -> Report:
-    """Load every page of the built site ``root`` in Chromium and check it (see the module)."""
+    """Load every page of the built site ``root`` in Chromium and check it (see the module):
+    every check at the first of ``widths``, overflow and figure text at the others."""
     root = root.resolve()
     report = Report()
     links: dict[str, list[str]] = {}
     ids: dict[Path, set[str]] = {}
-    with Browser(chromium, width=width) as browser:
+    with Browser(chromium, width=widths[0]) as browser:
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
         for method in ("Page.enable", "Runtime.enable", "Log.enable"):
             browser.send(method, session=session)
-        browser.send(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": browser.height, "deviceScaleFactor": 1, "mobile": False},
-            session,
-        )
         for path in pages if pages is not None else site_pages(root):
             page = path.relative_to(root).as_posix()
             if log:
                 log(f"[browser check] {page}")
-            list(browser.events())
-            browser.send("Page.navigate", {"url": path.as_uri()}, session)
-            events = browser.wait_for("Page.loadEventFired", session)
-            browser.send(
-                "Runtime.evaluate",
-                {"expression": "document.fonts.ready.then(() => 1)", "awaitPromise": True},
-                session,
-            )
-            time.sleep(0.3)
-            if screenshots is not None:
-                screenshots.mkdir(parents=True, exist_ok=True)
-                name = page.removesuffix(".html").replace("/", "__")
-                _screenshot(browser, session, screenshots / f"{name}.png", tiles)
-            value = browser.send(
-                "Runtime.evaluate",
-                {"expression": _PROBE % {"screen": SCREEN}, "returnByValue": True},
-                session,
-            )
-            probe = json.loads(value["result"]["value"])
-            explorer = json.loads(
-                browser.send(
-                    "Runtime.evaluate", {"expression": _EXPLORER, "returnByValue": True}, session
-                )["result"]["value"]
-            )
-            if explorer is not None:
-                report.counts["explorer"] += len(explorer["checked"])
-                for problem in explorer["problems"]:
-                    report.fail("explorer", page, problem)
-            events += list(browser.events())
-            report.pages.append(page)
-            report.counts["console"] += 1
-            for problem in _console(events, session):
-                report.fail("console", page, problem)
-            links[page] = _check_page(report, page, probe, root, min_font_px)
-            ids[path.resolve()] = set(probe["ids"])
+            for n, width in enumerate(widths):
+                events = _load(browser, session, path, width)
+                if screenshots is not None:
+                    screenshots.mkdir(parents=True, exist_ok=True)
+                    name = page.removesuffix(".html").replace("/", "__")
+                    _screenshot(browser, session, screenshots / f"{name}.png", tiles, width)
+                value = browser.send(
+                    "Runtime.evaluate",
+                    {"expression": _PROBE % {"screen": SCREEN}, "returnByValue": True},
+                    session,
+                )
+                probe = json.loads(value["result"]["value"])
+                if n:  # the same page narrower: its layout only
+                    _check_page(report, f"{page} at {width} px", probe, root, min_font_px, True)
+                    continue
+                explorer = json.loads(
+                    browser.send(
+                        "Runtime.evaluate",
+                        {"expression": _EXPLORER, "returnByValue": True},
+                        session,
+                    )["result"]["value"]
+                )
+                if explorer is not None:
+                    report.counts["explorer"] += len(explorer["checked"])
+                    for problem in explorer["problems"]:
+                        report.fail("explorer", page, problem)
+                events += list(browser.events())
+                report.pages.append(page)
+                report.counts["console"] += 1
+                for problem in _console(events, session):
+                    report.fail("console", page, problem)
+                links[page] = _check_page(report, page, probe, root, min_font_px)
+                ids[path.resolve()] = set(probe["ids"])
     for page, hrefs in links.items():
         for href in hrefs:
             local = _local(href, root)
@@ -664,7 +752,9 @@ def check_site(
                 known = ids.get(file.resolve())
                 if known is None:
                     known = ids[file.resolve()] = _ids_in_file(file)
-                if fragment not in known:
+                if fragment not in known and not (
+                    _STATE.match(fragment) and "hr-explorer" in known
+                ):
                     report.fail(
                         "links", page, f"no #{fragment} in {file.relative_to(root).as_posix()}"
                     )
@@ -677,7 +767,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("html", type=Path, help="the built site (sphinx-build's output folder)")
     ap.add_argument("--chromium", help="the browser (default: $CHROMIUM or chromium on PATH)")
-    ap.add_argument("--width", type=int, default=1280, help="window width in CSS pixels")
+    ap.add_argument(
+        "--width",
+        type=int,
+        action="append",
+        help=f"window width in CSS pixels; repeat for more (default: {WIDTHS}); every check "
+        "runs at the first, overflow and figure text size at the others",
+    )
     ap.add_argument(
         "--min-font-px",
         type=float,
@@ -708,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
     report = check_site(
         args.html,
         chromium,
-        width=args.width,
+        widths=tuple(args.width or WIDTHS),
         min_font_px=args.min_font_px,
         screenshots=args.screenshots,
         tiles=args.tiles,

@@ -8,10 +8,14 @@ renders the executed notebooks as they are (no re-execution).
 
 from __future__ import annotations
 
+import html
 import json
+import sys
 from pathlib import Path
 
 import hierret
+
+sys.path.insert(0, str(Path(__file__).parent))  # terms.py, the glossary links
 
 project = "hierret"
 author = "hierret developers"
@@ -25,6 +29,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.viewcode",
     "sphinx.ext.mathjax",
+    "terms",
 ]
 
 exclude_patterns = [
@@ -66,27 +71,43 @@ napoleon_use_ivar = True  # "Attributes" sections as fields: no duplicate object
 
 def _run_banner(timing_file: Path) -> str:
     """Which run built these pages, for a banner on every page: the smoke run's numbers
-    must not be read as the records' (the timing record says how the notebooks ran)."""
+    must not be read as the records' (the timing record says how the notebooks ran, when
+    and from which commit; docs/execute.py writes it beside the executed notebooks)."""
     if not timing_file.is_file():
         return "No notebook run: the notebooks' pages are missing from this build."
     run = json.loads(timing_file.read_text(encoding="utf-8")).get("identity", {})
-    changed = ", ".join(f"{k}={v!r}" for k, v in run.get("parameters", {}).items())
-    version = f"hierret {hierret.__version__}"
+    changed = html.escape(", ".join(f"{k}={v!r}" for k, v in run.get("parameters", {}).items()))
+    which = [f"hierret {hierret.__version__}"] + ([run["started"]] if run.get("started") else [])
+    if commit := run.get("commit"):  # "+": the checkout had uncommitted changes
+        which.append(
+            f"commit {commit.rstrip('+')}" + (" with local changes" * commit.endswith("+"))
+        )
+    built = ", ".join(which)
     size = run.get("size", "smoke" if run.get("smoke") else "reference")  # older records
+    kind = "reference" if size == "reference" and not changed else "sample"
+    return f'<span class="hr-run hr-run-{kind}">{_banner_text(size, changed, built)}</span>'
+
+
+def _banner_text(size: str, changed: str, built: str) -> str:
+    """The banner's words for a run of ``size`` with ``changed`` parameters, ``built`` from
+    a version, a start time and a commit."""
     if size == "smoke":
         return (
-            f"Smoke build ({version}): every notebook ran on small samples for the tests, so "
-            "its numbers show the method at work; the decision records quote the "
-            "reference run (nox -s reproduce)."
+            f"<strong>Smoke run</strong> ({built}): every notebook ran on small samples for "
+            "the tests, so its numbers show the method at work, not the findings; the "
+            "decision records quote the reference run (<code>nox -s reproduce</code>)."
         )
     if size == "class":
         return (
-            f"Class-size build ({version}): every notebook ran on the size for teaching "
-            "(a few minutes each), not the reference run the decision records quote."
+            f"<strong>Class-size run</strong> ({built}): every notebook ran on the size for "
+            "teaching (a few minutes each), not the reference run the decision records quote."
         )
     if changed:
-        return f"A run with changed parameters ({changed}; {version}): not the reference run."
-    return f"Reference run ({version}): every notebook on its reference parameters."
+        return (
+            f"<strong>A run with changed parameters</strong> ({changed}; {built}): not the "
+            "reference run."
+        )
+    return f"<strong>Reference run</strong> ({built}): every notebook on its reference parameters."
 
 
 html_theme = "sphinx_book_theme"
@@ -95,6 +116,9 @@ html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
     "use_download_button": True,
+    # one search box: the sidebar's (and the article bar's button on a phone), not a
+    # second one in the header above it
+    "navbar_persistent": [],
     "announcement": _run_banner(Path(__file__).parent / "notebooks" / "timing.json"),
 }
 # The page's colour mode before a reader picks one: without it the theme reads an empty

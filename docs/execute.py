@@ -22,8 +22,9 @@ reference, the default; hierret.study.sizes says what each changes); --smoke is
 (hierret.publish.timing: load, chunk, embed per encoder, index, rank, statistics,
 figures...) and counts the texts each encoder embedded or read from the vector
 cache; the `timing` record of the run (each notebook's wall time, stages and counts,
-with the machine's description, its load and the vector cache's size before and
-after) is written beside the executed notebooks as `timing.json` (at reference size;
+with the machine's description, its load, the vector cache's size before and
+after, when the run started and the commit it ran, which the site's banner names)
+is written beside the executed notebooks as `timing.json` (at reference size;
 `timing-class.json`, `timing-smoke.json` at the others), and to --results as well
 when given. A run of every notebook that starts with an empty vector cache is also
 written as the size's cold record (`timing-cold.json`, `timing-class-cold.json`...):
@@ -40,8 +41,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import datetime
 import difflib
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -172,6 +175,29 @@ def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, d
             plugins=[plugin],
         )
     return int(code), plugin.wall
+
+
+def _commit() -> str | None:
+    """The checkout's commit (short hash), ``+`` when it has uncommitted changes; ``None``
+    outside a git checkout (a source archive): the site's banner names the run by it."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+" if dirty else "")
 
 
 def _cache_bytes() -> int:
@@ -319,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not for pages
     load, before = os.getloadavg(), os.environ.get(timing.TIMING_ENV)
+    started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    commit = _commit()  # the code the run starts from (a commit made meanwhile is not it)
     cache_before = _cache_bytes()
     code, wall = 0, {}
     plan = [(nb, nb.stem) for nb in notebooks]
@@ -363,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     identity = {
         "size": args.size,
         "parameters": overrides,
+        "started": started,  # the site's banner: which run built its pages, when, from what
+        "commit": commit,
         "kernel": args.kernel,
         "executor": "nbval" if args.nbval else "papermill",
         "cpus": os.cpu_count(),

@@ -36,19 +36,28 @@ def _cell(value: Any, column: str) -> str:
     return f"{int(value):,d}"
 
 
-def _table(record: dict[str, Any]) -> str:
+def _table(record: dict[str, Any], site: Path) -> str:
     frame = timing.table(record)
     columns = list(frame.columns)
     lines = [
         "| notebook | stage | " + " | ".join(columns) + " |",
         "|---|---|" + "---:|" * len(columns),
     ]
+    shown = None
     for (nb, stage), row in frame.iterrows():
         cells = [_cell(row[c], c) for c in columns]
         bold = stage == "total"
         name = f"**{stage}**" if bold else stage
-        lines.append(f"| {nb} | {name} | " + " | ".join(cells) + " |")
+        notebook = "" if nb == shown else _notebook_link(nb, site)  # on its first row only
+        shown = nb
+        lines.append(f"| {notebook} | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _notebook_link(stem: str, site: Path) -> str:
+    """A link to the notebook's page, when the site (the page's folder) has it."""
+    page = site / "notebooks" / f"{stem}.ipynb"
+    return f"[{stem}](notebooks/{stem}.ipynb)" if page.is_file() else stem
 
 
 def _about(record: dict[str, Any], lead: str = "The notebooks this site shows") -> str:
@@ -80,7 +89,8 @@ def page(
         "query embedded while ranking) counts for the inner one only; *other* is the "
         "rest: starting the kernel, imports, tables and the notebook's own code. For "
         "each encoder the table counts the texts sent to the model (*embedded*) and "
-        "those read from the vector cache (*cached*).\n\n"
+        "those read from the vector cache (*cached*); for late chunking (`embed <model> "
+        "late`) the token windows it encoded.\n\n"
     )
     if record is None:
         return (
@@ -106,7 +116,7 @@ def _section(record: dict[str, Any], figure_dir: Path, name: str, lead: str = ""
         (_about(record, lead) if lead else _about(record))
         + f"```{{figure}} figures/{name}.png\n:alt: Each notebook's wall time as a bar "
         "cut into stages.\n:width: 90%\n\nWall seconds of each notebook by stage.\n"
-        "```\n\n" + _table(record)
+        "```\n\n" + _table(record, figure_dir.parent)
     )
 
 

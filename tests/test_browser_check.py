@@ -61,6 +61,15 @@ def test_local_paths_and_log_lines_are_recognised() -> None:
     assert not bc.NOISE.search("No warning here: the INFO column is fine")
 
 
+def test_typographic_quotes_around_code_are_recognised() -> None:
+    """What docutils' smart quotes made of the bad-input and bench pages' reprs."""
+    for broken in ("query_prefix=’a ‘", "[‘passage: ‘, ‘query: ‘]"):
+        assert bc.QUOTED_CODE.search(broken), broken
+    assert bc.QUOTED_CODE.search("prefixes query=’’ passage=’’")
+    assert not bc.QUOTED_CODE.search("the object is “compatible” with it")
+    assert not bc.QUOTED_CODE.search("query_prefix='a ' and ['passage: ', 'query: ']")
+
+
 _GOOD = """# Good
 
 A table that fits, and a figure legible at its size.
@@ -71,7 +80,21 @@ A table that fits, and a figure legible at its size.
 
 ![a figure](fig-10.png)
 
+The reference calls the object “compatible” with the exception; in code,
+`query_prefix='a '` stays as typed.
+
+Every arm is scored on the same questions; a second arm is not linked again, and
+`arm` in code never is.
+
 [Back to the start](index.md)
+"""
+
+_GLOSSARY = """# Glossary
+
+```{glossary}
+arm
+  One search configuration under comparison. Every question is answered under it.
+```
 """
 
 _BAD = """# Bad
@@ -82,6 +105,9 @@ _BAD = """# Bad
 <a href="no-such-page.html">a dead link</a>, <a href="good.html#no-such-anchor">a dead anchor</a>
 
 Built in /work/somewhere/build.
+
+Typed by a smart-quoting editor: `query_prefix=’a ‘`; and prose
+prefixes query=’’ passage=’’.
 
 <div style="width: 3000px">too wide for any window</div>
 
@@ -96,6 +122,7 @@ bad
 cells
 explorer
 no-data
+glossary
 ```
 """
 
@@ -162,6 +189,7 @@ def _build(tmp_path: Path) -> Path:
     src.mkdir()
     shutil.copytree(ROOT / "docs" / "_static", src / "_static")
     shutil.copy(ROOT / "docs" / "conf.py", src / "conf.py")
+    shutil.copy(ROOT / "docs" / "terms.py", src / "terms.py")  # conf.py's glossary links
     _notebook(src / "cells.ipynb")
     _explorer_data(src / "notebooks" / "figures")
     page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")  # the site's own page
@@ -171,6 +199,7 @@ def _build(tmp_path: Path) -> Path:
         "good.md": _GOOD,
         "bad.md": _BAD,
         "no-data.md": _NO_DATA,
+        "glossary.md": _GLOSSARY,
     }.items():
         (src / name).write_text(text, encoding="utf-8")
     for size, width in ((10, 6.0), (4, 9.0)):
@@ -221,15 +250,27 @@ def test_every_check_on_a_tiny_built_site(tmp_path: Path) -> None:
     assert any("fig-4.png" in f for f in failed["fonts"])
     assert report.counts["fonts"] >= 2  # the good figure was measured too
     assert any("scrolls sideways" in f for f in failed["overflow"])
+    assert any(f.startswith("bad.html at 390 px: the page scrolls") for f in failed["overflow"])
+    assert any(f.startswith("bad.html at 390 px: figure text") for f in failed["fonts"])
+    assert report.counts["fonts"] >= 4  # both figures, at both widths
     assert any("/work/somewhere" in f for f in failed["paths"])
     assert any("no-such-page.html" in f for f in failed["links"])
     assert any("#no-such-anchor" in f for f in failed["links"])
+    assert any("in code: 'query_prefix=’a" in f for f in failed["quotes"]), failed["quotes"]
+    assert any("around code-like text" in f for f in failed["quotes"])
     assert report.counts["explorer"] == 2  # a question picked in the first and last set
     assert failed["explorer"] == [
         "no-data.html: the explorer did not start: no data "
         "(window.HIERRET_EXPLORER; _static/explorer-data.js)"
     ]
     assert not report.ok
+    good_html = (html / "good.html").read_text(encoding="utf-8")
+    link = (  # the first use of a glossary term links to it, titled by its first sentence
+        '<a class="hr-term reference internal" href="glossary.html#term-arm" '
+        'title="One search configuration under comparison.">arm</a>'
+    )
+    assert good_html.count("hr-term") == 1
+    assert link in good_html
     summary = report.summary()
     assert "console" in summary
     assert "some checks FAILED" in summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from functools import cache
@@ -127,6 +128,7 @@ def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
     values = casebook.write("dr9", tmp_path, {"pyref": _result()})
     page = (tmp_path / "casebook-dr9.md").read_text(encoding="utf-8")
     assert page.startswith("# Casebook DR-9")
+    assert re.search(r"^## pyref: \S+ against \S+", page, re.MULTILINE)  # words, not a key
     blocks = [b for b in page.split("\n\n") if b.startswith("<div")]
     assert len(blocks) == 4
     assert all(b.count('<div class="hr-comparison"') == 1 for b in blocks)
@@ -143,6 +145,30 @@ def test_the_page_is_one_html_block_per_comparison(tmp_path: Path) -> None:
             )
             assert f"Only {arm} answers first ({label})" in book.markdown()
     assert casebook.write("dr9", None, {"pyref": _result()}) == values
+
+
+def test_each_question_links_to_itself_in_the_explorer(tmp_path: Path) -> None:
+    """Its record, result, target, the two arms and its id, in the explorer's hash."""
+    from urllib.parse import parse_qs, urlsplit
+
+    book = casebook.build("dr9", {"pyref": _result()}, max_cases=100)
+    page = book.markdown()
+    c = next(c for c in book.comparisons if c.cases_a)
+    link = casebook.explorer_link("dr9", c.title, c.target, (c.a, c.b), c.cases_a[0].query_id)
+    assert f'<a href="{html.escape(link)}"' in page
+    parts = urlsplit(link)
+    assert parts.path == "../../explorer.html"
+    state = {k: v[0] for k, v in parse_qs(parts.fragment).items()}
+    assert state == {
+        "r": "dr9",
+        "t": c.title,
+        "g": c.target,
+        "a": f"{c.a},{c.b}",
+        "q": c.cases_a[0].query_id,
+    }
+    assert page.count("explorer.html#") == sum(
+        len(x.cases_a) + len(x.cases_b) for x in book.comparisons
+    )
 
 
 def test_the_explorer_holds_every_question_under_every_arm(tmp_path: Path) -> None:

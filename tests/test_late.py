@@ -85,6 +85,19 @@ def test_long_text_tokens_come_from_their_best_window(encoder: CachedEncoder) ->
         assert np.allclose(tv.vectors[t], out["token_embeddings"][0, 1 + t - s].numpy(), atol=1e-5)
 
 
+def test_late_chunking_is_charged_to_its_own_embed_stage(encoder: CachedEncoder) -> None:
+    """DR-005's timing filed 97 % of its first run as "other": the token windows late
+    chunking encodes (and its model's loading) were charged to no stage."""
+    from hierret import _clock
+
+    late = LateChunker(encoder, overlap=4, cache=VectorCache(Path(encoder.cache.root) / "t"))
+    with _clock.recording() as timings:
+        late.passage_vectors(_hierarchy(LONG, size=30))
+    label = f"{encoder.identity.label()} late"
+    assert timings.embedded[label] == late.windows_encoded > 2
+    assert timings.seconds[f"embed {label}"] > 0
+
+
 def test_vectors_are_cached_under_the_method_identity(encoder: CachedEncoder) -> None:
     cache = VectorCache(Path(encoder.cache.root) / "c")
     late = LateChunker(encoder, overlap=4, cache=cache)

@@ -651,7 +651,8 @@ def test_each_exercise_runs_at_class_size_and_its_prose_gives_its_command_and_ti
 
     exercises = exercises_of(path)
     assert 2 <= len(exercises) <= 3, path.stem
-    prose = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][-1]["source"])
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    prose = "".join(next(c for c in cells if "exercises" in c["metadata"])["source"])
     items = prose.split("`papermill ")[1:]
     assert len(items) == len(exercises), f"{path.stem}: one command per exercise"
     module = _module("execute")

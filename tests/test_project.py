@@ -319,11 +319,16 @@ def test_notebooks_open_on_the_projects_kernel() -> None:
 @pytest.mark.parametrize(
     ("identity", "banner"),
     [
-        ({"size": "smoke", "parameters": {}}, "Smoke build"),
-        ({"size": "class", "parameters": {}}, "Class-size build"),
-        ({"size": "reference", "parameters": {"max_chars": 600}}, "changed parameters (max_"),
+        ({"size": "smoke", "parameters": {}}, "Smoke run"),
+        ({"size": "class", "parameters": {}}, "Class-size run"),
+        (
+            {"size": "smoke", "parameters": {}, "started": "2026-12-03 17:05 UTC", "commit": "4e+"},
+            "2026-12-03 17:05 UTC, commit 4e with local changes)",
+        ),
+        ({"size": "reference", "parameters": {}, "commit": "4ebcdf6"}, "0, commit 4ebcdf6)"),
+        ({"size": "reference", "parameters": {"max_chars": 600}}, "(max_chars=600; hierret"),
         ({"size": "reference", "parameters": {}}, "Reference run"),
-        ({"smoke": True, "parameters": {}}, "Smoke build"),  # a record from before `size`
+        ({"smoke": True, "parameters": {}}, "Smoke run"),  # a record from before `size`
         (None, "No notebook run"),
     ],
 )

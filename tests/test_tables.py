@@ -83,3 +83,28 @@ def test_fields_flattens_a_nested_record() -> None:
         "profile.selection.min_keep": "3",
         "metrics.ndcg@10": "0.625",
     }
+
+
+def test_headers_read_as_words_with_the_row_names_in_the_header_row() -> None:
+    """Headers wrapped at underscores ("diff_ low") above an empty row holding the index
+    name, and bare 0/1 row numbers, on the notebooks' pages."""
+    t = pd.DataFrame(
+        {"only_a": [1, 2], "diff_low": [0.1, 0.2]},
+        index=pd.MultiIndex.from_tuples([("pyref", 900), ("qasper", 900)], names=["corpus", "n"]),
+    )
+    head = styled(t, "x").to_html().split("</thead>")[0]
+    assert head.count("<tr>") == 1  # one header row: no row for the index names
+    assert ">corpus · n</th>" in head
+    assert ">only a</th>" in head
+    assert ">diff low</th>" in head
+    assert t.columns.name is None  # the caller's table is left as it was
+    bare = styled(pd.DataFrame({"a": [1, 2]}), "y").to_html()
+    assert "row_heading" not in bare  # no 0, 1 row labels
+
+
+def test_large_counts_large_estimates_and_infinities_read_as_a_person_writes_them() -> None:
+    """`784.949` and `464970` in a record's table, `-inf` as a threshold, on the site."""
+    mixed = pd.DataFrame({"value": pd.Series([784.949, 464970, 79, 0.1234], dtype=object)})
+    assert cells(mixed)["value"].tolist() == ["784.9", "464,970", "79", "0.123"]
+    thresholds = pd.DataFrame({"threshold": [-np.inf, 0.5]})
+    assert cells(thresholds)["threshold"].tolist() == ["\u2212∞", "0.500"]

@@ -214,7 +214,8 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     )
     text = module.page(json.loads(path.read_text(encoding="utf-8")), tmp_path / "figures")
     assert "| 02_x | embed m fp32 | 2.5 | 62.5% | 1,234 | 0 |" in text
-    assert "| 02_x | **total** | 4.0 | 100.0% |  |  |" in text
+    assert "|  | **total** | 4.0 | 100.0% |  |  |" in text  # the notebook named once
+    assert text.count("| 02_x |") == 1
     assert "load average 1.5 when the run started and 2.0 when it ended" in text
     assert (tmp_path / "figures" / "timing.png").is_file()
     assert "This build has no timing record" in module.page(None, tmp_path / "none")
@@ -227,7 +228,11 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     both = module.page(record, tmp_path / "both", cold)
     assert "## The first run, on an empty cache" in both
     assert "the cache held 3 MiB afterwards" in both
-    assert both.count("| 02_x | **total** |") == 2
+    assert both.count("|  | **total** |") == 2
+    (tmp_path / "site" / "notebooks").mkdir(parents=True)
+    (tmp_path / "site" / "notebooks" / "02_x.ipynb").write_text("{}", encoding="utf-8")
+    linked = module.page(record, tmp_path / "site" / "figures")  # the site has its page
+    assert "| [02_x](notebooks/02_x.ipynb) | embed m fp32 |" in linked
     assert (tmp_path / "both" / "timing-cold.png").is_file()
     assert "first run" not in text  # no cold record: no such section
     assert not (tmp_path / "none").exists()

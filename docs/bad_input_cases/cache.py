@@ -9,6 +9,7 @@ called directly), what the package said, and what is left on disk.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import stat
@@ -154,6 +155,45 @@ def _unwritable_encoder() -> Facts:
     root = _blocked_root()
     first, second = _reread(root), _reread(root)  # a new CachedEncoder: warns again, once
     return Facts(f"{first}; again: {second}", first=first, second=second)
+
+
+class _Batched(_Counting):
+    """Embeds 10 texts a batch, as a real model batches."""
+
+    def _embed_batches(self, texts: list[str]) -> Any:
+        for lo in range(0, len(texts), 10):
+            idx = list(range(lo, min(lo + 10, len(texts))))
+            yield idx, self._embed([texts[i] for i in idx])
+
+
+def _disk_full() -> Facts:
+    """The disk fills up after the first batch's shard: ENOSPC on every later write."""
+    root = Path(tempfile.mkdtemp())
+    real, shards = cache_mod.atomic_write, [0]
+
+    def full(path: Any, content: Any, **kw: Any) -> Any:
+        if str(path).endswith(".hvc"):
+            shards[0] += 1
+            if shards[0] > 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real(path, content, **kw)
+
+    model = _Batched()
+    cache_mod.atomic_write = full  # type: ignore[assignment]
+    try:
+        with listen() as heard:
+            out = CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS)
+    finally:
+        cache_mod.atomic_write = real
+    wrong = int((out != _TRUTH).any(axis=1).sum())
+    again = _reread(root)
+    return Facts(
+        f"{model.embedded} of {len(_TEXTS)} embedded, {wrong} wrong; said: "
+        f"{' / '.join(heard)}; next run: {again}",
+        wrong=wrong,
+        heard=heard,
+        again=again,
+    )
 
 
 def _unwritable_put() -> object:
@@ -400,6 +440,26 @@ CASES: list[Case] = [
         "CachedEncoder on a cache folder whose parent is a regular file",
         _unwritable_encoder,
         (right("0 wrong vectors", lambda f: f.first.wrong == f.second.wrong == 0), _ONE_WARNING),
+    ),
+    (
+        "the disk fills up (ENOSPC) after the first of 3 batches a CachedEncoder stores",
+        _disk_full,
+        (
+            right("every vector returned, 0 wrong", lambda f: f.wrong == 0),
+            right(
+                "one CacheNotWritableWarning naming the error and the fix",
+                lambda f: (
+                    len(f.heard) == 1
+                    and "CacheNotWritableWarning" in f.heard[0]
+                    and "No space left on device" in f.heard[0]
+                    and "HIERRET_CACHE" in f.heard[0]
+                ),
+            ),
+            kept(
+                "the batch stored before is kept: the next run embeds only the other 20",
+                lambda f: f.again.recomputed == 20 and f.again.wrong == 0,
+            ),
+        ),
     ),
     ("VectorCache.put into a folder whose parent is a regular file", _unwritable_put),
     (

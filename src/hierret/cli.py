@@ -20,10 +20,18 @@ that comes from data (ids, titles, section paths, snippets, names, error
 messages quoting them) goes through :func:`printable`: control characters are
 shown as escapes (``\\x1b``), never obeyed by the terminal.
 
+``hierret embed`` fills the cache ahead of searching: the passages of a corpus
+(those ``search`` ranks), batch by batch, with a progress bar counted in texts
+(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored.
+
 Examples
 --------
 >>> import tempfile
 >>> tmp = tempfile.TemporaryDirectory()
+>>> main(["embed", "--encoder", "hash", "--no-progress", "--cache-dir", tmp.name])
+... # doctest: +ELLIPSIS
+python-reference: ... passages, 603 distinct texts for hash-64: 0 were in the cache, 603 ...
+0
 >>> main(["search", "finally clause", "--encoder", "hash", "--k", "1",
 ...       "--cache-dir", tmp.name])  # doctest: +ELLIPSIS
 python-reference: ...
@@ -46,6 +54,13 @@ from dataclasses import replace
 from hierret.cache import VectorCache, cached_encoder
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import load
+from hierret.embed import (
+    ENGINES,
+    EngineUnavailableError,
+    check_engine,
+    corpus_passages,
+    embed_texts,
+)
 from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
@@ -91,7 +106,7 @@ def _weight(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``hierret`` (subcommand ``search``)."""
+    """The argument parser of ``hierret`` (subcommands ``search`` and ``embed``)."""
     parser = argparse.ArgumentParser(
         prog="hierret",
         description="Retrieval over long structured documents (hierret).",
@@ -184,6 +199,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=100,
         help="snippet length per hit, 0 for none (default: 100)",
     )
+    e = sub.add_parser(
+        "embed",
+        help="embed a corpus's passages into the vector cache ahead of searching",
+        description="Embed the passages of a corpus (those 'hierret search' ranks) into the "
+        "vector cache, batch by batch: an interrupted run keeps what it embedded, the next "
+        "embeds only the rest. A progress bar counts texts.",
+    )
+    e.add_argument("--corpus", default="python-reference", help="as for 'hierret search'")
+    e.add_argument("--encoder", default="all-MiniLM-L6-v2", help="as for 'hierret search'")
+    e.add_argument("--cache-dir", default=None, help="as for 'hierret search'")
+    e.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS)
+    e.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS)
+    e.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="where to embed: local (this process) or ray (not available yet) (default: local)",
+    )
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
@@ -310,8 +344,8 @@ def _describe(profile: Profile) -> str:
     return how
 
 
-def _usage_error(message: str) -> int:
-    print(f"hierret search: error: {printable(message, lines=True)}", file=sys.stderr)
+def _usage_error(message: str, command: str = "search") -> int:
+    print(f"hierret {command}: error: {printable(message, lines=True)}", file=sys.stderr)
     return 2
 
 
@@ -333,12 +367,12 @@ def _warnings_to_stderr() -> Iterator[None]:
         logger.propagate = propagate
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: argparse.Namespace, cache: VectorCache) -> int:
     with _warnings_to_stderr():
-        return _search_quietly(args)
+        return _search_quietly(args, cache)
 
 
-def _search_quietly(args: argparse.Namespace) -> int:
+def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
     try:
         args.question.encode("utf-8")
     except UnicodeEncodeError:
@@ -360,7 +394,7 @@ def _search_quietly(args: argparse.Namespace) -> int:
     hierarchy = build_hierarchy(
         corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )
-    encoder = cached_encoder(args.encoder, VectorCache(args.cache_dir))
+    encoder = cached_encoder(args.encoder, cache)
     profile = profile_from_args(args)
     searcher = Searcher(hierarchy, encoder)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
@@ -374,6 +408,35 @@ def _search_quietly(args: argparse.Namespace) -> int:
         print(format_hit(hit, args.snippet_chars))
     if not hits:
         print("no hits: nothing in the corpus matches a word of the question", file=sys.stderr)
+    return 0
+
+
+def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
+    """``hierret embed``: the corpus's passages into the cache, a bar counted in texts."""
+    if args.overlap_chars >= args.max_chars:
+        return _usage_error(
+            f"--overlap-chars ({args.overlap_chars}) must be smaller than --max-chars "
+            f"({args.max_chars})",
+            "embed",
+        )
+    check_engine(args.engine)  # before loading anything
+    bundle = load(args.corpus)
+    hierarchy = build_hierarchy(
+        bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
+    )
+    encoder = cached_encoder(args.encoder, cache)
+    report = embed_texts(
+        corpus_passages(hierarchy),
+        encoder,
+        engine=args.engine,
+        model=args.encoder,
+        show_progress=False if args.no_progress else None,
+    )
+    print(
+        f"{printable(bundle.corpus.name)}: {report.texts} passages, {report.distinct} "
+        f"distinct texts for {printable(encoder.identity.name)}: {report.cached} were in "
+        f"the cache, {report.embedded} embedded in {report.seconds:.1f} s ({cache.root})"
+    )
     return 0
 
 
@@ -410,18 +473,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    cache = VectorCache(args.cache_dir)
+    run = _embed if args.command == "embed" else _search
     try:
-        status = _search(args)
+        status = run(args, cache)
         sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
         return status
     except BrokenPipeError:
         return _closed_pipe()
     except KeyboardInterrupt:
         print(
-            "hierret search: interrupted; the vector cache keeps every vector already "
-            "stored, so the next run continues from there",
+            f"hierret {args.command}: interrupted; the vector cache keeps the {cache.stats.stored} "
+            f"new vector(s) this run stored, batch by batch, and those of earlier runs (in "
+            f"{cache.root}), so the next run embeds only the rest",
             file=sys.stderr,
         )
         return 130
-    except (ValueError, TypeError, OSError) as err:
-        return _usage_error(str(err))
+    except (ValueError, TypeError, OSError, EngineUnavailableError) as err:
+        return _usage_error(str(err), args.command)

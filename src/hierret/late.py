@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from hierret import _clock
 from hierret._validate import check_count
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders import Encoder, EncoderIdentity, l2_normalize
@@ -272,7 +273,8 @@ class LateChunker:
     def _load(self) -> Any:
         """The sentence-transformers model, loaded (and checked) on first need."""
         if self._st is None:
-            model = sentence_transformer(self.encoder)
+            with _clock.stage("models"):
+                model = sentence_transformer(self.encoder)
             if not getattr(model.tokenizer, "is_fast", False):
                 raise TypeError("late chunking needs a fast (Rust) tokenizer for character offsets")
             limit = int(model[0].auto_model.config.max_position_embeddings)
@@ -306,13 +308,24 @@ class LateChunker:
         return [t for t, r in zip(ids, real, strict=True) if r], offsets[real]
 
     def _forward(self, rows: list[list[int]]) -> list[NDArray[np.float32]]:
-        import torch
-
-        out: list[NDArray[np.float32]] = []
         cls, sep, pad = self._tok.cls_token_id, self._tok.sep_token_id, self._tok.pad_token_id
         if cls is None or sep is None:
             raise TypeError("late chunking expects a BERT-style tokenizer with [CLS] and [SEP]")
+        label = f"{self.encoder.identity.label()} late"  # the stage clock's: windows encoded
         start = time.perf_counter()
+        with _clock.stage(f"embed {label}"):
+            _clock.count(label, embedded=len(rows))
+            out = self._forward_batches(rows, cls, sep, pad)
+        self.seconds += time.perf_counter() - start
+        self.windows_encoded += len(rows)
+        return out
+
+    def _forward_batches(
+        self, rows: list[list[int]], cls: int, sep: int, pad: int
+    ) -> list[NDArray[np.float32]]:
+        import torch
+
+        out: list[NDArray[np.float32]] = []
         for b in range(0, len(rows), self.batch_size):
             batch = [[cls, *self._prefix, *r, sep] for r in rows[b : b + self.batch_size]]
             width = max(len(r) for r in batch)
@@ -325,8 +338,6 @@ class LateChunker:
             out += [
                 hidden[j, skip : skip + len(r)] for j, r in enumerate(rows[b : b + self.batch_size])
             ]
-        self.seconds += time.perf_counter() - start
-        self.windows_encoded += len(rows)
         return out
 
     def token_vectors(self, text: str, compute: bool = True) -> TokenVectors:

@@ -24,7 +24,7 @@ import logging
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +46,7 @@ __all__ = [
     "available_cpus",
     "check_queries",
     "file_sha256",
+    "gather_batches",
     "installed_versions",
     "l2_normalize",
     "long_queries_message",
@@ -267,6 +268,23 @@ def progress_bar(total: int, show: bool | None = None) -> Any:
     return tqdm(total=total, disable=not show, unit="text", desc="encoding", mininterval=1.0)
 
 
+def gather_batches(
+    batches: Iterator[tuple[list[int], NDArray[Any]]], n: int, dimension: int
+) -> NDArray[np.float32]:
+    """The rows of :meth:`Encoder._embed_batches`, put back in input order.
+
+    Examples
+    --------
+    >>> parts = iter([([1], np.ones((1, 2))), ([0], np.zeros((1, 2)))])
+    >>> gather_batches(parts, 2, 2).tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
+    out = np.empty((n, dimension), dtype=np.float32)
+    for idx, rows in batches:
+        out[idx] = rows
+    return out
+
+
 def word_starts(word_ids: Sequence[int | None]) -> list[bool]:
     """For each token, whether it starts a word (a safe place to split a window).
 
@@ -301,6 +319,16 @@ class Encoder(ABC):
     @abstractmethod
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         """Raw vectors, shape ``(len(texts), dimension)``, of prefixed, non-empty input."""
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
+        """Raw vectors batch by batch, as ``(positions in texts, rows)``, each text once.
+
+        A backend that embeds in batches yields each batch as it is made (its
+        :meth:`_embed` gathers them with :func:`gather_batches`), so a cache can
+        keep the vectors of an interrupted call; the vectors are the same
+        whichever way they are collected. The default is one batch: :meth:`_embed`.
+        """
+        yield list(range(len(texts))), self._embed(texts)
 
     @abstractmethod
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
@@ -353,6 +381,40 @@ class Encoder(ABC):
                 f"expected {(len(items), ident.dimension)}"
             )
         return vectors
+
+    def encode_batches(
+        self, texts: Sequence[str], role: Role = "passage", *, normalized: bool = True
+    ) -> Iterator[tuple[NDArray[np.intp], NDArray[np.float32]]]:
+        """:meth:`encode` (or :meth:`encode_unnormalized`) batch by batch, as made.
+
+        Yields ``(positions, vectors)``: the positions in ``texts`` of each
+        batch the backend embeds and their rows, bit for bit the rows the
+        one-call methods return (the backend batches the same way, and
+        normalisation is row by row). Every text comes exactly once.
+
+        Examples
+        --------
+        >>> enc = HashEncoder(dimension=8)
+        >>> parts = list(enc.encode_batches(["a cat", "a dog"]))
+        >>> [p.tolist() for p, _ in parts]
+        [[0, 1]]
+        >>> bool((parts[0][1] == enc.encode(["a cat", "a dog"])).all())
+        True
+        """
+        items = check_texts(texts)
+        ident = self.identity
+        if not items:
+            return
+        prefix, label = ident.prefix(role), ident.label()
+        for idx, raw in self._embed_batches([prefix + t for t in items]):
+            vectors = np.asarray(raw, dtype=np.float32)
+            if vectors.shape != (len(idx), ident.dimension):
+                raise RuntimeError(
+                    f"{ident.describe()} returned shape {vectors.shape}, "
+                    f"expected {(len(idx), ident.dimension)}"
+                )
+            _clock.count(label, embedded=len(idx))
+            yield np.asarray(idx, dtype=np.intp), l2_normalize(vectors) if normalized else vectors
 
     def encode_passages(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """:meth:`encode` with ``role="passage"``."""

@@ -38,11 +38,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from numpy.typing import NDArray
 
 from hierret._env import default_cache_dir
@@ -54,6 +53,7 @@ from hierret.encoders.base import (
     EncoderIdentity,
     Role,
     available_cpus,
+    gather_batches,
     installed_versions,
     progress_bar,
     weights_digest,
@@ -315,6 +315,9 @@ class E5Encoder(Encoder):
         self._set_threads(int(wanted))
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
+        return gather_batches(self._embed_batches(texts), len(texts), self._identity.dimension)
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
         groups: dict[bool, list[int]] = {True: [], False: []}
         raw: list[str] = []
         for i, text in enumerate(texts):
@@ -328,16 +331,14 @@ class E5Encoder(Encoder):
                     f"E5Encoder._embed got text {i} without an engine prefix "
                     f"({sorted(_ENGINE_PREFIXES)}); use encode()"
                 )
-        out = np.empty((len(texts), self._identity.dimension), dtype=np.float32)
         with progress_bar(len(texts), self.show_progress) as bar:
             for flag, members in groups.items():
                 order = sorted(members, key=lambda i: -len(raw[i]))
                 for s in range(0, len(order), self.batch_size):
                     idx = order[s : s + self.batch_size]
                     self._threads(len(idx))
-                    out[idx] = self._model.encode([raw[i] for i in idx], flag)
+                    yield idx, self._model.encode([raw[i] for i in idx], flag)
                     bar.update(len(idx))
-        return out
 
     def _count_word(self, word: str) -> int:
         n = self._word_tokens.get(word)

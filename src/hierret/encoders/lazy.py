@@ -44,7 +44,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,15 @@ class LazyEncoder(Encoder):
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         return self.encoder._embed(texts)
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
+        return self.encoder._embed_batches(texts)
+
+    def encode_batches(
+        self, texts: Sequence[str], role: Role = "passage", *, normalized: bool = True
+    ) -> Iterator[tuple[NDArray[np.intp], NDArray[np.float32]]]:
+        # the real encoder's own: its identity checked before any vector is made
+        return self.encoder.encode_batches(texts, role, normalized=normalized)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> NDArray[np.float32]:
         # the real encoder's own encode: its identity checked before any vector is made

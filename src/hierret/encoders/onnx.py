@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from hierret.encoders.base import (
     Role,
     available_cpus,
     file_sha256,
+    gather_batches,
     installed_versions,
     progress_bar,
     weights_digest,
@@ -419,15 +420,16 @@ class OnnxEncoder(Encoder):
         return np.asarray(summed / counts, dtype=np.float32)
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
+        return gather_batches(self._embed_batches(texts), len(texts), self._identity.dimension)
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
         n = len(texts)
         order = sorted(range(n), key=lambda i: -len(texts[i]))  # similar lengths per batch
-        out = np.empty((n, self._identity.dimension), dtype=np.float32)
         with progress_bar(n, self.show_progress) as bar:
             for s in range(0, n, self.batch_size):
                 idx = order[s : s + self.batch_size]
-                out[idx] = self._run([texts[i] for i in idx])
+                yield idx, self._run([texts[i] for i in idx])
                 bar.update(len(idx))
-        return out
 
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
         return self._counter.offsets(text)

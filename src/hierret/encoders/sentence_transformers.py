@@ -5,11 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from numpy.typing import NDArray
 
 from hierret._quiet import quiet_import
@@ -20,6 +19,7 @@ from hierret.encoders.base import (
     Role,
     available_cpus,
     file_sha256,
+    gather_batches,
     installed_versions,
     progress_bar,
     word_starts,
@@ -232,22 +232,26 @@ class SentenceTransformerEncoder(Encoder):
         return self._tokenizer
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
+        return gather_batches(self._embed_batches(texts), len(texts), self._identity.dimension)
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
         n = len(texts)
         order = sorted(range(n), key=lambda i: -len(texts[i]))  # similar lengths per batch
-        out = np.empty((n, self._identity.dimension), dtype=np.float32)
         with progress_bar(n, self.show_progress) as bar:
             for s in range(0, n, self.batch_size):
                 idx = order[s : s + self.batch_size]
-                out[idx] = self._model.encode(
-                    [texts[i] for i in idx],
-                    batch_size=self.batch_size,
-                    convert_to_numpy=True,
-                    normalize_embeddings=False,
-                    show_progress_bar=False,
-                    prompt="",  # only the identity's prefixes, never the model's default prompt
+                yield (
+                    idx,
+                    self._model.encode(
+                        [texts[i] for i in idx],
+                        batch_size=self.batch_size,
+                        convert_to_numpy=True,
+                        normalize_embeddings=False,
+                        show_progress_bar=False,
+                        prompt="",  # only the identity's prefixes, never the model's default prompt
+                    ),
                 )
                 bar.update(len(idx))
-        return out
 
     def _token_offsets(self, text: str) -> tuple[list[tuple[int, int]], list[bool]]:
         enc = self._tokenizer(

@@ -201,8 +201,19 @@ def p_limit(n_resamples: int | None = None, decimals: int = 4) -> float:
 
 def _estimate(value: float, decimals: int) -> str:
     if not math.isfinite(value):
-        return str(value)
+        return _infinite(value)
     return f"{value:.1f}" if abs(value) >= 100 else f"{value:.{decimals}f}"
+
+
+def _infinite(value: float) -> str:
+    """``inf`` as a reader writes it (a threshold of -inf keeps everything): ∞, −∞, or blank."""
+    return "" if math.isnan(value) else "∞" if value > 0 else "\u2212∞"
+
+
+def _count(value: Any) -> str:
+    """A whole number, with thousands separated from 10,000 on (``464,970``)."""
+    n = round(float(value))
+    return f"{n:,d}" if abs(n) >= 10_000 else str(n)
 
 
 def _decimals(series: pd.Series, decimals: int) -> int:
@@ -214,12 +225,14 @@ def _decimals(series: pd.Series, decimals: int) -> int:
 
 def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Callable[[Any], str]:
     def count(v: Any) -> str:
-        return "" if _empty(v) else str(round(float(v)))
+        if _empty(v):
+            return ""
+        return _count(v) if math.isfinite(float(v)) else _infinite(float(v))
 
     def estimate(v: Any) -> str:
         if _empty(v):
             return ""
-        return str(v) if not math.isfinite(float(v)) else f"{float(v):.{decimals}f}"
+        return _infinite(float(v)) if not math.isfinite(float(v)) else f"{float(v):.{decimals}f}"
 
     def p(v: Any) -> str:
         if _empty(v):
@@ -231,8 +244,8 @@ def _formatter(kind: str, decimals: int, limit: float, p_decimals: int) -> Calla
             return ""
         if isinstance(v, int | np.integer) and not isinstance(v, bool):
             return count(v)  # an int stays one; a float, even 1.0, is an estimate
-        if _is_number(v):
-            return estimate(v)
+        if _is_number(v):  # a record's values: a large one to one decimal (784.9)
+            return _estimate(float(v), decimals)
         if isinstance(v, list | tuple):
             return ", ".join(map(str, v))
         return str(v)
@@ -340,6 +353,10 @@ def styled(
     frame = _frame(table)
     if len(frame):  # a column with no value says nothing (the tests of a table without any)
         frame = frame.loc[:, frame.notna().any(axis=0)]
+    named = [str(n) for n in frame.index.names if n is not None]
+    corner = bool(named) and frame.columns.nlevels == 1 and frame.columns.name is None
+    if corner:
+        frame = frame.rename_axis(columns=" · ".join(named))
     limit = p_limit(n_resamples, p_decimals)
     formatters: dict[Any, Any] = _formatters(frame, formats, decimals, limit, p_decimals)
     styler = frame.style.format(formatters)
@@ -347,6 +364,8 @@ def styled(
         lambda v: "" if _empty(v) else (f"{v:g}" if isinstance(v, float) else str(v)), axis=0
     )
     styler = styler.format_index(_header, axis=1)
+    if corner:  # the row labels' names in the header row, not on a row of their own
+        styler = styler.hide(axis="index", names=True)
     if caption:
         styler = styler.set_caption(caption)
     text: list[Hashable] = [c for c in frame.columns if any(isinstance(v, str) for v in frame[c])]
@@ -367,15 +386,15 @@ def styled(
         styler = styler.highlight_max(
             axis=0, subset=highlight_max, props="font-weight: bold; background-color: #dbe9f6"
         )
-    if not index:
+    bare = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+    if not index or bare:  # row numbers 0, 1, 2... say nothing
         styler = styler.hide(axis="index")
     return styler
 
 
 def _header(label: object) -> str:
-    """A column label as HTML that may break after each ``_`` (``diff_<wbr>low``): narrow
-    columns of numbers keep their names whole on the page and as copied text."""
-    return html.escape(str(label)).replace("_", "_<wbr>")
+    """A column label as words: ``diff_low`` reads "diff low" (it wrapped as "diff_ low")."""
+    return html.escape(str(label).replace("_", " "))
 
 
 def _longest(series: pd.Series) -> int:

@@ -60,6 +60,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 import numpy as np
 
@@ -70,10 +71,22 @@ from hierret.runs import Ranking
 from hierret.study.experiment import Result
 from hierret.units import Query, Span, Unit
 
-__all__ = ["Case", "Casebook", "Comparison", "Hit", "build", "explorer_script", "write"]
+__all__ = [
+    "Case",
+    "Casebook",
+    "Comparison",
+    "Hit",
+    "build",
+    "explorer_link",
+    "explorer_script",
+    "write",
+]
 
 #: The global the explorer's data script assigns (a ``<script>``, so ``file://`` works).
 EXPLORER_GLOBAL = "HIERRET_EXPLORER"
+#: The explorer page as a casebook page (``notebooks/figures/casebook-*``) reaches it on
+#: the built site; its state (record, result, target, arms, question) goes in the hash.
+EXPLORER_PAGE = "../../explorer.html"
 
 Pairs = Sequence[tuple[str, str]]
 
@@ -176,8 +189,14 @@ class Casebook:
             _INTRO.format(record=self.record),
         ]
         for title in dict.fromkeys(c.title for c in self.comparisons):
-            parts.append(f"## {title}\n")
-            parts += [_comparison_html(c) for c in self.comparisons if c.title == title]
+            pairs = list(
+                dict.fromkeys(f"{c.a} against {c.b}" for c in self.comparisons if c.title == title)
+            )
+            what = "; ".join(pairs) if len(pairs) <= 2 else f"{len(pairs)} comparisons"
+            parts.append(f"## {title}: {what}\n")  # the result's key, in words
+            parts += [
+                _comparison_html(c, self.record) for c in self.comparisons if c.title == title
+            ]
         if not self.comparisons:
             parts.append("No comparison was declared in this run.\n")
         return "\n".join(parts)
@@ -568,26 +587,42 @@ def _hit_html(hit: Hit) -> str:
     )
 
 
-def _case_html(case: Case, arms: tuple[str, str]) -> str:
+def explorer_link(record: str, title: str, target: str, arms: Sequence[str], qid: str) -> str:
+    """The question explorer's address showing question ``qid`` of ``record``'s result
+    ``title`` at ``target``, in the set that holds ``arms`` (from a casebook page).
+
+    Examples
+    --------
+    >>> explorer_link("dr004", "qasper · 900", "sections", ["chunk", "late"], "q 7")
+    '../../explorer.html#r=dr004&t=qasper%20%C2%B7%20900&g=sections&a=chunk%2Clate&q=q%207'
+    """
+    state = {"r": record, "t": title, "g": target, "a": ",".join(arms), "q": qid}
+    return EXPLORER_PAGE + "#" + urlencode(state, quote_via=quote)
+
+
+def _case_html(case: Case, arms: tuple[str, str], link: str = "") -> str:
     ranks = ", ".join(f"{html.escape(a)}: {case.first[a] or '—'}" for a in arms)
     ev = "".join(
         f'<li><span class="hr-path">{html.escape(p)}</span><div class="hr-snippet">{s}</div></li>'
         for p, s in case.evidence
     )
+    qid = f"<code>{html.escape(case.query_id)}</code>"
+    if link:  # the question under every arm, in the explorer
+        qid = f'<a href="{html.escape(link)}" title="this question in the explorer">{qid}</a>'
     cols = "".join(
         f'<div class="hr-arm"><strong>{html.escape(a)}</strong>'
         f"<ol>{''.join(map(_hit_html, case.hits[a]))}</ol></div>"
         for a in arms
     )
     return (
-        f'<details class="hr-case"><summary><code>{html.escape(case.query_id)}</code> '
+        f'<details class="hr-case"><summary>{qid} '
         f"{html.escape(case.question)} <small>(first answer at rank {ranks})</small>"
         f'</summary><p class="hr-label">Gold evidence</p><ul>{ev}</ul>'
         f'<div class="hr-arms">{cols}</div></details>'
     )
 
 
-def _comparison_html(c: Comparison) -> str:
+def _comparison_html(c: Comparison, record: str = "") -> str:
     a, b = html.escape(c.a), html.escape(c.b)
     counts = (
         f"<table class='hr-counts'><tr><th></th><th>{b} first</th><th>{b} not</th>"
@@ -602,5 +637,14 @@ def _comparison_html(c: Comparison) -> str:
     for arm, cases, n in ((c.a, c.cases_a, c.only_a), (c.b, c.cases_b, c.only_b)):
         shown = f"{len(cases)} of {n} shown" if n > len(cases) else f"all {n}" if n else "none"
         parts.append(f"<p class='hr-label'>Only {html.escape(arm)} answers first ({shown})</p>")
-        parts += [_case_html(case, (c.a, c.b)) for case in cases]
+        parts += [
+            _case_html(
+                case,
+                (c.a, c.b),
+                explorer_link(record, c.title, c.target, (c.a, c.b), case.query_id)
+                if record
+                else "",
+            )
+            for case in cases
+        ]
     return "".join(parts) + "</div>\n"

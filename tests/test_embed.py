@@ -1,0 +1,76 @@
+"""``hierret embed`` and :func:`hierret.embed.embed_texts`: a corpus into the cache."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.cli import main
+from hierret.embed import EngineUnavailableError, embed_texts
+from hierret.encoders import HashEncoder, load_encoder
+
+
+class Interrupted(HashEncoder):
+    """Embeds 4 texts a batch; Ctrl-C arrives while making batch 2."""
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
+        for b, lo in enumerate(range(0, len(texts), 4)):
+            if b == 2:
+                raise KeyboardInterrupt
+            idx = list(range(lo, min(lo + 4, len(texts))))
+            yield idx, self._embed([texts[i] for i in idx])
+
+
+def test_embed_keeps_batches_and_counts_texts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    texts = [f"text {i}" for i in range(20)]
+    with pytest.raises(KeyboardInterrupt):
+        embed_texts(texts, CachedEncoder(Interrupted(dimension=8), VectorCache(tmp_path)))
+    assert VectorCache(tmp_path).count(HashEncoder(dimension=8).identity) == 8
+    capsys.readouterr()
+    enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp_path))
+    report = embed_texts(texts + texts[:3], enc, show_progress=True)
+    assert (report.texts, report.distinct, report.cached, report.embedded) == (23, 20, 8, 12)
+    assert "20/20" in capsys.readouterr().err  # the bar counts texts, from those cached
+    vecs = VectorCache(tmp_path).lookup(enc.identity, texts)
+    assert np.array_equal(vecs, HashEncoder(dimension=8).encode_passages(texts))
+
+
+def test_cli_embed_then_search_embeds_only_the_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--encoder", "hash", "--cache-dir", str(tmp_path)]
+    assert main(["embed", "--no-progress", *args]) == 0
+    assert "0 were in the cache, 603 embedded" in capsys.readouterr().out
+    ident = load_encoder("hash").identity
+    assert VectorCache(tmp_path).count(ident) == 603
+    assert main(["embed", "--no-progress", *args]) == 0
+    assert "603 were in the cache, 0 embedded" in capsys.readouterr().out
+    assert main(["search", "finally clause", "--k", "1", *args]) == 0
+    assert VectorCache(tmp_path).count(ident) == 604  # the question only
+
+
+def test_ray_engine_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["embed", "--engine", "ray", "--encoder", "hash", "--cache-dir", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "hierret embed: error:" in err
+    assert "--engine local" in err
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing embedded
+    with pytest.raises(EngineUnavailableError):
+        embed_texts(["x"], CachedEncoder(HashEncoder(), VectorCache(tmp_path)), engine="ray")
+
+
+def test_import_hierret_does_not_import_ray() -> None:
+    code = "import sys, hierret, hierret.embed, hierret.cli; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
