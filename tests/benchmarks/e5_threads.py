@@ -1,0 +1,125 @@
+"""e5-small's engine with 1 and 2 OpenMP threads, OpenMP's wait policy active and passive.
+
+Each setting runs in its own process (``OMP_WAIT_POLICY`` is read once, when the
+OpenMP runtime starts), embeds the same passages of the python reference
+(its 900-character passages, the first ``--passages`` of the corpus order) in
+the engine's batches, ``--repeat`` times after one untimed warm-up, and saves
+its vectors; the settings take turns round by round, so that a change in what
+else the machine is doing falls on all of them alike. The report gives each
+setting's best and median passages per second, and whether its vectors equal
+the first setting's bit for bit.
+
+Usage::
+
+    python tests/benchmarks/e5_threads.py [--passages 50] [--repeat 3] [--rounds 2]
+        [--settings 1:default 2:passive ...] [--json out.json]
+
+A script, not a test (pytest does not collect it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: (threads, OMP_WAIT_POLICY) tried; None leaves the variable unset (the runtime's default).
+SETTINGS = ((1, None), (2, None), (1, "passive"), (2, "passive"), (2, "active"))
+
+
+def passages(n: int) -> list[str]:
+    """The first ``n`` passages of the python reference, as the package chunks them."""
+    from hierret.datasets import load
+    from hierret.hierarchy import build_hierarchy
+
+    bundle = load("python-reference")
+    h = build_hierarchy(bundle.corpus)
+    return [h.text(p) for p in h.passages[:n]]
+
+
+def _child(job: Path) -> None:
+    """Run in a fresh process: embed the texts with the job's threads; times and vectors."""
+    spec = json.loads(job.read_text(encoding="utf-8"))
+    from hierret.encoders import load_encoder
+
+    enc = load_encoder("e5-small", num_threads=spec["threads"], show_progress=False)
+    texts = spec["texts"]
+    enc.encode_passages(texts[:2])  # untimed warm-up
+    times, vectors = [], None
+    for _ in range(spec["repeat"]):
+        start = time.perf_counter()
+        vectors = enc.encode_passages(texts)
+        times.append(time.perf_counter() - start)
+    np.save(job.with_suffix(".npy"), vectors)
+    job.with_suffix(".out").write_text(json.dumps(times), encoding="utf-8")
+
+
+def run(
+    texts: list[str], repeat: int, rounds: int, settings: Sequence[tuple[int, str | None]]
+) -> dict[str, Any]:
+    times: dict[str, list[float]] = {}
+    vectors: dict[str, np.ndarray] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for threads, policy in settings:
+                name = f"{threads}_threads_{policy or 'default'}"
+                job = Path(tmp) / f"{name}-{r}.json"
+                job.write_text(json.dumps({"threads": threads, "texts": texts, "repeat": repeat}))
+                env = dict(os.environ)
+                env.pop("OMP_WAIT_POLICY", None)
+                env |= {"OMP_WAIT_POLICY": policy} if policy else {}
+                subprocess.run([sys.executable, __file__, "--child", str(job)], env=env, check=True)
+                print(f"round {r}: {name} done", file=sys.stderr, flush=True)
+                times.setdefault(name, []).extend(json.loads(job.with_suffix(".out").read_text()))
+                vectors.setdefault(name, np.load(job.with_suffix(".npy")))
+    first = next(iter(vectors.values()))
+    chars = sum(map(len, texts)) / len(texts)
+    out: dict[str, Any] = {"passages": len(texts), "mean_chars": chars, "settings": {}}
+    for name, t in times.items():
+        out["settings"][name] = {
+            "best_pps": len(texts) / min(t),
+            "median_pps": len(texts) / float(np.median(t)),
+            "runs": len(t),
+            "identical_vectors": bool(np.array_equal(vectors[name], first)),
+            "max_abs_diff": float(np.abs(vectors[name] - first).max()),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passages", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--settings",
+        nargs="+",
+        default=[f"{t}:{p or 'default'}" for t, p in SETTINGS],
+        help="THREADS:POLICY, the policy default (unset), passive or active",
+    )
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child)
+        return
+    settings = [(int(t), None if p == "default" else p) for t, p in
+                (x.split(":") for x in args.settings)]  # fmt: skip
+    result = run(passages(args.passages), args.repeat, args.rounds, settings)
+    result["load_1min"] = os.getloadavg()[0]
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
