@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret import _clock
+import hierret._clock as _clock
 from hierret._validate import check_count
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders import Encoder, EncoderIdentity, l2_normalize

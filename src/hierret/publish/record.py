@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hierret.publish import evidence
+import hierret.publish.evidence as evidence
 from hierret.publish.report import glue, write_results
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
