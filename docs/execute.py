@@ -177,24 +177,20 @@ def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, d
     return int(code), plugin.wall
 
 
+def _git(*args: str) -> str:
+    """What ``git args`` prints in the checkout, stripped (raises when git fails)."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout.strip()
+
+
 def _commit() -> str | None:
     """The checkout's commit (short hash), ``+`` when it has uncommitted changes; ``None``
     outside a git checkout (a source archive): the site's banner names the run by it."""
     try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
+        head = _git("rev-parse", "--short=10", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+" if dirty else "")

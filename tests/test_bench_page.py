@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _scripts import load
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "data" / "results" / "bench.json"
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-page = _load(ROOT / "docs" / "bench_page.py", "bench_page")
-run_all = _load(ROOT / "tests" / "benchmarks" / "run_all.py", "bench_run_all")
+page = load(ROOT / "docs" / "bench_page.py", "bench_page")
+run_all = load(ROOT / "tests" / "benchmarks" / "run_all.py", "bench_run_all")
 
 
 def test_without_a_record_the_page_says_how_to_make_one(tmp_path: Path) -> None:

@@ -3,27 +3,15 @@ against torch's own count of the real model's operations, and the shapes read fr
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _scripts import load
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-peak = _load(ROOT / "tests" / "benchmarks" / "bench_peak.py", "bench_peak_under_test")
+peak = load(ROOT / "tests" / "benchmarks" / "bench_peak.py", "bench_peak_under_test")
 
 
 @pytest.mark.slow

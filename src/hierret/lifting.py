@@ -7,7 +7,7 @@ use :func:`lift`, so it lives beside the run types, below both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hierret.runs import Run, rank
 from hierret.units import Level, Unit
@@ -44,24 +44,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
     >>> lift(run, {"d1#p3": "d1", "d1#p1": "d1", "d2#p0": "d2"})
     {'q': [('d1', 0.9), ('d2', 0.7)]}
     """
-    lifted: Run = {}
-    missing: list[tuple[str, str]] = []
-    for qid, ranking in run.items():
-        best: dict[str, float] = {}
-        for uid, score in ranking:
-            p = parent.get(uid)
-            if p is None:
-                missing.append((qid, uid))
-            elif p not in best or score > best[p]:
-                best[p] = score
-        lifted[qid] = rank(best)
-    if missing:
-        shown = ", ".join(f"{uid!r} (query {qid!r})" for qid, uid in missing[:5])
-        raise ValueError(
-            f"cannot lift: {len(missing)} ranked unit(s) have no parent in the mapping, "
-            f"e.g. {shown}; build the mapping from the same units the run ranks"
-        )
-    return lifted
+    return _lift(run, lambda uid: (parent[uid],) if uid in parent else (), "parent")
 
 
 def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
@@ -98,12 +81,17 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
     >>> lift_overlapping(run, {"d#p0": ("d#s1", "d#s2"), "d#p1": ("d#s3",)})
     {'q': [('d#s2', 0.9), ('d#s1', 0.9), ('d#s3', 0.4)]}
     """
+    return _lift(run, lambda uid: holders.get(uid) or (), "holder")
+
+
+def _lift(run: Run, owners_of: Callable[[str], Sequence[str]], word: str) -> Run:
+    """Each owner scored by its best-scoring child, ranked; a unit with no owner is an error."""
     lifted: Run = {}
     missing: list[tuple[str, str]] = []
     for qid, ranking in run.items():
         best: dict[str, float] = {}
         for uid, score in ranking:
-            owners = holders.get(uid) or ()
+            owners = owners_of(uid)
             if not owners:
                 missing.append((qid, uid))
             for p in owners:
@@ -113,7 +101,7 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
     if missing:
         shown = ", ".join(f"{uid!r} (query {qid!r})" for qid, uid in missing[:5])
         raise ValueError(
-            f"cannot lift: {len(missing)} ranked unit(s) have no holder in the mapping, "
+            f"cannot lift: {len(missing)} ranked unit(s) have no {word} in the mapping, "
             f"e.g. {shown}; build the mapping from the same units the run ranks"
         )
     return lifted

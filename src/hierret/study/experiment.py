@@ -126,10 +126,12 @@ HIT_COLUMNS: tuple[str, ...] = ("hits", "n", "rate", "low", "high", "both", "onl
 HIT_COLUMNS += ("only_base", "neither", "diff", "diff_low", "diff_high", "p", "p_holm")
 
 
-def _adjust(kept: Mapping[str, int], rows: Mapping[str, dict[str, Any]]) -> dict[str, float]:
+def _adjust(
+    kept: Mapping[str, int], rows: Mapping[str, dict[str, Any]], name: str = ""
+) -> dict[str, float]:
     """Holm over the kept tests as one family (:func:`hierret.stats.evidence.adjust`);
     a test drawn again near 0.05 gets its new ``p`` in ``rows``."""
-    adjusted = dict(zip(kept, evidence.adjust(list(kept.values())), strict=True))
+    adjusted = dict(zip(kept, evidence.adjust(list(kept.values()), name), strict=True))
     for name, i in kept.items():
         rows[name]["p"] = evidence.kept()[i].p
     return adjusted
@@ -371,9 +373,7 @@ def paired_tests(
             "diff_high": d.high,
             "p": p,
         }
-    adjusted = dict(zip(kept, evidence.adjust(list(kept.values()), name), strict=True))
-    for pair, i in kept.items():
-        rows[pair]["p"] = evidence.kept()[i].p  # drawn again if near 0.05
+    adjusted = _adjust(kept, rows, name)  # a p drawn again near 0.05 is in rows too
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(adjusted, dtype=float)
     table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0))
