@@ -195,7 +195,7 @@ def gallery_page(src: Path) -> str:
             target = f"notebooks/{path.name}" + (f"#{fig['anchor']}" if fig["anchor"] else "")
             parts.append(
                 f"\n```{{figure}} {image}\n:alt: {alt}\n:width: 100%\n\n"
-                f"{fig['caption']} (from [{fig['section']}]({target}))\n```\n"
+                f"{fig['caption']} Drawn in [{fig['section']}]({target}).\n```\n"
             )
     return "".join(parts)
 
@@ -225,7 +225,7 @@ def _run_time(src: Path, stem: str) -> str:
     record = json.loads(timing.read_text(encoding="utf-8"))
     wall = record.get("values", {}).get(f"{stem}_wall_s")
     size = record.get("identity", {}).get("size", "reference")
-    return f"{_duration(float(wall))} in this site's {size} run" if wall else "not timed"
+    return f"{_duration(float(wall))} (this site's {size} run)" if wall else "not timed"
 
 
 def repository_url() -> str:
@@ -269,12 +269,15 @@ def _notebook_facts(app: Any, doctree: nodes.document) -> None:
     line = nodes.paragraph(
         "",
         "",
-        nodes.strong("", "This notebook: "),
-        nodes.Text(f"ran {_run_time(Path(app.srcdir), stem)} · download the executed "),
+        nodes.strong("", "Run time: "),
+        nodes.Text(f"{_run_time(Path(app.srcdir), stem)} · "),
+        nodes.strong("", "Download "),
+        nodes.Text("the executed notebook: "),
         download,
-        nodes.Text(" · its source, "),
+        nodes.Text(" · "),
+        nodes.strong("", "Source: "),
         _source_link(app, stem),
-        nodes.Text(", in the repository"),
+        nodes.Text(" in the repository"),
         classes=["hr-page-facts"],
     )
     title = section.next_node(nodes.title)
@@ -313,11 +316,15 @@ def _claims_table(table: nodes.table, columns: list[str]) -> None:
         claim = row.children[0].astext().strip()
         if record and re.fullmatch(r"C\d+", claim):
             row["ids"].append(row_anchor(record, claim))
-        for code in list(row.children[test].findall(nodes.literal)):
+        for code in list(row.findall(nodes.literal)):
             key = code.astext()
-            if "." in key and key.split(".")[0].startswith("dr"):
+            if code.parent.parent is row.children[test] and re.fullmatch(r"dr\d+\.\w+", key):
                 short = nodes.literal("", short_key(key), classes=["hr-key"])
                 code.replace_self(nodes.abbreviation("", "", short, explanation=key))
+            elif "_" in key:  # a family's name: it too breaks only after an underscore
+                code.replace_self(
+                    nodes.literal("", key.replace("_", "_\u200b"), classes=["hr-key"])
+                )
 
 
 def _link(text: str, uri: str, title: str = "") -> nodes.reference:
@@ -344,11 +351,12 @@ def _results_table(app: Any, table: nodes.table, columns: list[str], docname: st
         book = f"notebooks/figures/casebook-{name}"
         if pages is None or book not in app.env.found_docs:
             continue
+        explorer = app.builder.get_relative_uri(docname, "explorer") + f"#r={name}"
         pages += [
-            nodes.Text(" · "),
+            nodes.inline("", " · ", classes=["hr-sep"]),
             _link("casebook", app.builder.get_relative_uri(docname, book)),
-            nodes.Text(" · "),
-            _link("explorer", app.builder.get_relative_uri(docname, "explorer") + f"#r={name}"),
+            nodes.inline("", " · ", classes=["hr-sep"]),
+            _link("explorer", explorer, f"{record}'s questions under every arm"),
         ]
 
 
@@ -382,8 +390,10 @@ def _tables(app: Any, doctree: nodes.document, docname: str) -> None:
                 cell = row.children[at]
                 cell["classes"] += ["hr-verdict", verdict_class(cell.astext())]
         if {"id", "test", "verdict"} <= set(columns):
+            table["classes"].append("hr-claims")
             _claims_table(table, columns)
         if "key comparison" in columns:
+            table["classes"].append("hr-results")
             _results_table(app, table, columns, docname)
     if docname == "decisions":
         _citations(doctree)

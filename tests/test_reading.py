@@ -79,7 +79,7 @@ def test_the_gallery_captions_each_figure_and_links_its_section(tmp_path: Path) 
     page = reading.gallery_page(tmp_path)
     assert "## A toy notebook" in page
     assert "```{figure} notebooks/figures/toy.png\n:alt: Bars of hit@1.\n" in page
-    assert "Hit@1. (from [1 · The first part](notebooks/09_toy.ipynb#1--the-first-part))" in page
+    assert "Hit@1. Drawn in [1 · The first part](notebooks/09_toy.ipynb#1--the-first-part)." in page
     # a figure with no metadata still gets words, never a file name or a digest,
     # and a repeated heading's anchor is numbered as MyST numbers it
     assert ":alt: A figure of the section 1 · The first part." in page
