@@ -17,7 +17,9 @@ other times, and that is no reason to fail.
 
 Every record's "Claims and tests" table is checked too (hierret.publish.claims):
 each row's test resolves in the run's records and its verdict is what the
-numbers say, and every comparative sentence cites a row. Exit 1 lists every
+numbers say, and every comparative sentence cites a row; so is the results table
+atop DECISIONS.md (hierret.publish.summary): each record's row quotes its declared
+key claim's difference, interval and verdict as the records give them. Exit 1 lists every
 difference. `--update` adopts the run as the new reference: it copies the
 run's records into --reference and rewrites the numbers and the verdicts
 (`--keep-reference-facts`: the findings only, the reference machine's facts
@@ -34,7 +36,7 @@ import sys
 from pathlib import Path
 
 from hierret._files import atomic_write
-from hierret.publish import claims
+from hierret.publish import claims, summary
 from hierret.publish.report import (
     annotate_run,
     check_markdown,
@@ -149,11 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         with_claims = page.name == "DECISIONS.md"  # the records' claims tables live there
         if args.update:
             text = update_markdown(text, results)
-            page.write_text(claims.update(text, results) if with_claims else text, "utf-8")
+            if with_claims:  # the claims tables, then the results table their rows feed
+                text = summary.update(claims.update(text, results), results)
+            page.write_text(text, "utf-8")
             print(f"updated {page}")
             continue
         found = check_markdown(text, results, reference)
-        found += claims.check(text, results) if with_claims else []
+        found += claims.check(text, results) + summary.check(text, results) if with_claims else []
         problems += [f"{page.name}: {p}" for p in found]
     if args.update:
         return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import hierret
 
-sys.path.insert(0, str(Path(__file__).parent))  # terms.py, the glossary links
+sys.path.insert(0, str(Path(__file__).parent))  # terms.py and reading.py, the extensions
 
 project = "hierret"
 author = "hierret developers"
@@ -30,6 +30,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "sphinx.ext.mathjax",
     "terms",
+    "reading",
 ]
 
 exclude_patterns = [
@@ -44,6 +45,8 @@ exclude_patterns = [
     "browser_check.py",
     "timing_page.py",
     "bench_page.py",
+    "reading.py",
+    "_gallery",
 ]
 suppress_warnings = ["myst.header"]
 # The pages quote code in running text (warnings, reprs, parameter values): docutils'

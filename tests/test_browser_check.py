@@ -189,7 +189,8 @@ def _build(tmp_path: Path) -> Path:
     src.mkdir()
     shutil.copytree(ROOT / "docs" / "_static", src / "_static")
     shutil.copy(ROOT / "docs" / "conf.py", src / "conf.py")
-    shutil.copy(ROOT / "docs" / "terms.py", src / "terms.py")  # conf.py's glossary links
+    for extension in ("terms.py", "reading.py"):  # conf.py's own extensions
+        shutil.copy(ROOT / "docs" / extension, src / extension)
     _notebook(src / "cells.ipynb")
     _explorer_data(src / "notebooks" / "figures")
     page = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")  # the site's own page

@@ -65,6 +65,16 @@ def test_every_claim_has_its_test() -> None:
     assert claims.check(text, load_results(ROOT / "data" / "results")) == []
 
 
+def test_the_results_table_quotes_each_records_key_claim() -> None:
+    """The table atop DECISIONS.md: one row per record, its key claim's numbers as the
+    records give them."""
+    from hierret.publish import summary
+
+    text = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+    assert [r.record for r in summary.rows(text)] == [f"DR-00{i}" for i in range(1, 6)]
+    assert summary.check(text, load_results(ROOT / "data" / "results")) == []
+
+
 def _tracked_files() -> list[str]:
     """The files git tracks in this checkout (paths relative to ROOT); skipped outside one."""
     import shutil

@@ -15,6 +15,8 @@ place matplotlib is imported.
 * :mod:`~hierret.publish.report`: the records on disk and the published-number
   check of README and DECISIONS;
 * :mod:`~hierret.publish.claims`: every comparative sentence tied to its test;
+* :mod:`~hierret.publish.summary`: the records at a glance, each record's key
+  claim quoted from its claims table;
 * :mod:`~hierret.publish.against`: this run against the published record
   (:func:`against_published`: settings, quoted numbers, claims' verdicts);
 * :mod:`~hierret.publish.timing`: where a run's time went, as a record, a
@@ -25,7 +27,17 @@ A notebook imports from this face only: the modules above and the names listed
 in ``__all__``.
 """
 
-from hierret.publish import against, charts, claims, figures, record, report, tables, timing
+from hierret.publish import (
+    against,
+    charts,
+    claims,
+    figures,
+    record,
+    report,
+    summary,
+    tables,
+    timing,
+)
 from hierret.publish.against import against_published
 from hierret.publish.figures import save
 from hierret.publish.record import key, table_values
@@ -45,6 +57,7 @@ __all__ = [
     "run_times",
     "save",
     "styled",
+    "summary",
     "table_values",
     "tables",
     "timing",
