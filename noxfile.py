@@ -150,7 +150,7 @@ def tests(session: nox.Session) -> None:
     under nbval, every cell a test; the outputs nbval received are the site's pages
     and its timing record. `nox -s tests -- ARGS` passes ARGS to the unit tests' pytest.
     """
-    _install(session, "test,notebooks,docs,models,lint")
+    _install(session, "test,notebooks,docs,models,lint,ray")  # ray: its tests run too
     session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
     session.run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -59,7 +60,15 @@ def test_cli_embed_then_search_embeds_only_the_question(
     assert VectorCache(tmp_path).count(ident) == 604  # the question only
 
 
-def test_ray_engine_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ray_engine_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    find_spec = importlib.util.find_spec  # Ray hidden, whether or not the extra is here
+
+    def without_ray(name: str, *args: Any) -> Any:
+        return None if name == "ray" else find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_ray)
     argv = ["embed", "--engine", "ray", "--encoder", "hash", "--cache-dir", str(tmp_path)]
     assert main(argv) == 2
     err = capsys.readouterr().err

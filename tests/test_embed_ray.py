@@ -7,10 +7,17 @@ Skipped unless Ray is installed (the extra ``hierret[ray]``); one local cluster
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.embed import embed_texts
@@ -20,6 +27,7 @@ from hierret.encoders import HashEncoder
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")  # Ray's own
 
+ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]
 
 
@@ -57,21 +65,6 @@ def cluster() -> Iterator[None]:
     ray.shutdown()
 
 
-def test_ray_and_local_give_the_same_vectors(tmp_path: Path, cluster: None) -> None:
-    model = HashEncoder(dimension=16)
-    local = CachedEncoder(model, VectorCache(tmp_path / "local"))
-    embed_texts(TEXTS, local, show_progress=False)
-    remote = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / "ray"))
-    embed_texts(TEXTS[:300], remote, show_progress=False)  # some already there
-    report = embed_texts(
-        TEXTS, remote, engine="ray", model="hash", model_kw={"dimension": 16}, actors=2
-    )
-    assert (report.cached, report.embedded) == (300, 1700)
-    assert vectors(tmp_path / "ray", model) == vectors(tmp_path / "local", model)
-    shards = list((tmp_path / "ray" / model.identity.key()).glob("*.hvc"))
-    assert len(shards) >= 2  # stored partition by partition as they arrived
-
-
 def test_an_actor_with_another_encoder_is_refused(tmp_path: Path, cluster: None) -> None:
     enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
     with pytest.raises(Exception, match=r"node \S+ \(.*\) loaded hash-16") as err:
@@ -105,3 +98,81 @@ def test_an_interrupted_driver_keeps_its_partitions(tmp_path: Path, cluster: Non
     assert kept == arrived[0] == 256  # one whole partition
     again = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
     assert again.fill(TEXTS) == (2000, 256, 2000 - 256)  # the rerun embeds exactly the rest
+
+
+class DyingHashEncoder(HashEncoder):
+    """A hash encoder whose process exits in the middle of its first partition, the
+    first time any actor makes one (the ``marker`` file says it happened)."""
+
+    def __init__(self, marker: str, dimension: int = 16) -> None:
+        super().__init__(dimension=dimension)
+        self.marker = marker
+
+    def _embed(self, texts: list[str]) -> NDArray[Any]:
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:  # someone died already
+            return super()._embed(texts)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os._exit(1)  # mid-batch, as a crash or the OOM killer would
+
+
+def test_ray_gives_the_local_cache_even_when_an_actor_dies_mid_batch(
+    tmp_path: Path, cluster: None
+) -> None:
+    """Byte for byte the local run's cache, from 2 actors one of which dies in its first
+    partition (replaced, the partition retried: Ray Data's defaults, embed_ray's notes)."""
+    import ray.cloudpickle
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # actors cannot import
+    model = HashEncoder(dimension=16)  # this test module: the class goes by value
+    local = CachedEncoder(model, VectorCache(tmp_path / "local"))
+    embed_texts(TEXTS, local, show_progress=False)
+    marker = tmp_path / "died"
+    remote = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / "ray"))
+    embed_texts(TEXTS[:300], remote, show_progress=False)  # some already there
+    report = embed_texts(
+        TEXTS,
+        remote,
+        engine="ray",
+        model=DyingHashEncoder,
+        model_kw={"marker": str(marker)},
+        actors=2,
+        show_progress=False,
+    )
+    assert marker.is_file()  # an actor died,
+    assert int(marker.read_text()) != os.getpid()  # not this process
+    assert (report.cached, report.embedded) == (300, 1700)
+    assert vectors(tmp_path / "ray", model) == vectors(tmp_path / "local", model)
+    shards = list((tmp_path / "ray" / model.identity.key()).glob("*.hvc"))
+    assert len(shards) >= 2  # stored partition by partition as they arrived
+
+
+def test_a_killed_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> None:
+    """kill -9 of a driver (another process, on this module's cluster) after it
+    stored k partitions: the rerun embeds exactly the rest."""
+    marker, k = tmp_path / "stored", 2
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("_ray_driver_child.py")),
+            ray.get_runtime_context().gcs_address,
+            str(tmp_path / "cache"),
+            str(k),
+            str(marker),
+        ],
+        env=env,
+    )
+    deadline = time.monotonic() + 120  # a guard against a hung child, not a timing
+    while not marker.exists():
+        assert child.poll() is None, "the driver exited before storing its partitions"
+        assert time.monotonic() < deadline, "the driver never stored its partitions"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / "cache"))
+    assert enc.fill(TEXTS) == (2000, k * 256, 2000 - k * 256)
+    want = HashEncoder(dimension=16).encode_passages(TEXTS)
+    assert np.array_equal(enc.encode_passages(TEXTS).view(np.uint32), want.view(np.uint32))

@@ -33,13 +33,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
-from hierret.encoders import Role
+from hierret.encoders import Encoder, Role
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
 
@@ -135,7 +135,7 @@ def embed_texts(
     role: Role = "passage",
     engine: str = "local",
     show_progress: bool | None = None,
-    model: str | None = None,
+    model: str | Callable[..., Encoder] | None = None,
     model_kw: Mapping[str, Any] | None = None,
     actors: int = 2,
 ) -> EmbedReport:
@@ -152,10 +152,11 @@ def embed_texts(
     show_progress : bool, optional
         A progress bar over the distinct texts (starting at those cached);
         default: shown unless ``TQDM_DISABLE`` is set.
-    model, model_kw : str and dict, optional
+    model, model_kw : str or callable, and dict, optional
         For ``engine="ray"``: the name and arguments each actor gives
-        :func:`~hierret.encoders.load_encoder` (its identity must equal
-        ``encoder.identity``).
+        :func:`~hierret.encoders.load_encoder`, or a factory each actor calls
+        with ``model_kw`` (for an encoder no registered name gives; it is
+        pickled to the actors). Its identity must equal ``encoder.identity``.
     actors : int, default 2
         For ``engine="ray"``: actors, one CPU each.
 

@@ -18,7 +18,19 @@ Ray. The driver (this process) has already diffed the corpus against the cache
   so each output row carries its texts' positions, and the driver, the
   cache's only writer (no shared file system needed), stores each partition
   as it arrives. An interrupted run keeps the partitions stored; the next
-  one embeds only the rest. Ray Data retries a partition whose actor died.
+  one embeds only the rest.
+- **An actor that dies is replaced and its partition retried**, by Ray
+  Data's own defaults for an actor pool (``_apply_default_remote_args`` of
+  ``ActorPoolMapOperator`` in Ray 2.60: ``max_restarts=-1``,
+  ``max_task_retries=-1``): the dead actor is restarted (its constructor
+  loads the encoder and checks its identity again) and the partition it held
+  is resubmitted; a retried partition's vectors are the same, as they depend
+  on its texts only (``tests/test_embed_ray.py`` kills an actor mid-batch).
+  The defaults are kept, not restated: Ray 2.60 takes them only through
+  ``map_batches``'s ``**ray_remote_args``, deprecated (to be removed in 2.64)
+  with no named replacement. The cost: a partition that kills every actor it
+  reaches (a text that runs the node out of memory) is retried without end;
+  Ray's log names the dying actor.
 - **A local cluster** when none is running: on 127.0.0.1 with ``num_cpus``
   CPUs (default 2), usage statistics off (``RAY_USAGE_STATS_ENABLED=0``),
   shut down afterwards.
@@ -28,13 +40,18 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import EncoderIdentity, Role
+from hierret.encoders import Encoder, EncoderIdentity, Role
+
+#: What an actor loads: a :func:`~hierret.encoders.load_encoder` name, or a
+#: factory called with the keyword arguments (pickled to the actors: for an
+#: encoder no registered name reaches in another process).
+Model = str | Callable[..., Encoder]
 
 __all__ = ["PARTITION_TEXTS", "RAY_PIN", "partitions", "ray_batches"]
 
@@ -61,11 +78,11 @@ def partitions(texts: list[str], size: int = PARTITION_TEXTS) -> list[list[int]]
 class _Embedder:
     """A Ray Data actor: loads the encoder once, checks its identity, embeds partitions."""
 
-    def __init__(self, name: str, kw: Mapping[str, Any], identity: dict[str, Any], role: Role):
+    def __init__(self, name: Model, kw: Mapping[str, Any], identity: dict[str, Any], role: Role):
         from hierret.encoders import load_encoder
         from hierret.index import IdentityMismatchError
 
-        self.encoder = load_encoder(name, **kw)
+        self.encoder = load_encoder(name, **kw) if isinstance(name, str) else name(**kw)
         ours, theirs = EncoderIdentity.from_dict(identity), self.encoder.identity
         if theirs != ours:
             import ray
@@ -92,7 +109,7 @@ class _Embedder:
 
 
 def ray_batches(
-    name: str,
+    name: Model,
     kw: Mapping[str, Any],
     identity: EncoderIdentity,
     *,
@@ -101,7 +118,8 @@ def ray_batches(
     size: int = PARTITION_TEXTS,
 ) -> Any:
     """An ``embed(texts, role)`` for :meth:`~hierret.cache.CachedEncoder.fill` that
-    runs on Ray Data: ``actors`` actors each loading ``name`` with ``kw``."""
+    runs on Ray Data: ``actors`` actors each loading ``name`` with ``kw`` (a
+    registered name, or a factory called with ``kw``)."""
 
     def embed(texts: list[str], role: Role) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")

@@ -14,6 +14,7 @@ nothing below imports it. Its modules, by what a record does with them:
   returned set as a measure), :mod:`~hierret.study.merging` and
   :mod:`~hierret.study.router` (ideas a record tried and did not adopt);
 * **measure the machine's part**: :mod:`~hierret.study.cost`,
+  :mod:`~hierret.study.scale` (embedding past one machine, predicted),
   :mod:`~hierret.study.measured`, :mod:`~hierret.study.variation`,
   :mod:`~hierret.study.agreement`, :mod:`~hierret.study.pooling`;
 * **set up a notebook**: :mod:`~hierret.study.params` (its parameters checked),
@@ -40,6 +41,7 @@ from hierret.study import (
     params,
     pooling,
     router,
+    scale,
     sets,
     sizes,
     structure,
@@ -100,6 +102,7 @@ __all__ = [
     "pooling",
     "precision_agreement",
     "router",
+    "scale",
     "sets",
     "sizes",
     "structure",
