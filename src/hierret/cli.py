@@ -215,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=ENGINES,
         default="local",
-        help="where to embed: local (this process) or ray (not available yet) (default: local)",
+        help="where to embed: local (this process) or ray (a Ray Data actor pool; needs the "
+        "extra: pip install 'hierret[ray]') (default: local)",
     )
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
