@@ -26,8 +26,19 @@ What it keeps from the engine, so that the vectors agree:
 
 What differs is that order (and erff/expf against PyTorch's erf/exp), which
 moves an element in about its seventh significant digit and, through a flip of
-one int8 rounding, a little more: ``tests/benchmarks/e5_agreement.py`` measures
-the agreement with the exact engine on real texts.
+one int8 rounding, a little more. Measured by ``tests/benchmarks/e5_agreement.py``
+on DR-002's corpora (668 Python-reference passages and 157 questions; 1,000
+SciFact abstracts and 300 questions): cosine with the exact engine at least
+0.99994 (mean 0.99998) for the units and 0.99993 (mean 0.99996) for the
+questions, largest element difference 0.003; about what a CPU model changes in
+the engine's wheel binary (DR-002's ``variation_e5_small_cpu_mincos``, 0.99995,
+``..._maxabs`` 0.0015). But e5's cosines crowd together, so that is enough to
+reorder near ties: the dense top 10 differed in membership for 28 of 157
+Python-reference questions and 50 of 300 SciFact ones (in order for 95 and
+177). So this path has its own identity and is not the default ``e5-small``.
+
+Its vectors do not depend on the batch, the order or the thread count (windows
+are packed one after another, not padded, and attention runs per window).
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from hierret._env import default_cache_dir
 from hierret._quiet import quiet_import
 from hierret.encoders.base import (
     EncoderIdentity,
+    available_cpus,
     installed_versions,
     progress_bar,
     weights_digest,
@@ -361,8 +373,11 @@ class E5TorchEncoder(E5Encoder):
         Most tokens of one call of the graph (its windows are packed, not padded;
         a window's vector does not depend on the others in the call).
     num_threads : int, optional
-        PyTorch threads while embedding (restored afterwards); by default
-        PyTorch's own setting.
+        PyTorch threads while embedding (restored afterwards). By default 1 when
+        this process may use 2 CPUs or fewer, else PyTorch's own setting: on the
+        shared 2-core machine (load about 3) ``tests/benchmarks/e5_threads.py``
+        measured 8.5 passages/s of 800 characters with 1 thread and 1.0 with 2
+        (OpenMP threads wait for a core that other work holds), vectors identical.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
     engine_dir : path, optional
@@ -501,8 +516,8 @@ class E5TorchEncoder(E5Encoder):
                 )
         threads = torch.get_num_threads()
         try:
-            if self.num_threads:
-                torch.set_num_threads(self.num_threads)
+            wanted = self.num_threads or (1 if available_cpus() <= 2 else threads)
+            torch.set_num_threads(wanted)
             with progress_bar(len(texts), self.show_progress) as bar, torch.inference_mode():
                 for flag, members in groups.items():
                     for idx, rows in self._embed_group([raw[i] for i in members], flag):
