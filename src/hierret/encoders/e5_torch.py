@@ -78,6 +78,11 @@ __all__ = ["TOKENIZER_FLAGS", "E5TorchEncoder", "E5Weights", "build_tokenizer", 
 _QK = 32  # values per q4_0 / Q8_0 block
 #: Texts tokenised and embedded per step (each step's vectors are yielded at once).
 _TEXTS_PER_STEP = 256
+#: Version of the graph's arithmetic, in the identity: raised whenever a change of
+#: this module changes a vector (2: matrix rows padded to a multiple of ``_ROWS``).
+_GRAPH_VERSION = 2
+#: Rows of every matrix multiply are a multiple of this (see ``_Graph.forward``).
+_ROWS = 256
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # 18 bytes, packed
 
 #: Flags of the tokenizer library: the exact engine's without OpenMP (the library never
@@ -340,7 +345,11 @@ class _Graph:
         ids = np.fromiter((i for w in windows for i in w), dtype=np.int64, count=ends[-1])
         positions = torch.from_numpy(np.concatenate([np.arange(n) for n in lengths]))
         x = torch.from_numpy(self.w.word_rows(ids)) + self.pos_type[positions]
-        x = self._norm(x, self.eln)
+        # zero rows up to a multiple of _ROWS: the matrix multiply then never sees a
+        # short matrix, for which it picks other kernels (one short query alone got
+        # vectors 1e-3 away from the same query in a batch); the extra rows are unused
+        rows = -(-max(len(x), 1) // _ROWS) * _ROWS
+        x = self._norm(torch.cat([x, x.new_zeros(rows - len(x), h)]), self.eln)
         for ly in self.layer:
             qkv = F.linear(self.q8(x), ly["qkv"], ly["qkv_b"]).view(-1, 3, heads, h // heads)
             ctx = torch.empty_like(x)
@@ -468,7 +477,8 @@ class E5TorchEncoder(E5Encoder):
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
             engine=(
-                f"hierret e5_torch (q4_0 weights expanded to float32, activations rounded "
+                f"hierret e5_torch {_GRAPH_VERSION} (q4_0 weights expanded to float32, "
+                "activations rounded "
                 f"to Q8_0, float32 arithmetic), torch {torch.__version__}, {tokenizer_text}"
             ),
         )
