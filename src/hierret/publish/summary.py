@@ -66,7 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hierret.publish import claims as _claims
+import hierret.publish.claims as _claims
 
 __all__ = ["COLUMNS", "END", "START", "Row", "cells", "check", "rows", "slug", "update"]
 
