@@ -210,26 +210,23 @@ def _scale(record: dict[str, Any] | None) -> str:
         )
     text += (
         "\nPredicted wall time, fastest–slowest (the records' highest and lowest rates), "
-        "and the vectors' size in the cache; corpus sizes from the BEIR paper's Table 1 "
-        "(`data/scale/beir-corpora.json`; BioASQ, Signal-1M, TREC-NEWS and Robust04 are "
-        "not public):\n\n| encoder | corpus | texts | "
-        + " | ".join(f"{w} worker{'s' * (w > 1)}" for w in workers)
-        + " | vectors GB |\n|---|---|---:|"
-        + "---:|" * len(workers)
-        + "---:|\n"
+        "and the vectors' size in the cache, one table per corpus; corpus sizes from the "
+        "BEIR paper's Table 1 (`data/scale/beir-corpora.json`; BioASQ, Signal-1M, TREC-NEWS "
+        "and Robust04 are not public).\n"
     )
-    for enc, label in SCALE_ENCODERS.items():
-        for corpus, name in SCALE_CORPORA.items():
+    head = " | ".join(f"{w} worker{'s' * (w > 1)}" for w in workers)
+    for corpus, name in SCALE_CORPORA.items():
+        text += (
+            f"\n**{name}** ({v[f'{corpus}_texts']:,d} texts):\n\n| encoder | {head} | "
+            "vectors GB |\n|---|" + "---:|" * len(workers) + "---:|\n"
+        )
+        for enc, label in SCALE_ENCODERS.items():
             cells = [
                 f"{_duration(v[f'{enc}_{corpus}_{w}w_fast_h'])}–"
                 f"{_duration(v[f'{enc}_{corpus}_{w}w_slow_h'])}"
                 for w in workers
             ]
-            text += (
-                f"| {label} | {name} | {v[f'{corpus}_texts']:,d} | "
-                + " | ".join(cells)
-                + f" | {v[f'{enc}_{corpus}_gb']:,.1f} |\n"
-            )
+            text += f"| {label} | " + " | ".join(cells) + f" | {v[f'{enc}_{corpus}_gb']:,.1f} |\n"
     ratio = v["ray_over_local_minilm_int8"]
     text += (
         f"\nRay against the local engine on this machine: 512 abstracts with MiniLM int8 "
