@@ -66,6 +66,7 @@ __all__ = [
     "MODEL_FILES",
     "E5Encoder",
     "build_engine",
+    "split_prefixes",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,36 @@ MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 _WINDOW = 512  # XLM-R positions, <s> and </s> included
 _WORD = re.compile(r"\S+")
 _WORD_CACHE = 65536
+
+
+def split_prefixes(texts: Sequence[str], who: str) -> tuple[dict[bool, list[int]], list[str]]:
+    """Texts grouped by the engine's prefix flag (query: True), and each text without it.
+
+    The engine adds ``query: `` or ``passage: `` itself, so both e5 engines take the
+    prefixed texts hierret's cache keys, split them here and hand the engine the rest.
+
+    Examples
+    --------
+    >>> split_prefixes(["query: a", "passage: b", "query: c"], "doc")
+    ({True: [0, 2], False: [1]}, ['a', 'b', 'c'])
+    >>> split_prefixes(["b"], "doc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: doc._embed got text 0 without an engine prefix (...); use encode()
+    """
+    groups: dict[bool, list[int]] = {True: [], False: []}
+    raw: list[str] = []
+    for i, text in enumerate(texts):
+        prefix = next((p for p in ENGINE_PREFIXES if text.startswith(p)), None)
+        if prefix is None:
+            raise ValueError(
+                f"{who}._embed got text {i} without an engine prefix "
+                f"({sorted(ENGINE_PREFIXES)}); use encode()"
+            )
+        groups[ENGINE_PREFIXES[prefix]].append(i)
+        raw.append(text[len(prefix) :])
+    return groups, raw
+
 
 #: Compiler flags of the exact-arithmetic engine: the wheel's own flags less
 #: ``-ffast-math`` (which brings the CPU-dependent ``vrsqrtss``), with
@@ -408,19 +439,7 @@ class E5Encoder(Encoder):
         return gather_batches(self._embed_batches(texts), len(texts), self._identity.dimension)
 
     def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
-        groups: dict[bool, list[int]] = {True: [], False: []}
-        raw: list[str] = []
-        for i, text in enumerate(texts):
-            for prefix, flag in ENGINE_PREFIXES.items():
-                if text.startswith(prefix):
-                    groups[flag].append(i)
-                    raw.append(text[len(prefix) :])
-                    break
-            else:
-                raise ValueError(
-                    f"E5Encoder._embed got text {i} without an engine prefix "
-                    f"({sorted(ENGINE_PREFIXES)}); use encode()"
-                )
+        groups, raw = split_prefixes(texts, "E5Encoder")
         with progress_bar(len(texts), self.show_progress) as bar:
             for flag, members in groups.items():
                 order = sorted(members, key=lambda i: -len(raw[i]))

@@ -72,6 +72,7 @@ from hierret.encoders.e5 import (
     E5Encoder,
     check_e5_options,
     compile_library,
+    split_prefixes,
 )
 
 __all__ = ["TOKENIZER_FLAGS", "E5TorchEncoder", "E5Weights", "build_tokenizer"]
@@ -486,19 +487,7 @@ class E5TorchEncoder(E5Encoder):
     def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
         import torch
 
-        groups: dict[bool, list[int]] = {True: [], False: []}
-        raw: list[str] = []
-        for i, text in enumerate(texts):
-            for prefix, flag in ENGINE_PREFIXES.items():
-                if text.startswith(prefix):
-                    groups[flag].append(i)
-                    raw.append(text[len(prefix) :])
-                    break
-            else:
-                raise ValueError(
-                    f"E5TorchEncoder._embed got text {i} without a prefix "
-                    f"({sorted(ENGINE_PREFIXES)}); use encode()"
-                )
+        groups, raw = split_prefixes(texts, "E5TorchEncoder")
         threads = torch.get_num_threads()
         try:
             wanted = self.num_threads or (1 if available_cpus() <= 2 else threads)
