@@ -6,10 +6,12 @@ The record is what ``nox -s bench -- --record`` wrote to ``data/results/bench.js
 (``tests/benchmarks/run_all.py``). The page shows every ratio against a peer with
 its goal and its equality check, the encoders' passages per second and the fraction of
 the machine's measured matrix-multiply peak each reaches, the command
-line's cold and warm runs, the chunker's time per character, the machine, and one
-figure (``bench-ratios.png`` beside the page), all read from the record at every
-site build, so no number on the page is typed by hand. Without a record the page
-says how to make one.
+line's cold and warm runs, the chunker's time per character, how closely the fast
+e5-small path agrees with the exact engine (the record ``e5_agreement``, from
+``tests/benchmarks/e5_agreement.py``, beside DR-002's measured run-to-run
+variation), the machine, and one figure (``bench-ratios.png`` beside the page),
+all read from the records at every site build, so no number on the page is typed
+by hand. Without a record the page says how to make one.
 """
 
 from __future__ import annotations
@@ -189,6 +191,75 @@ def efficiency_table(v: V, identity: V) -> list[str]:
     return out
 
 
+#: The agreement record's corpora, as the page names them.
+AGREEMENT_CORPORA = {
+    "python_reference": "Python reference",
+    "scifact_1000": "SciFact (1,000 abstracts)",
+}
+
+
+def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
+    """``e5-small-torch`` against the exact ``e5-small`` engine on DR-002's corpora, and
+    whether the largest difference lies within what DR-002 measured a CPU model to
+    change in the engine (``variation_e5_small_cpu_maxabs``): the bar a faster path
+    must clear to replace the engine, with identical top-10 rankings."""
+    if agreement is None:
+        return []
+    v = agreement["values"]
+    corpora = [c for c in AGREEMENT_CORPORA if f"{c}_units" in v]
+    out = [
+        "",
+        "## e5-small on a faster path",
+        "",
+        "`e5-small-torch` runs e5-small's own 4-bit weights, expanded once to float32, "
+        "through PyTorch, with the engine's tokenizer, windows, pooling and activation "
+        "rounding (`hierret.encoders.e5_torch`). Both engines embedded DR-002's corpora "
+        "and questions (`tests/benchmarks/e5_agreement.py`): the cosine between their "
+        "vectors of each text, the largest difference of one element, and how many "
+        "questions' dense top 10 differ.",
+        "",
+        "| corpus | texts | cosine, texts: smallest (mean) | questions | cosine, questions: "
+        "smallest (mean) | largest element difference | top 10 differs: members | order |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in corpora:
+        g = {k.removeprefix(c + "_"): x for k, x in v.items() if k.startswith(c + "_")}
+        maxabs = max(g["units_maxabs"], g["questions_maxabs"])
+        out.append(
+            f"| {AGREEMENT_CORPORA[c]} | {g['units']:,} | {g['units_cos_min']:.6f} "
+            f"({g['units_cos_mean']:.6f}) | {g['questions']:,} | {g['questions_cos_min']:.6f} "
+            f"({g['questions_cos_mean']:.6f}) | {maxabs:.4f} | {g['top10_set_differs']} | "
+            f"{g['top10_order_differs']} |"
+        )
+    out.append("")
+    bar = (dr002 or {}).get("values", {}).get("variation_e5_small_cpu_maxabs")
+    if bar is None:
+        return [*out, "DR-002's record is not here, so the page cannot say whether the "
+                "difference lies within the engine's own variation.", ""]  # fmt: skip
+    worst = max(max(v[f"{c}_units_maxabs"], v[f"{c}_questions_maxabs"]) for c in corpora)
+    differ = sum(v[f"{c}_top10_set_differs"] + v[f"{c}_top10_order_differs"] for c in corpora)
+    within = worst <= bar and differ == 0
+    verdict = (
+        "**within** it, and every top 10 is identical: the faster path may replace the engine"
+        if within
+        else "**not within** it"
+        + (" (the largest difference exceeds it)" if worst > bar else "")
+        + (", and some top 10s differ" if differ else "")
+        + ": so `e5-small-torch` keeps its own identity, and `e5-small` (the exact engine) "
+        "stays the one every record uses"
+    )
+    out += [
+        f"DR-002 measured what a CPU model changes in the engine itself (its wheel's binary "
+        f"against the exact build): a largest element difference of {bar:.4f}. The faster "
+        f"path's largest difference here, {worst:.4f}, is {verdict}.",
+        "",
+        f"Load when this comparison began: {agreement['identity']['load_1min_at_start']:.1f} "
+        f"(one-minute average); CPU: {agreement['machine']['cpu']}.",
+        "",
+    ]
+    return out
+
+
 def _folded(identity: str) -> str:
     """An encoder's identity folded: its model in sight, the rest (precision, digests,
     engine versions, compiler flags) one click away, as literal text.
@@ -311,7 +382,9 @@ def figure(v: V, path: Path) -> None:
     save(fig, path.parent, path.name, show=False)
 
 
-def page(record: V | None, figure_path: Path) -> str:
+def page(
+    record: V | None, figure_path: Path, agreement: V | None = None, dr002: V | None = None
+) -> str:
     head = ["# Speed against the peers", ""]
     if record is None:
         return "\n".join(
@@ -353,6 +426,7 @@ def page(record: V | None, figure_path: Path) -> str:
         *encoder_table(v, identity),
         *efficiency_table(v, identity),
         *batch_table(v),
+        *agreement_table(agreement, dr002),
         "",
         "## The command line",
         "",
@@ -382,10 +456,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="the page to write (Markdown)")
     ap.add_argument("--results", type=Path, default=ROOT / "data" / "results")
     args = ap.parse_args(argv)
-    path = args.results / "bench.json"
-    record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    record, agreement, dr002 = (
+        json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        for path in (args.results / f for f in ("bench.json", "e5-agreement.json", "dr002.json"))
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page(record, args.out.parent / FIGURE), encoding="utf-8")
+    text = page(record, args.out.parent / FIGURE, agreement, dr002)
+    args.out.write_text(text, encoding="utf-8")
     return 0
 
 

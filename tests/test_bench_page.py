@@ -111,3 +111,40 @@ def test_a_warm_run_that_calls_the_model_misses_its_goal() -> None:
     row = next(line for line in page.ratio_table(values) if "warm cache" in line)
     assert "| **no** |" in row
     assert "1 model calls" in row
+
+
+def _agreement(maxabs: float, set_differs: int) -> dict:
+    g = {"units": 668, "units_cos_min": 0.99994, "units_cos_mean": 0.99998, "units_maxabs": maxabs,
+         "questions": 157, "questions_cos_min": 0.99993, "questions_cos_mean": 0.99996,
+         "questions_maxabs": maxabs / 2, "top10_set_differs": set_differs,
+         "top10_order_differs": set_differs}  # fmt: skip
+    values = {f"python_reference_{k}": x for k, x in g.items()}
+    return {"values": values, "identity": {"load_1min_at_start": 0.5}, "machine": {"cpu": "X"}}
+
+
+@pytest.mark.parametrize(
+    ("maxabs", "differs", "verdict"),
+    [(0.003, 28, "**not within** it (the largest"), (0.001, 3, "**not within** it, and some"),
+     (0.001, 0, "**within** it, and every top 10 is identical")],
+)  # fmt: skip
+def test_the_fast_e5_path_is_judged_against_dr002s_variation(
+    maxabs: float, differs: int, verdict: str
+) -> None:
+    dr002 = {"values": {"variation_e5_small_cpu_maxabs": 0.0015}}
+    text = "\n".join(page.agreement_table(_agreement(maxabs, differs), dr002))
+    assert "| Python reference | 668 | 0.999940 (0.999980) | 157 |" in text
+    assert f"{maxabs:.4f}, is {verdict}" in text
+    assert "0.0015" in text
+    without = "\n".join(page.agreement_table(_agreement(maxabs, differs), None))
+    assert "cannot say" in without
+    assert "**" not in without
+    assert page.agreement_table(None, dr002) == []
+
+
+def test_the_agreement_record_keys_every_number_by_corpus() -> None:
+    agreement = load(ROOT / "tests" / "benchmarks" / "e5_agreement.py", "e5_agreement")
+    row = {"units": 3, "level": "passage", "units_cos_min": 0.5, "ok": True}
+    assert agreement.record_values({"python-reference": row}) == {
+        "python_reference_units": 3,
+        "python_reference_units_cos_min": 0.5,
+    }

@@ -17,10 +17,16 @@ vectors of a reference run are reused), and the script prints:
 Compare the cosines with DR-002's ``variation_e5_small_cpu_mincos`` (the
 engine's wheel binary against the exact build: what a CPU model changes).
 
+With ``--results DIR`` the numbers become the record ``e5_agreement``
+(``DIR/e5-agreement.json``, every value a machine fact: the engines' float
+arithmetic is the CPU's), which the site's benchmark page shows beside DR-002's
+measured run-to-run variation (``nox -s bench`` does not run this script; run it
+after a bench and pass ``--results data/results`` to keep its numbers).
+
 Usage::
 
     python tests/benchmarks/e5_agreement.py [--corpora python-reference scifact-1000]
-        [--max-queries N] [--json out.json]
+        [--max-queries N] [--json out.json] [--results DIR]
 
 A script, not a test (pytest does not collect it); it takes minutes on two
 cores when the engine's vectors are not cached.
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +44,8 @@ from typing import Any
 import numpy as np
 
 from hierret import VectorCache, cached_encoder
+from hierret.publish.record import key
+from hierret.publish.report import write_results
 from hierret.study import Testbed
 
 #: DR-002's corpora as its notebook loads them: (name, source, max_docs).
@@ -74,12 +83,30 @@ def compare(name: str, exact: Any, fast: Any, max_queries: int | None) -> dict[s
     return out
 
 
+def record_values(corpora: dict[str, dict[str, Any]]) -> dict[str, int | float]:
+    """The record's values: every number of each corpus's comparison, keyed by corpus.
+
+    Examples
+    --------
+    >>> record_values({"scifact-1000": {"units": 3, "level": "passage", "units_cos_min": 0.5}})
+    {'scifact_1000_units': 3, 'scifact_1000_units_cos_min': 0.5}
+    """
+    return {
+        key(corpus, name): value
+        for corpus, row in corpora.items()
+        for name, value in row.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=list(CORPORA))
     parser.add_argument("--max-queries", type=int)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--results", type=Path, help="write the record e5-agreement.json here")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     cache = VectorCache()
     exact = cached_encoder("e5-small", cache, show_progress=False)
     fast = cached_encoder("e5-small-torch", cache, show_progress=False)
@@ -91,6 +118,17 @@ def main() -> None:
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if args.results:
+        identity = {
+            "exact": result["exact"],
+            "fast": result["fast"],
+            "corpora": list(args.corpora),
+            "max_queries": args.max_queries,
+            "load_1min_at_start": load,
+        }
+        values = record_values(result["corpora"])
+        path = args.results / "e5-agreement.json"
+        print(f"wrote {write_results(path, 'e5_agreement', values, identity, facts=values)}")
 
 
 if __name__ == "__main__":
