@@ -219,7 +219,8 @@ def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
         "questions' dense top 10 differ.",
         "",
         "| corpus | texts | cosine, texts: smallest (mean) | questions | cosine, questions: "
-        "smallest (mean) | largest element difference | top 10 differs: members | order |",
+        "smallest (mean) | largest element difference | questions whose top 10 differs: "
+        "in members | in order |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in corpora:
