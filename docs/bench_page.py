@@ -194,7 +194,7 @@ def efficiency_table(v: V, identity: V) -> list[str]:
 #: The agreement record's corpora, as the page names them.
 AGREEMENT_CORPORA = {
     "python_reference": "Python reference",
-    "scifact_1000": "SciFact (1,000 abstracts)",
+    "scifact_1000": "SciFact sample",
 }
 
 
@@ -218,19 +218,18 @@ def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
         "vectors of each text, the largest difference of one element, and how many "
         "questions' dense top 10 differ.",
         "",
-        "| corpus | texts | cosine, texts: smallest (mean) | questions | cosine, questions: "
-        "smallest (mean) | largest element difference | questions whose top 10 differs: "
-        "in members | in order |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| corpus | cosine, texts: smallest (mean) | cosine, questions: smallest (mean) "
+        "| largest element difference | questions whose top 10 differs: in members, in order |",
+        "|---|---:|---:|---:|---:|",
     ]
     for c in corpora:
         g = {k.removeprefix(c + "_"): x for k, x in v.items() if k.startswith(c + "_")}
         maxabs = max(g["units_maxabs"], g["questions_maxabs"])
         out.append(
-            f"| {AGREEMENT_CORPORA[c]} | {g['units']:,} | {g['units_cos_min']:.6f} "
-            f"({g['units_cos_mean']:.6f}) | {g['questions']:,} | {g['questions_cos_min']:.6f} "
-            f"({g['questions_cos_mean']:.6f}) | {maxabs:.4f} | {g['top10_set_differs']} | "
-            f"{g['top10_order_differs']} |"
+            f"| {AGREEMENT_CORPORA[c]}: {g['units']:,} texts, {g['questions']:,} questions "
+            f"| {g['units_cos_min']:.6f} ({g['units_cos_mean']:.6f}) "
+            f"| {g['questions_cos_min']:.6f} ({g['questions_cos_mean']:.6f}) | {maxabs:.4f} "
+            f"| {g['top10_set_differs']}, {g['top10_order_differs']} |"
         )
     out.append("")
     bar = (dr002 or {}).get("values", {}).get("variation_e5_small_cpu_maxabs")
