@@ -15,7 +15,8 @@ the first setting's bit for bit.
 
 Usage::
 
-    python tests/benchmarks/e5_threads.py [--passages 50] [--repeat 3] [--rounds 2]
+    python tests/benchmarks/e5_threads.py [--passages 50] [--corpus scifact]
+        [--repeat 3] [--rounds 2]
         [--settings 1:default 2:passive ...] [--encoders e5-small e5-small-torch]
         [--json out.json]
 
@@ -41,8 +42,14 @@ import numpy as np
 SETTINGS = ((1, None), (2, None), (1, "passive"), (2, "passive"), (2, "active"))
 
 
-def passages(n: int) -> list[str]:
-    """The first ``n`` passages of the python reference, as the package chunks them."""
+def passages(n: int, corpus: str = "python-reference") -> list[str]:
+    """The first ``n`` passages of the python reference, as the package chunks them, or
+    with ``corpus="scifact"`` the first ``n`` SciFact abstracts the bench encodes."""
+    if corpus == "scifact":
+        from bench_speed import REPO_ROOT, scifact_texts
+
+        data = Path(os.environ.get("HIERRET_DATA", REPO_ROOT.parent / "shared" / "datasets"))
+        return scifact_texts(data)[:n]
     from hierret.datasets import load
     from hierret.hierarchy import build_hierarchy
 
@@ -109,6 +116,8 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=50)
+    parser.add_argument("--corpus", choices=["python-reference", "scifact"],
+                        default="python-reference", help="scifact: the bench's texts")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
@@ -126,7 +135,8 @@ def main() -> None:
         return
     settings = [(int(t), None if p == "default" else p) for t, p in
                 (x.split(":") for x in args.settings)]  # fmt: skip
-    result = run(passages(args.passages), args.repeat, args.rounds, settings, args.encoders)
+    texts = passages(args.passages, args.corpus)
+    result = run(texts, args.repeat, args.rounds, settings, args.encoders)
     result["load_1min"] = os.getloadavg()[0]
     print(json.dumps(result, indent=1))
     if args.json:

@@ -361,9 +361,10 @@ class E5TorchEncoder(E5Encoder):
         shared 2-core machine (load about 3) ``tests/benchmarks/e5_threads.py``
         measured 8.5 passages/s of 800 characters with 1 thread and 1.0 with 2
         (OpenMP threads wait for a core that other work holds), vectors identical;
-        on the same machine when quiet (load 0.1), the bench's 32 SciFact texts
-        went at 4.0-4.3 passages/s with 1 thread and 7.3 with 2. So pass
-        ``num_threads=2`` on a 2-core machine that nothing else is using.
+        on the same machine when quiet (``e5_threads.py --corpus scifact
+        --passages 32``, the bench's texts, load about 1), 4.6 passages/s with
+        1 thread and 8.1 with 2, vectors identical. So pass ``num_threads=2`` on
+        a 2-core machine that nothing else is using.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
     engine_dir : path, optional
