@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from hierret.publish import wording
 from hierret.publish.report import format_value
 from hierret.stats import holm
 
@@ -116,7 +117,7 @@ _HEADING = "### Claims and tests"
 _RECORD = re.compile(r"^## (DR-\d+)\b.*$", re.MULTILINE)
 _TEST = re.compile(
     r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥])\s*0"
-    r"(?:\s*\(margin\s*`(?P<margin>\w+\.\w+)`\))?$"
+    r"(?:\s*\(margin\s*`(?P<margin>\w+\.\w+)`\))?(?P<inter>\s*\(interaction\))?$"
 )
 _CITE = re.compile(r"\[(C\d+(?:,\s*C\d+)*)\]")
 _MARKER = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -158,6 +159,7 @@ class Claim:
     cells: tuple[str, ...]
     line: int
     margin: str = ""
+    interaction: bool = False
 
     @property
     def written(self) -> str:
@@ -303,6 +305,7 @@ def claims(text: str) -> list[Claim]:
                     tuple(cells),
                     line,
                     test["margin"] or "",
+                    bool(test["inter"]),
                 )
             )
     return found
@@ -481,6 +484,8 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """
     problems = []
     rows = claims(text)
+    every = {f"{c.record} {c.id}": c.written for c in rows}
+    interactions = {f"{c.record} {c.id}" for c in rows if c.interaction}
     for record, _, section in _records(text):
         mine = [c for c in rows if c.record == record]
         if not mine:
@@ -493,19 +498,13 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
             f"{record}: the claim id {i} is used twice"
             for i in sorted({i for i in ids if ids.count(i) > 1})
         ]
+        verdicts = {**every, **{c.id: c.written for c in mine}}
+        inter = interactions | {c.id for c in mine if c.interaction}
         for sentence in _prose(section):
-            cited = [i.strip() for m in _CITE.finditer(sentence) for i in m[1].split(",")]
             problems += [
-                f"{record}: {sentence[:70]!r} cites {i}, which its claims table does not have"
-                for i in cited
-                if i not in ids
+                f"{record}: {p}: {sentence[:160]!r}"
+                for p in wording.problems(sentence, verdicts, inter)
             ]
-            word = COMPARATIVE.search(sentence)
-            if word and not cited:
-                problems.append(
-                    f"{record}: a comparative sentence ({word[0]!r}) cites no "
-                    f"claim: {sentence[:160]!r}"
-                )
         for sentence in _prose(section, markers=True):
             problems += [
                 f"{record}: a quantity in words ({word!r}) with no marked number in its "

@@ -35,6 +35,8 @@ A machine fact is checked against the reference records, not the run's:
 
 from __future__ import annotations
 
+import math
+
 import json
 import os
 import re
@@ -194,6 +196,21 @@ def quoted(text: str) -> dict[str, str | None]:
     return out
 
 
+def round_up(value: float, digits: int) -> float:
+    """``value`` rounded up to ``digits`` decimals (a bound that must not be understated).
+
+    Values within 1e-9 of a grid point stay there (a float's representation error
+    does not push 0.07 up to 0.08).
+
+    Examples
+    --------
+    >>> round_up(0.0712, 2), round_up(0.07, 2), round_up(0.1, 1)
+    (0.08, 0.07, 0.1)
+    """
+    scale = 10**digits
+    return math.ceil(value * scale - 1e-9) / scale
+
+
 def format_value(value: Any, fmt: str | None = None) -> str:
     """Format a published number: ``fmt`` if given, else 3 decimals for floats.
 
@@ -203,7 +220,16 @@ def format_value(value: Any, fmt: str | None = None) -> str:
     ('0.250', '12', '12.3%')
     >>> format_value(5183, ",")
     '5,183'
+
+    ``up`` before a fixed-point spec rounds up, as a detectable effect must be
+    printed ("could detect ≥ 0.08" for 0.0712: a test that could detect 0.0712
+    cannot be said to detect 0.07):
+
+    >>> format_value(0.0712, "up.2f"), format_value(0.07, "up.2f")
+    ('0.08', '0.07')
     """
+    if fmt and fmt.startswith("up"):
+        return format(round_up(float(value), int(fmt[3:-1])), fmt[2:])
     if fmt:
         return format(value, fmt)
     if isinstance(value, float):
