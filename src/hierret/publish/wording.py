@@ -90,17 +90,22 @@ _W = r"(?:\w+[-']?\w*\s+)"  # one word and its space
 #: The wording classes, each a pattern; matched in this order, each match blanked
 #: before the next class is looked for.
 CLASSES: dict[str, re.Pattern[str]] = {
+    "untested": re.compile(
+        r"\b(not (?:yet )?tested|untested|(?:does|do|did)(?: not|n't) test|"
+        r"no test (?:compares|tests|of|here|in)|(?:is|are|was|were) not compared|"
+        r"(?:is|are) not (?:a )?(?:finding|test))(?!\w)",
+        re.IGNORECASE,
+    ),
     "hedge": re.compile(
         r"\b(not (?:been |yet |be )?(?:established|shown|significant|tested)|"
         r"never (?:been )?(?:established|shown)|untested|unestablished|inconclusive|"
         r"(?:could|can|did|does|do)(?: not|n't) (?:show|tell|establish|clear|survive|settle)|"
         r"cannot (?:show|tell|establish|settle)|fails? to (?:clear|survive|show|establish)|"
         r"(?:does|do|did)(?: not|n't) survive|survives? no\b|"
-        r"(?:no|none|neither|nor)\s+" + _W + r"{0,8}(?:survives?|is established|was established|"
+        r"(?:no|none|neither|nor)\b[^.;]{0,160}?\b(?:survives?|(?:is|are|was|were) established|"
         r"clears?|holds?)|"
         r"without (?:the |a |any |its )?" + _W + r"{0,3}being (?:established|shown)|"
         r"no (?:established|significant|tested) \w+|"
-        r"could (?:have )?detect(?:ed)?|"
         r"not (?:a |an )?finding|"
         r"no \w+(?: [\w-]+){0,5} (?:is|was|are|were) (?:shown|established))(?!\w)",
         re.IGNORECASE,
@@ -146,13 +151,18 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"trails?|trailed|trailing|falls? (?:behind|short)|fell (?:behind|short)|"
         r"better|worse|higher|lower(?:s|ed)?|stronger|weaker|strongest|weakest|"
         r"improves?|improved|improving|hurts?|harms?|harmed|helps?|helped|"
-        r"exceeds?|exceeded|raises?|raised|repairs|repaired|"
+        r"exceeds?|exceeded|repairs|repaired|"
         r"more often|less often|superior|inferior|ahead of|ahead|behind (?:the|it|dense|bm25)|"
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
-        r"collapses?|collapsed|wins?|won|loses? to|lost to|edges? out|"
-        r"headroom|(?:a|the|its) (?:lead|deficit|shortfall|advantage) (?:over|of|against|to)|"
-        r"gains? (?:over|on|against)|(?:a|the|its) (?:gain|loss) (?:over|of|against|to))(?!\w)",
+        r"collapses?|collapsed|wins?|won|loses? to|lost to|edges? out|lags?|lagged|lagging|"
+        r"surpass(?:es|ed)?|outdoes|outdid|underperforms?|overtakes?|dominates?|"
+        r"best|worst|highest|lowest|leads|led)(?!\w)",
+        re.IGNORECASE,
+    ),
+    "comparison": re.compile(
+        r"\b(headroom|(?:a|the|its|their|any) (?:lead|deficit|shortfall|advantage|gain|loss|"
+        r"drop|improvement) (?:over|of|against|to|from|on)|gains? (?:over|on|against))(?!\w)",
         re.IGNORECASE,
     ),
 }
@@ -162,6 +172,9 @@ _NEGATION = re.compile(r"\b(?:not|never|no|n't|nor|neither|without)\W+(?:\w+\W+)
 _CITE = re.compile(r"\[((?:DR-\d+ )?C\d+(?:,\s*(?:DR-\d+ )?C\d+)*)\]")
 _DETECT = re.compile(r"\bcould (?:have )?detect|\bdetectable\b", re.IGNORECASE)
 _WHETHER = re.compile(r"\bwhether\b", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"“][^\"”]{1,200}[\"”]")
+_SHOWN = re.compile(r"\b(?:shown|established|proven|found|known) to (?:\w+ )?$", re.I)
+_POINT = re.compile(r"\bpoint estimates?\b", re.IGNORECASE)
 
 #: Verdict classes of a row (:func:`verdict_class`).
 ESTABLISHED, UNESTABLISHED = "established", "unestablished"
@@ -229,13 +242,20 @@ def clauses(sentence: str) -> list[Clause]:
 
 def _find(text: str) -> list[tuple[str, str, int]]:
     """(class, words, position) of every vocabulary match, classes in :data:`CLASSES`
-    order, each match blanked before later classes are looked for."""
-    found = []
+    order, each match blanked before later classes are looked for. Quoted words
+    ("loses nothing") are mentioned, not used, and are skipped."""
+    text = _QUOTED.sub(lambda m: " " * len(m[0]), text)
+    found: list[tuple[str, str, int]] = []
     for name, pattern in CLASSES.items():
         for m in pattern.finditer(text):
             kind = name
-            if name == "directional" and _NEGATION.search(text[: m.start()]):
-                kind = "no_effect"  # "does not beat": a claim that there is no difference
+            if name == "directional" and _SHOWN.search(text[: m.start()]):
+                kind = "hedged" if any(k == "hedge" for k, _, _ in found) else name
+            elif name == "directional" and _NEGATION.search(text[: m.start()]):
+                # "does not beat" claims no difference, unless a hedge governs it
+                # ("cannot show that no encoder beats")
+                hedged = any(k == "hedge" and at < m.start() for k, _, at in found)
+                kind = "hedged" if hedged else "no_effect"
             found.append((kind, m[0], m.start()))
         text = pattern.sub(lambda m: " " * len(m[0]), text)
     return found
@@ -268,23 +288,27 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
     inter = set(interactions)
     out: list[str] = []
     for clause in clauses(sentence):
-        found = _find(clause.text)
+        found = [f for f in _find(clause.text) if f[0] != "hedged"]
         kinds = {k for k, _, _ in found}
         first = {k: w for k, w, _ in sorted(found, key=lambda f: f[2], reverse=True)}
         missing = [i for i in clause.cites if i not in rows]
         out += [f"cites {i}, which no claims table has" for i in missing]
         cited = {i: rows[i] for i in clause.cites if i in rows}
         if not cited:
-            if kinds - {"hedge"}:
-                k = next(k for k in CLASSES if k in kinds and k != "hedge")
+            # "an interaction this record does not test": said of what no row tests
+            free = {"hedge", "untested"} | ({"interaction", "comparison"} if "untested" in kinds else set())
+            if kinds - free:
+                k = next(k for k in CLASSES if k in kinds and k not in free)
                 out.append(f"{first[k]!r} ({k}) cites no row: cite the row that tests it")
-            elif kinds:
+            elif "hedge" in kinds:
                 out.append(f"{first['hedge']!r} says a test's verdict but cites no row")
             continue
         cls = {i: verdict_class(v) for i, v in cited.items()}
         say = {i: f"{i} is {v}" for i, v in cited.items()}
-        whether = bool(_WHETHER.search(clause.text))  # "whether A beats B is not established"
-        if "directional" in kinds and not (whether and "hedge" in kinds):
+        # "whether A beats B is not established"; "its point estimate is lower, the
+        # difference not established": a direction that the clause itself hedges
+        hedged = "hedge" in kinds and bool(_WHETHER.search(clause.text) or _POINT.search(clause.text))
+        if "directional" in kinds and not hedged:
             out += [
                 f"{first['directional']!r} is directional, but {say[i]}: say what was "
                 "established (a row that holds), or that it is not established"
@@ -299,7 +323,7 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
                 if c != EQUIVALENT
             ]
         for k, ok in (("no_loss", (NO_LOSS, EQUIVALENT)), ("no_gain", (NO_GAIN, EQUIVALENT))):
-            if k in kinds:
+            if k in kinds and not hedged:
                 out += [
                     f"{first[k]!r} claims {k.replace('_', ' ')}, which needs a "
                     f"{'non-inferior' if k == 'no_loss' else 'non-superior'} row; {say[i]}"
@@ -314,12 +338,12 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
                 if i not in inter
             ]
         unestablished = [i for i, c in cls.items() if c == UNESTABLISHED]
-        if unestablished and "hedge" not in kinds:
+        if unestablished and kinds and "hedge" not in kinds:  # bare numbers may cite any row
             out += [
                 f"{say[i]}: the clause may only say it is not established (or inconclusive)"
                 for i in unestablished
             ]
-        elif unestablished and not _DETECT.search(clause.text) and not any(
+        elif unestablished and "hedge" in kinds and not _DETECT.search(clause.text) and not any(
             v.lower().startswith("inconclusive") for v in cited.values()
         ):
             out.append(
