@@ -90,6 +90,12 @@ _W = r"(?:\w+[-']?\w*\s+)"  # one word and its space
 #: The wording classes, each a pattern; matched in this order, each match blanked
 #: before the next class is looked for.
 CLASSES: dict[str, re.Pattern[str]] = {
+    # a verdict of an earlier run, told as history ("was not established on the sample")
+    "history": re.compile(
+        r"\b((?:was|were|had been) not (?:yet )?(?:established|shown)|"
+        r"not established (?:before|earlier|then|on the sample|in the earlier run))(?!\w)",
+        re.IGNORECASE,
+    ),
     "untested": re.compile(
         r"\b(not (?:yet )?tested|untested|(?:does|do|did)(?: not|n't) test|"
         r"no test (?:compares|tests|of|here|in)|(?:is|are|was|were) not compared|"
@@ -141,7 +147,7 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"\b(matters? (?:most|more|less|only)|more (?:so )?(?:when|where|for|with)\b|"
         r"especially (?:when|where|for|with|on)|in particular (?:when|where)|"
         r"wherever|whenever|grows? with|shrinks? with|"
-        r"carr(?:y|ies) (?:part|some|most) of|interaction|"
+        r"carr(?:y|ies) (?:part|some|most) of|(?<!late )interactions? (?:between|of|with)|"
         r"the (?:longer|larger|shorter|smaller|more|fewer|weaker|stronger) " + _W + r"{0,5}"
         r"the (?:more|less|larger|smaller|better|worse|higher|lower))(?!\w)",
         re.IGNORECASE,
@@ -296,7 +302,10 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
         cited = {i: rows[i] for i in clause.cites if i in rows}
         if not cited:
             # "an interaction this record does not test": said of what no row tests
-            free = {"hedge", "untested"} | ({"interaction", "comparison"} if "untested" in kinds else set())
+            free = {"hedge", "untested", "history"}
+            if "untested" in kinds:  # "whether A helps B more than C is not tested"
+                free |= {"interaction", "comparison"}
+                free |= {"directional"} if _WHETHER.search(clause.text) else set()
             if kinds - free:
                 k = next(k for k in CLASSES if k in kinds and k not in free)
                 out.append(f"{first[k]!r} ({k}) cites no row: cite the row that tests it")
