@@ -96,6 +96,13 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"not established (?:before|earlier|then|on the sample|in the earlier run))(?!\w)",
         re.IGNORECASE,
     ),
+    # another study's finding, reported: a mention, which needs no row of ours
+    "reported": re.compile(
+        r"\b(the (?:study|studies|seed study|earlier study|original study|erratum)(?:'s)?"
+        r"(?: \w+)? (?:found|finds|reported|reports|claimed|claims|showed|shows|warned|saw|"
+        r"measured|concluded))(?!\w)",
+        re.IGNORECASE,
+    ),
     "untested": re.compile(
         r"\b(not (?:yet )?tested|untested|(?:does|do|did)(?: not|n't) test|"
         r"no test (?:compares|tests|of|here|in)|(?:is|are|was|were) not compared|"
@@ -144,9 +151,9 @@ CLASSES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "interaction": re.compile(
-        r"\b(matters? (?:most|more|less|only)|more (?:so )?(?:when|where|for|with)\b|"
+        r"\b(matters? (?:most|more|less|only)|more (?:so )?(?:when|where)\b|"
         r"especially (?:when|where|for|with|on)|in particular (?:when|where)|"
-        r"wherever|whenever|grows? with|shrinks? with|"
+        r"wherever|whenever|grows? with|shrinks? with|widens?|widened|widening|narrows?|narrowed|"
         r"carr(?:y|ies) (?:part|some|most) of|(?<!late )interactions? (?:between|of|with)|"
         r"the (?:longer|larger|shorter|smaller|more|fewer|weaker|stronger) " + _W + r"{0,5}"
         r"the (?:more|less|larger|smaller|better|worse|higher|lower))(?!\w)",
@@ -302,10 +309,13 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
         cited = {i: rows[i] for i in clause.cites if i in rows}
         if not cited:
             # "an interaction this record does not test": said of what no row tests
-            free = {"hedge", "untested", "history"}
+            free = {"hedge", "untested", "history", "reported"}
+            if "reported" in kinds:  # "the study found A ahead of B": its words, not ours
+                free |= {"directional", "no_effect", "comparison", "interaction"}
             if "untested" in kinds:  # "whether A helps B more than C is not tested"
                 free |= {"interaction", "comparison"}
-                free |= {"directional"} if _WHETHER.search(clause.text) else set()
+                either = _WHETHER.search(clause.text) or _POINT.search(clause.text)
+                free |= {"directional"} if either else set()
             if kinds - free:
                 k = next(k for k in CLASSES if k in kinds and k not in free)
                 out.append(f"{first[k]!r} ({k}) cites no row: cite the row that tests it")
@@ -316,7 +326,9 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
         say = {i: f"{i} is {v}" for i, v in cited.items()}
         # "whether A beats B is not established"; "its point estimate is lower, the
         # difference not established": a direction that the clause itself hedges
-        hedged = "hedge" in kinds and bool(_WHETHER.search(clause.text) or _POINT.search(clause.text))
+        hedged = bool(kinds & {"hedge", "untested"}) and bool(
+            _WHETHER.search(clause.text) or _POINT.search(clause.text)
+        )
         if "directional" in kinds and not hedged:
             out += [
                 f"{first['directional']!r} is directional, but {say[i]}: say what was "
