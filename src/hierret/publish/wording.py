@@ -115,7 +115,7 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"(?:could|can|did|does|do)(?: not|n't) (?:show|tell|establish|clear|survive|settle)|"
         r"cannot (?:show|tell|establish|settle)|fails? to (?:clear|survive|show|establish)|"
         r"(?:does|do|did)(?: not|n't) survive|survives? no\b|"
-        r"(?:no|none|neither|nor)\b[^.;]{0,160}?\b(?:survives?|(?:is|are|was|were) established|"
+        r"(?:no|none|neither|nor)\b(?:[^.;]|\.(?=\d)){0,200}?\b(?:survives?|(?:is|are|was|were) established|"
         r"clears?|holds?)|"
         r"without (?:the |a |any |its )?" + _W + r"{0,3}being (?:established|shown)|"
         r"no (?:established|significant|tested) \w+|"
@@ -168,9 +168,9 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"more often|less often|superior|inferior|ahead of|ahead|behind (?:the|it|dense|bm25)|"
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
-        r"collapses?|collapsed|wins?|won|loses? to|lost to|edges? out|lags?|lagged|lagging|"
+        r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|lost to|edges? out|lags?|lagged|lagging|"
         r"surpass(?:es|ed)?|outdoes|outdid|underperforms?|overtakes?|dominates?|"
-        r"best|worst|highest|lowest|leads|led)(?!\w)",
+        r"highest|lowest|leads|led)(?!\w)",
         re.IGNORECASE,
     ),
     "comparison": re.compile(
