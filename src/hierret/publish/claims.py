@@ -86,6 +86,7 @@ __all__ = [
     "Claim",
     "cells",
     "check",
+    "check_prose",
     "claims",
     "judge",
     "sensitivity",
@@ -524,6 +525,35 @@ def check(text: str, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 f"{record}: the line under the claims table should read {want!r}, it reads {got!r}"
             )
     return problems
+
+
+def check_prose(text: str, rows: list[Claim], *, record: str | None = None) -> list[str]:
+    """The wording problems of prose outside the records (README, a notebook's summary).
+
+    Every sentence is read by :func:`hierret.publish.wording.problems` against
+    the rows of every record, cited as ``[DR-001 C4]``; with ``record``, that
+    record's rows may be cited bare (``[C4]``), as in its own notebook.
+
+    Examples
+    --------
+    >>> rows = [Claim("DR-001", "C4", "The hybrid beats dense", "dr001.h", ">",
+    ...               ("C4", "", "", "", "", "", "not established (could detect ≥ 0.07)"), 1)]
+    >>> check_prose("The hybrid beats dense [DR-001 C4].", rows)[0][:60]
+    "'beats' is directional, but DR-001 C4 is not established (co"
+    >>> check_prose("Its gain is not established (could detect ≥ 0.07) [C4].", rows,
+    ...             record="DR-001")
+    []
+    """
+    verdicts = {f"{c.record} {c.id}": c.written for c in rows}
+    inter = {f"{c.record} {c.id}" for c in rows if c.interaction}
+    if record:
+        verdicts |= {c.id: c.written for c in rows if c.record == record}
+        inter |= {c.id for c in rows if c.record == record and c.interaction}
+    return [
+        f"{p}: {sentence[:160]!r}"
+        for sentence in _prose(text)
+        for p in wording.problems(sentence, verdicts, inter)
+    ]
 
 
 def _sensitivity_at(lines: list[str], last_row: int) -> int | None:

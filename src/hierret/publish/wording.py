@@ -86,7 +86,7 @@ __all__ = [
     "verdict_class",
 ]
 
-_W = r"(?:\w+[-']?\w*\s+)"  # one word and its space
+_W = r"(?:\w+[-']?\w*,?\s+)"  # one word (a comma may follow) and its space
 #: The wording classes, each a pattern; matched in this order, each match blanked
 #: before the next class is looked for.
 CLASSES: dict[str, re.Pattern[str]] = {
@@ -138,7 +138,8 @@ CLASSES: dict[str, re.Pattern[str]] = {
     ),
     "no_effect": re.compile(
         r"\b(the same (?:results?|scores?|quality|figures?|ranking|accuracy|ndcg\S*|hit\S*)|"
-        r"alike|level with|on a par|on par|neck and neck|"
+        r"alike|(?:is|are|was|were|stays?|sits?|remains?|stand|stands) level with|level with or|"
+        r"on a par|on par|neck and neck|"
         r"(?:are|is|were|was|stay|stays|remain|remains|sit|sits|lie|lies) (?:\w+ )?close\b|"
         r"close (?:to each other|together|behind|to one another)|"
         r"(?:does|do|did|changes?|changed|change) (?:little|nothing)|barely|hardly|"
@@ -147,13 +148,18 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"equivalent|equally (?:good|well|strong)|indistinguishable|interchangeable|"
         r"(?:are|is) comparable|much the same|about the same|roughly equal|"
         r"(?:do|does|did)(?: not|n't) (?:differ|matter|help|hurt|change)|"
-        r"nothing to choose|as good as|just as good|tie[ds]? with)(?!\w)",
+        r"nothing to choose|as good as|just as good|tie[ds]? with|about what|"
+        r"about as (?:good|well|high|strong) as|roughly what|much like)(?!\w)",
         re.IGNORECASE,
     ),
     "interaction": re.compile(
         r"\b(matters? (?:most|more|less|only)|more (?:so )?(?:when|where)\b|"
         r"especially (?:when|where|for|with|on)|in particular (?:when|where)|"
-        r"wherever|whenever|grows? with|shrinks? with|widens?|widened|widening|narrows?|narrowed|"
+        r"wherever|whenever|grows? with|"
+        r"(?:gaps?|differences?|leads?|advantages?|deficits?|gains?)(?: \w+){0,4} "
+        r"(?:shrinks?|shrank|shrunk|narrows?|narrowed|widens?|widened|widening)|"
+        r"(?:shrinks?|shrank|narrows?|narrowed|widens?|widened|widening) the "
+        r"(?:gaps?|differences?|lead|advantage|deficit|gain)|"
         r"carr(?:y|ies) (?:part|some|most) of|(?<!late )interactions? (?:between|of|with)|"
         r"the (?:longer|larger|shorter|smaller|more|fewer|weaker|stronger) " + _W + r"{0,5}"
         r"the (?:more|less|larger|smaller|better|worse|higher|lower))(?!\w)",
@@ -165,10 +171,10 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"better|worse|higher|lower(?:s|ed)?|stronger|weaker|strongest|weakest|"
         r"improves?|improved|improving|hurts?|harms?|harmed|helps?|helped|"
         r"exceeds?|exceeded|repairs|repaired|"
-        r"more often|less often|superior|inferior|ahead of|ahead|behind (?:the|it|dense|bm25)|"
+        r"more often|less often|superior|inferior|ahead of(?! \w+ing\b| time\b)|ahead(?! of)|behind (?:the|it|dense|bm25)|"
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
-        r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|lost to|edges? out|lags?|lagged|lagging|"
+        r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|costs? (?:more|less)|lost to|edges? out|lags?|lagged|lagging|"
         r"surpass(?:es|ed)?|outdoes|outdid|underperforms?|overtakes?|dominates?|"
         r"highest|lowest|leads|led)(?!\w)",
         re.IGNORECASE,
@@ -316,9 +322,14 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
                 free |= {"interaction", "comparison"}
                 either = _WHETHER.search(clause.text) or _POINT.search(clause.text)
                 free |= {"directional"} if either else set()
+            if _WHETHER.search(clause.text):  # a question asked, not an answer given
+                free |= {"directional", "comparison"}
             if kinds - free:
                 k = next(k for k in CLASSES if k in kinds and k not in free)
-                out.append(f"{first[k]!r} ({k}) cites no row: cite the row that tests it")
+                out.append(
+                    f"a comparative sentence ({first[k]!r}, {k}) cites no claim: cite the row "
+                    "that tests it"
+                )
             elif "hedge" in kinds:
                 out.append(f"{first['hedge']!r} says a test's verdict but cites no row")
             continue
