@@ -43,7 +43,7 @@ from hierret.publish import summary
 
 #: A notebook page of the site (the records' notebooks; not "your own documents").
 NOTEBOOK = re.compile(r"^notebooks/(\d\d_\w+)$")
-_CITE = re.compile(r"\[(C\d+(?:,\s*C\d+)*)\]")
+_CITE = re.compile(r"\[((?:DR-\d+ )?C\d+(?:,\s*(?:DR-\d+ )?C\d+)*)\]")
 _RECORD = re.compile(r"^(DR-\d+)\b")
 
 
@@ -374,9 +374,11 @@ def _citations(doctree: nodes.document) -> None:
         for m in _CITE.finditer(str(text)):
             before, _, rest = rest.partition(m[0])
             pieces.append(nodes.Text(before + "["))
-            for i, claim in enumerate(c.strip() for c in m[1].split(",")):
+            for i, cited in enumerate(c.strip() for c in m[1].split(",")):
                 pieces += [nodes.Text(", ")] if i else []
-                pieces.append(_link(claim, f"#{row_anchor(record, claim)}", "the claim's row"))
+                other, _, claim = cited.rpartition(" ")  # "DR-001 C4": another record's row
+                anchor = row_anchor(other or record, claim)
+                pieces.append(_link(cited, f"#{anchor}", "the claim's row"))
             pieces.append(nodes.Text("]"))
         parent.replace(text, [*pieces, nodes.Text(rest)])
 

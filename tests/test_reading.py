@@ -92,3 +92,18 @@ def test_heading_anchors_are_myst_s() -> None:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for _, text, slug in reading._heading_slugs(cells):
             assert slug.startswith(slugs.github_slugify(text)), (path.name, text)
+
+
+def test_a_citation_of_another_records_row_links_to_that_row() -> None:
+    from docutils import nodes
+
+    doc = nodes.document(None, None)  # type: ignore[arg-type]
+    section = nodes.section()
+    section += nodes.title(text="DR-003 · No reranker by default")
+    para = nodes.paragraph()
+    para += nodes.Text("MaxSim holds [C1]; the hybrid's lead is not established [DR-001 C4].")
+    section += para
+    doc += section
+    reading._citations(doc)
+    links = {r.astext(): r["refuri"] for r in doc.findall(nodes.reference)}
+    assert links == {"C1": "#dr003-c1", "DR-001 C4": "#dr001-c4"}

@@ -106,7 +106,7 @@ CLASSES: dict[str, re.Pattern[str]] = {
     "untested": re.compile(
         r"\b(not (?:yet )?tested|untested|(?:does|do|did)(?: not|n't) test|"
         r"no test (?:compares|tests|of|here|in)|(?:is|are|was|were) not compared|"
-        r"(?:is|are) not (?:a )?(?:finding|test))(?!\w)",
+        r"(?:is|are) not (?:a )?(?:finding|test)|not (?:a |an )?finding)(?!\w)",
         re.IGNORECASE,
     ),
     "hedge": re.compile(
@@ -119,7 +119,6 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"clears?|holds?)|"
         r"without (?:the |a |any |its )?" + _W + r"{0,3}being (?:established|shown)|"
         r"no (?:established|significant|tested) \w+|"
-        r"not (?:a |an )?finding|"
         r"no \w+(?: [\w-]+){0,5} (?:is|was|are|were) (?:shown|established))(?!\w)",
         re.IGNORECASE,
     ),
