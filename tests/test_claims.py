@@ -74,10 +74,13 @@ def test_a_wrong_verdict_fails_and_update_fixes_it() -> None:
                             "--update-decisions`) and review the diff")  # fmt: skip
     # the row is fixed; the sentence that said "beats" now overreaches its row's verdict
     after = claims.check(claims.update(text, results), results)
-    assert after and all("Dense beats BM25 [C1]." in p for p in after)
+    assert after
+    assert all("Dense beats BM25 [C1]." in p for p in after)
     assert any("'beats' is directional, but C1 is not established" in p for p in after)
-    hedged = text.replace("Dense beats BM25 [C1].",
-                          "Whether dense beats BM25 is not established (could detect ≥ 0.07) [C1].")
+    hedged = text.replace(
+        "Dense beats BM25 [C1].",
+        "Whether dense beats BM25 is not established (could detect ≥ 0.07) [C1].",
+    )
     assert claims.check(claims.update(hedged, results), results) == []
 
 
@@ -156,7 +159,8 @@ def test_the_audited_comparative_sentences_fail_uncited(word: str) -> None:
     text = _doc(f"Dense beats BM25 [C1]. {AUDITED[word]}").replace("## DR-010 · Next\n", "")
     problems = claims.check(text, _results())
     assert len(problems) == 1
-    assert "a comparative sentence (" in problems[0] and word in problems[0].lower()
+    assert "a comparative sentence (" in problems[0]
+    assert word in problems[0].lower()
     cited = _doc(f"Dense beats BM25 [C1]. {AUDITED[word][:-1]} [C1].")
     problems = claims.check(cited.replace("## DR-010 · Next\n", ""), _results())
     if word in ("shrink", "about what"):  # an interaction, and a claim of no effect:
@@ -187,3 +191,21 @@ def test_a_quantity_in_words_needs_a_marked_number_in_its_clause(kind: str) -> N
     held = "Late chunking costs 37<!--@dr009.d_diff:.1f--> ms, about twice<!--@dr009.d:.0f-->."
     text = _doc(f"Dense beats BM25 [C1]. {held}").replace("## DR-010 · Next\n", "")
     assert [p for p in claims.check(text, _results()) if "quantity" in p] == []
+
+
+@pytest.mark.parametrize(
+    ("interval", "want"),
+    [
+        ((-0.012, 0.015), "equivalent"),
+        ((0.025, 0.06), "not equivalent"),
+        ((-0.01, 0.03), "inconclusive"),
+    ],
+)
+def test_an_equivalence_row_reads_both_one_sided_tests(
+    interval: tuple[float, float], want: str
+) -> None:
+    got = claims.verdict("≈", sum(interval) / 2, 0.5, margin=0.02, margin_interval=interval)
+    assert got == f"{want} (margin 0.02)"
+    row = ROW.replace("`dr009.d` > 0", "`dr009.d` ≈ 0 (margin `dr009.margin`)")
+    (claim,) = claims.claims(_doc(row=row))
+    assert (claim.direction, claim.margin) == ("≈", "dr009.margin")

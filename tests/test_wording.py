@@ -38,8 +38,7 @@ INTERACTIONS = {"C9"}
 #: The audit's sentences (issue 39), one per class, with the rows they cited.
 AUDIT = {
     "no effect: does nothing, or harm": (
-        "Reranking repairs a weak first stage and does nothing, or harm, to a strong one "
-        "[C1, C2]."
+        "Reranking repairs a weak first stage and does nothing, or harm, to a strong one [C1, C2]."
     ),
     "no effect: barely moves": "Over the hybrid MaxSim barely moves nDCG@10 [C2].",
     "no effect: the same results": "It is offered as a smaller file with the same results [C3].",
@@ -49,9 +48,7 @@ AUDIT = {
     "finding without a row: headroom": (
         "The three-level index is kept because the oracle shows real headroom."
     ),
-    "interaction: matters most when": (
-        "The context matters most when the passages are long [C1]."
-    ),
+    "interaction: matters most when": ("The context matters most when the passages are long [C1]."),
     "interaction: carries part of": "BM25 carries part of the weak encoders' load.",
     "quantifier over mixed rows": "It trails wherever the passages are long [C1, C2, C6].",
     "directional for a row not established": (
@@ -109,7 +106,7 @@ FAITHFUL = [
     "The gain of late chunking grows with the passage size [C9].",
     "Passages beat whole units [C1]; the hybrid's gain is not established "
     "(could detect ≥ 0.07) [C2].",
-    "The study found \"BM25 beat dense\"; here the difference is not established "
+    'The study found "BM25 beat dense"; here the difference is not established '
     "(could detect ≥ 0.07) [DR-001 C4].",
     "The study found raw-span sections ahead of passages with long-context encoders.",
     "Whether a reranker helps a weak first stage more than a strong one is an interaction "
@@ -137,7 +134,8 @@ def test_faithful_sentences_pass(sentence: str) -> None:
 
 def test_a_problem_names_the_word_the_row_and_its_verdict() -> None:
     (problem, *_) = wording.problems("Over the hybrid MaxSim barely moves nDCG@10 [C2].", ROWS)
-    assert "'barely'" in problem and "C2 is not established (could detect ≥ 0.07)" in problem
+    assert "'barely'" in problem
+    assert "C2 is not established (could detect ≥ 0.07)" in problem
     assert "equivalence row" in problem
 
 
@@ -201,7 +199,9 @@ def _summaries() -> dict[str, str]:
     out = {}
     for nb in sorted((ROOT / "notebooks").glob("0[2-6]_dr*.ipynb")):
         cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-        text = next("".join(c["source"]) for c in cells if "## What we found" in "".join(c["source"]))
+        text = next(
+            "".join(c["source"]) for c in cells if "## What we found" in "".join(c["source"])
+        )
         record = "DR-" + re.search(r"_dr(\d+)_", nb.name)[1]  # type: ignore[index]
         out[record] = text.split("Read next:")[0]
     return out

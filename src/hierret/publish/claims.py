@@ -117,13 +117,13 @@ QUANTITY = re.compile(
 _HEADING = "### Claims and tests"
 _RECORD = re.compile(r"^## (DR-\d+)\b.*$", re.MULTILINE)
 _TEST = re.compile(
-    r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥])\s*0"
+    r"^`(?P<key>\w+\.\w+)`\s*(?P<dir>[<>≤≥≈])\s*0"
     r"(?:\s*\(margin\s*`(?P<margin>\w+\.\w+)`\))?(?P<inter>\s*\(interaction\))?$"
 )
 _CITE = re.compile(r"\[(C\d+(?:,\s*C\d+)*)\]")
 _MARKER = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+(?=[*(\"A-Z0-9`])")
-_DIRECTIONS = {">": 1, "<": -1, "≥": -1, "≤": 1}
+_DIRECTIONS = {">": 1, "<": -1, "≥": -1, "≤": 1, "≈": 0}
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def verdict(
 
     Parameters
     ----------
-    direction : {">", "<", "≥", "≤"}
+    direction : {">", "<", "≥", "≤", "≈"}
         The claim about the difference (arm minus the arm it is compared with).
     diff, p : float
         The paired difference and its (Holm-adjusted) p-value.
@@ -203,7 +203,9 @@ def verdict(
         ``>``/``<``: ``"holds"``, ``"contradicted"`` (significant the other
         way) or ``"not established"`` (with what the test could have
         detected); ``≥``: ``"non-inferior"``, ``"inferior"`` or
-        ``"inconclusive"`` at the margin; ``≤``: ``"non-superior"``,
+        ``"inconclusive"`` at the margin; ``≈`` (equivalence, both one-sided
+        tests): ``"equivalent"``, ``"not equivalent"`` or ``"inconclusive"``;
+        ``≤``: ``"non-superior"``,
         ``"superior"`` or ``"inconclusive"``. Without a margin, ``≥``/``≤``
         read ``"consistent"`` or ``"contradicted"`` (all a test of no
         difference can say).
@@ -216,6 +218,8 @@ def verdict(
     'non-inferior (margin 0.02)'
     >>> verdict("≤", 0.03, 0.9, margin=0.02, margin_interval=(-0.03, 0.09))
     'inconclusive (margin 0.02)'
+    >>> verdict("≈", 0.004, 0.6, margin=0.02, margin_interval=(-0.012, 0.015))
+    'equivalent (margin 0.02)'
     >>> verdict("≥", -0.1, 0.001), verdict("≥", -0.1, 0.3)
     ('contradicted', 'consistent')
     """
@@ -236,6 +240,10 @@ def verdict(
         return "contradicted" if significant else "consistent"
     low, high = margin_interval
     at = f" (margin {margin:g})"
+    if direction == "≈":  # equivalence: both one-sided tests
+        return ("equivalent" if -margin < low and high < margin
+                else "not equivalent" if low > margin or high < -margin
+                else "inconclusive") + at  # fmt: skip
     if direction == "≥":  # no loss of δ or more
         return ("non-inferior" if low > -margin else "inferior" if high < -margin
                 else "inconclusive") + at  # fmt: skip
@@ -394,7 +402,7 @@ def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[st
             f"{where}: the result records hold no {', '.join(missing)} (the test "
             f"`{c.key}` of this claim); rerun the notebook, or fix the key"
         ]
-    if c.direction in "≥≤" and not c.margin:
+    if c.direction in "≥≤≈" and not c.margin:
         return [
             f"{where}: a claim of no loss or no gain needs a margin declared before the "
             f"run: write the test as '`{c.key}` {c.direction} 0 (margin `record.margin`)'"
@@ -582,7 +590,7 @@ def update(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
             _value(results, f"{c.key}_{n}") is None for n in NEEDED
         ):
             continue
-        if c.direction in "≥≤" and not c.margin:
+        if c.direction in "≥≤≈" and not c.margin:
             continue
         row = lines[c.line - 1]
         first = _cells(row)[: len(COLUMNS) - 4]

@@ -35,9 +35,8 @@ A machine fact is checked against the reference records, not the run's:
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -208,7 +207,7 @@ def round_up(value: float, digits: int) -> float:
     (0.08, 0.07, 0.1)
     """
     scale = 10**digits
-    return math.ceil(value * scale - 1e-9) / scale
+    return float(math.ceil(value * scale - 1e-9) / scale)
 
 
 def format_value(value: Any, fmt: str | None = None) -> str:

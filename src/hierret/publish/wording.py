@@ -5,23 +5,23 @@ carry the verdict its numbers give. This module reads the *sentences* that
 cite those rows and checks that their wording is compatible with the cited
 rows' verdict class:
 
-========================  =================================================  ==========================
-wording class             e.g.                                               needs every cited row to be
-========================  =================================================  ==========================
-``directional``           beats, trails, better, lower, helps, repairs       established in a direction
-                                                                             (holds, contradicted,
-                                                                             inferior, superior)
-``no_effect``             the same results, alike, level with, close,        an equivalence row that holds
-                          barely moves, does nothing, makes no difference    (``≈ 0 (margin …)``:
-                                                                             *equivalent*)
-``no_loss``               at least as good, no worse, within the margin      non-inferior (or equivalent)
-``no_gain``               no better, gains less than the margin              non-superior (or equivalent)
-``interaction``           matters most when, wherever, depends on,           an interaction row (its test
-                          carries part of                                    cell ends ``(interaction)``)
-``hedge``                 not established, does not survive the              not established or
-                          adjustment, inconclusive                           inconclusive, and the clause
-                                                                             says what it could detect
-========================  =================================================  ==========================
+* ``directional`` (beats, trails, better, lower, helps, repairs): every cited
+  row established in a direction (holds, contradicted, inferior, superior);
+* ``no_effect`` (the same results, alike, level with, close, barely moves,
+  does nothing, makes no difference): an equivalence row that holds
+  (``≈ 0 (margin …)``, *equivalent*);
+* ``no_loss`` (at least as good, no worse, loses less than the margin): a
+  non-inferior (or equivalent) row; ``no_gain`` (no better, gains less than
+  the margin): a non-superior (or equivalent) row;
+* ``interaction`` (matters most when, wherever, the gap widens, carries part
+  of): an interaction row (its test cell ends ``(interaction)``);
+* ``hedge`` (not established, does not survive the adjustment, inconclusive):
+  rows that are not established or inconclusive, and the clause says what the
+  test could detect;
+* ``comparison`` (its gain over, a lead over, headroom): any cited row;
+* ``history`` (was not established on the sample), ``reported`` (the study
+  found …) and ``untested`` (an interaction this record does not test) need no
+  row;
 
 and a row that is *not established* or *inconclusive* may only be said to be
 so: its clause must carry a ``hedge`` phrase and say what the test could
@@ -115,7 +115,8 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"(?:could|can|did|does|do)(?: not|n't) (?:show|tell|establish|clear|survive|settle)|"
         r"cannot (?:show|tell|establish|settle)|fails? to (?:clear|survive|show|establish)|"
         r"(?:does|do|did)(?: not|n't) survive|survives? no\b|"
-        r"(?:no|none|neither|nor)\b(?:[^.;]|\.(?=\d)){0,200}?\b(?:survives?|(?:is|are|was|were) established|"
+        r"(?:no|none|neither|nor)\b(?:[^.;]|\.(?=\d)){0,200}?\b"
+        r"(?:survives?|(?:is|are|was|were) established|"
         r"clears?|holds?)|"
         r"without (?:the |a |any |its )?" + _W + r"{0,3}being (?:established|shown)|"
         r"no (?:established|significant|tested) \w+|"
@@ -170,10 +171,12 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"better|worse|higher|lower(?:s|ed)?|stronger|weaker|strongest|weakest|"
         r"improves?|improved|improving|hurts?|harms?|harmed|helps?|helped|"
         r"exceeds?|exceeded|repairs|repaired|"
-        r"more often|less often|superior|inferior|ahead of(?! \w+ing\b| time\b)|ahead(?! of)|behind (?:the|it|dense|bm25)|"
+        r"more often|less often|superior|inferior|ahead of(?! \w+ing\b| time\b)|ahead(?! of)|"
+        r"behind (?:the|it|dense|bm25)|"
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
-        r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|costs? (?:more|less)|lost to|edges? out|lags?|lagged|lagging|"
+        r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|costs? (?:more|less)|lost to|"
+        r"edges? out|lags?|lagged|lagging|"
         r"surpass(?:es|ed)?|outdoes|outdid|underperforms?|overtakes?|dominates?|"
         r"highest|lowest|leads|led)(?!\w)",
         re.IGNORECASE,
@@ -213,7 +216,7 @@ def verdict_class(verdict: str) -> str:
      'equivalent', 'unestablished', 'unestablished']
     """
     v = verdict.strip().lower()
-    if v.startswith(("holds", "contradicted", "inferior", "superior")):
+    if v.startswith(("holds", "contradicted", "inferior", "superior", "not equivalent")):
         return ESTABLISHED
     if v.startswith("non-inferior"):
         return NO_LOSS
@@ -374,8 +377,11 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
                 f"{say[i]}: the clause may only say it is not established (or inconclusive)"
                 for i in unestablished
             ]
-        elif unestablished and "hedge" in kinds and not _DETECT.search(clause.text) and not any(
-            v.lower().startswith("inconclusive") for v in cited.values()
+        elif (
+            unestablished
+            and "hedge" in kinds
+            and not _DETECT.search(clause.text)
+            and not any(v.lower().startswith("inconclusive") for v in cited.values())
         ):
             out.append(
                 f"{', '.join(unestablished)} not established: say what the test could detect "
