@@ -87,6 +87,25 @@ VARIANTS = {
     "bare claim on a row not established": "MaxSim improves dense MiniLM [C2].",
     "no effect on a contradicted row": "The two arms tie with each other [C7].",
     "no loss where the row holds the other way": "BM25 loses nothing against dense [C7].",
+    "similarly": "The two encoders perform similarly [C2].",
+    "matches": "Late chunking matches plain passages [C2].",
+    "negligible": "The difference is negligible [C2].",
+    "parity": "int8 reaches parity with fp32 [C3].",
+    "no meaningful gap": "There is no meaningful gap between them [C2].",
+    "a boost": "MaxSim gives a boost to dense MiniLM [C2].",
+    "clear winner": "Fused search is the clear winner [C2].",
+    "degrades": "Raw-span degrades at the DOC target [C2].",
+    "brings no benefit": "The router brings no benefit [C2].",
+    "as effective as": "Raw span is as effective as the centroid [C2].",
+    "increases with": "The benefit of late chunking increases with passage length [C1].",
+    "depends on the corpus": "The hybrid's advantage depends on the corpus [C1].",
+    "helps most for": "Reranking helps most for weak first stages [C1].",
+    "better for ... worse for": (
+        "Reranking makes things better for weak stages and worse for strong ones [C1]."
+    ),
+    "room for improvement": "The oracle reveals room for improvement.",
+    "gives up nothing": "int8 gives up nothing against fp32 [C4].",
+    "an unknown verb on a row not established": "Late chunking eclipses plain passages [C2].",
 }
 
 #: Sentences that say what their rows establish, and no more.

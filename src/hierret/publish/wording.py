@@ -127,7 +127,8 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"\b(at least as (?:good|high|well|accurate)|no worse|not worse|"
         r"(?:loses?|lost|losing) (?:less|no more) than (?:the|its|a) (?:declared )?margin|"
         r"non-inferior|no (?:real |measurable )?loss|(?:does|do|did)(?: not|n't) lose|"
-        r"loses? nothing|costs? nothing in (?:quality|ndcg))(?!\w)",
+        r"loses? nothing|costs? nothing in (?:quality|ndcg)|gives? up nothing|sacrifices? nothing|"
+        r"(?:is|are) not worse)(?!\w)",
         re.IGNORECASE,
     ),
     "no_gain": re.compile(
@@ -149,13 +150,30 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"(?:are|is) comparable|much the same|about the same|roughly equal|"
         r"(?:do|does|did)(?: not|n't) (?:differ|matter|help|hurt|change)|"
         r"nothing to choose|as good as|just as good|tie[ds]? with|about what|"
+        r"similar(?:ly)?(?= (?:to|in|on|at|across|quality|scores?|results?|ndcg)|[.,;)]|$)|"
+        r"perform(?:s|ed)? similarly|perform(?:s|ed)? the same|"
+        r"match(?:es|ed)? (?:the |its |plain |dense |bm25 |fp32 |the default)|"
+        r"immaterial|irrelevant to|(?:essentially|practically|virtually) (?:identical|equal|the same)|"
+        r"identical (?:quality|scores|results|ndcg\S*)|(?:reach(?:es)?|at|achieves?) parity|"
+        r"no (?:meaningful|material|practical|real|measurable|appreciable) "
+        r"(?:gap|benefit|gain|loss|effect|difference|change|advantage)|"
+        r"(?:adds?|brings?|gives?) (?:nothing|no (?:benefit|gain|improvement|advantage))|"
+        r"(?:is|are|was|were) (?:just |equally )?as (?:effective|accurate|strong|useful|precise) as|"
         r"about as (?:good|well|high|strong) as|roughly what|much like)(?!\w)",
         re.IGNORECASE,
     ),
     "interaction": re.compile(
         r"\b(matters? (?:most|more|less|only)|more (?:so )?(?:when|where)\b|"
         r"especially (?:when|where|for|with|on)|in particular (?:when|where)|"
-        r"wherever|whenever|grows? with|"
+        r"wherever|whenever|grows? with|(?:increases?|decreases?|rises?|declines?) with|"
+        r"(?:better|worse|higher|lower|helps?|hurts?) (?:for|on|when|with) [^,;]{1,40}?"
+        r"(?:and|but|while) (?:\w+ )?(?:better|worse|higher|lower|helps?|hurts?) "
+        r"(?:for|on|when|with)|"
+        r"(?<!not )(?<!n't )depends? on (?:the )?(?:corpus|corpora|size|length|encoder|target|level|passage|"
+        r"document|section|first stage|question)|"
+        r"(?:helps?|hurts?|works?|pays? off) (?:most|best|least|more|less) (?:for|when|with|on|where)|"
+        r"(?:stronger|weaker|larger|smaller|bigger) (?:for|when|with|on) "
+        r"(?:long|short|weak|strong|large|small|bigger|longer)|"
         r"(?:gaps?|differences?|leads?|advantages?|deficits?|gains?)(?: \w+){0,4} "
         r"(?:shrinks?|shrank|shrunk|narrows?|narrowed|widens?|widened|widening)|"
         r"(?:shrinks?|shrank|narrows?|narrowed|widens?|widened|widening) the "
@@ -176,13 +194,16 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
         r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|costs? (?:more|less)|lost to|"
-        r"edges? out|lags?|lagged|lagging|"
+        r"edges? out|lags?|lagged|lagging|boost(?:s|ed)?|winner|degrades?|degraded|"
+        r"pays? off|paid off|outshines?|worsens?|worsened|preferable|"
+        r"comes? out (?:ahead|on top|behind)|(?:an|the|its) edge over|"
         r"surpass(?:es|ed)?|outdoes|outdid|underperforms?|overtakes?|dominates?|"
         r"highest|lowest|leads|led)(?!\w)",
         re.IGNORECASE,
     ),
     "comparison": re.compile(
-        r"\b(headroom|(?:a|the|its|their|any) (?:lead|deficit|shortfall|advantage|gain|loss|"
+        r"\b(headroom|room (?:for|to) improve(?:ment)?|upside|"
+        r"(?:a|the|its|their|any) (?:boost|benefit|penalty|improvement)(?! \w+ing)|(?:a|the|its|their|any) (?:lead|deficit|shortfall|advantage|gain|loss|"
         r"drop|improvement) (?:over|of|against|to|from|on)|gains? (?:over|on|against))(?!\w)",
         re.IGNORECASE,
     ),
@@ -250,7 +271,11 @@ def clauses(sentence: str) -> list[Clause]:
     at = 0
     for m in _CITE.finditer(sentence):
         ids = tuple(i.strip() for i in m[1].split(","))
-        out.append(Clause(sentence[at : m.start()].strip(), ids))
+        text = sentence[at : m.start()].strip()
+        if out and not re.search(r"[^\W\d_]", text):  # "…[C6]) [C4]": no words of its own
+            out[-1] = Clause(f"{out[-1].text} {text}".strip(), out[-1].cites + ids)
+        else:
+            out.append(Clause(text, ids))
         at = m.end()
     rest = sentence[at:].strip()
     if not out:
@@ -372,7 +397,8 @@ def problems(sentence: str, rows: Mapping[str, str], interactions: Iterable[str]
                 if i not in inter
             ]
         unestablished = [i for i, c in cls.items() if c == UNESTABLISHED]
-        if unestablished and kinds and "hedge" not in kinds:  # bare numbers may cite any row
+        numbers_only = not kinds and bool(re.search(r"\d", clause.text))  # "1.000 and 1.000"
+        if unestablished and not numbers_only and "hedge" not in kinds:
             out += [
                 f"{say[i]}: the clause may only say it is not established (or inconclusive)"
                 for i in unestablished
