@@ -153,12 +153,14 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"similar(?:ly)?(?= (?:to|in|on|at|across|quality|scores?|results?|ndcg)|[.,;)]|$)|"
         r"perform(?:s|ed)? similarly|perform(?:s|ed)? the same|"
         r"match(?:es|ed)? (?:the |its |plain |dense |bm25 |fp32 |the default)|"
-        r"immaterial|irrelevant to|(?:essentially|practically|virtually) (?:identical|equal|the same)|"
+        r"immaterial|irrelevant to|"
+        r"(?:essentially|practically|virtually) (?:identical|equal|the same)|"
         r"identical (?:quality|scores|results|ndcg\S*)|(?:reach(?:es)?|at|achieves?) parity|"
         r"no (?:meaningful|material|practical|real|measurable|appreciable) "
         r"(?:gap|benefit|gain|loss|effect|difference|change|advantage)|"
         r"(?:adds?|brings?|gives?) (?:nothing|no (?:benefit|gain|improvement|advantage))|"
-        r"(?:is|are|was|were) (?:just |equally )?as (?:effective|accurate|strong|useful|precise) as|"
+        r"(?:is|are|was|were) (?:just |equally )?as "
+        r"(?:effective|accurate|strong|useful|precise) as|"
         r"about as (?:good|well|high|strong) as|roughly what|much like)(?!\w)",
         re.IGNORECASE,
     ),
@@ -169,9 +171,11 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"(?:better|worse|higher|lower|helps?|hurts?) (?:for|on|when|with) [^,;]{1,40}?"
         r"(?:and|but|while) (?:\w+ )?(?:better|worse|higher|lower|helps?|hurts?) "
         r"(?:for|on|when|with)|"
-        r"(?<!not )(?<!n't )depends? on (?:the )?(?:corpus|corpora|size|length|encoder|target|level|passage|"
+        r"(?<!not )(?<!n't )depends? on (?:the )?"
+        r"(?:corpus|corpora|size|length|encoder|target|level|passage|"
         r"document|section|first stage|question)|"
-        r"(?:helps?|hurts?|works?|pays? off) (?:most|best|least|more|less) (?:for|when|with|on|where)|"
+        r"(?:helps?|hurts?|works?|pays? off) (?:most|best|least|more|less) "
+        r"(?:for|when|with|on|where)|"
         r"(?:stronger|weaker|larger|smaller|bigger) (?:for|when|with|on) "
         r"(?:long|short|weak|strong|large|small|bigger|longer)|"
         r"(?:gaps?|differences?|leads?|advantages?|deficits?|gains?)(?: \w+){0,4} "
@@ -203,7 +207,8 @@ CLASSES: dict[str, re.Pattern[str]] = {
     ),
     "comparison": re.compile(
         r"\b(headroom|room (?:for|to) improve(?:ment)?|upside|"
-        r"(?:a|the|its|their|any) (?:boost|benefit|penalty|improvement)(?! \w+ing)|(?:a|the|its|their|any) (?:lead|deficit|shortfall|advantage|gain|loss|"
+        r"(?:a|the|its|their|any) (?:boost|benefit|penalty|improvement)(?! \w+ing)|"
+        r"(?:a|the|its|their|any) (?:lead|deficit|shortfall|advantage|gain|loss|"
         r"drop|improvement) (?:over|of|against|to|from|on)|gains? (?:over|on|against))(?!\w)",
         re.IGNORECASE,
     ),
