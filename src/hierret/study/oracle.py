@@ -1,10 +1,12 @@
 """The oracle arm: every query answered by whichever arm did best on it.
 
 Not a method but a bound: the oracle scores each query with its best arm,
-which no system can do without knowing the answer. Its mean is the headroom
-there would be if the right arm (level, vector strategy, fusion...) could be
-chosen per question; the gap between it and the best single arm says how much
-a router could gain at most.
+which no system can do without knowing the answer. Its mean bounds what
+choosing the right arm (level, vector strategy, fusion...) per question could
+reach, and the bound is optimistic: the maximum of several noisy per-question
+scores exceeds each of them even when the arms do not differ at all, so the gap
+between the oracle and the best single arm is not evidence that a router could
+gain anything. It is reported, never tested against the arms.
 
 :func:`oracle` takes per-query scores (queries as rows, arms as columns, as
 :meth:`hierret.study.experiment.Result.per_query` returns them);

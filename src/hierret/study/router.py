@@ -1,8 +1,8 @@
 """Choosing the level per question: a router over query-time features, cross-validated.
 
-DR-004's oracle (each question's best arm) shows headroom that no fixed arm
-reaches. A router tries to reach some of it from what is known when the
-question arrives, before any judgement:
+DR-004's oracle (each question's best arm) is above every fixed arm, an
+optimistic bound (:mod:`hierret.study.oracle`). A router tries to choose the arm
+per question from what is known when the question arrives, before any judgement:
 
 :func:`features`
     Per question, from the passage ranking and the section ranking (the two
