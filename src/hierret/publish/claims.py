@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from hierret.publish import wording
+import hierret.publish.wording as wording
 from hierret.publish.report import format_value
 from hierret.stats import holm
 
