@@ -21,7 +21,7 @@ would re-draw).
 Examples
 --------
 >>> round(standard_error(0.02, 10_000), 5), round(standard_error(0.02, 10_000, "p(1-p)"), 5)
-(0.00198, 0.0014)
+(0.00199, 0.0014)
 >>> near(0.0654, 0.0218, 10_000, factor=3.0), near(0.0654, 0.0218, 10_000, factor=3.0,
 ...                                                 variance="p(1-p)")
 (True, False)
