@@ -162,6 +162,16 @@ def test_a_robust_holds_says_so() -> None:
     assert cell == "holds (robust: Wilcoxon < 0.0001; across 2 corpora 0.002)"
 
 
+def test_on_hit_rates_the_rank_test_is_mcnemars_own() -> None:
+    """0/1 outcomes: the signed-rank test of ±1 differences is the sign test on the
+    discordant questions, McNemar's exact test, which the row already used."""
+    hits = np.array([1.0] * 30 + [0.0] * 10)
+    results = _record(hits, hits, (0.001, 0.5))
+    results["dr009"]["evidence"]["kind"] = ["hits", "hits"]  # type: ignore[index]
+    cell = claims.cells(_claim(), results)[-1]
+    assert cell == "holds (robust: Wilcoxon = McNemar; across 2 corpora 0.002)"
+
+
 def test_a_row_that_does_not_hold_carries_no_robustness() -> None:
     d = np.random.default_rng(0).normal(0.3, 0.2, 40)
     results = _record(d, d, (0.2, 0.3))
