@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from hierret._files import atomic_write
-from hierret.publish import claims, summary
+from hierret.publish import claims, floors, summary
 from hierret.publish.report import (
     annotate_run,
     check_markdown,
@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"updated {page}")
             continue
         found = check_markdown(text, results, reference)
+        found += floors.problems(text, results)  # a floor p is a bound: "≤", never "="
         found += claims.check(text, results) + summary.check(text, results) if with_claims else []
         if not with_claims:  # other pages' sentences may say no more than the rows they cite
             rows = claims.claims((ROOT / "DECISIONS.md").read_text(encoding="utf-8"))

@@ -73,7 +73,17 @@ def verdict_class(text: str) -> str:
     'hr-verdict-not-established'
     >>> verdict_class("non-inferior (margin 0.02)"), verdict_class("holds")
     ('hr-verdict-non-inferior', 'hr-verdict-holds')
+
+    A *holds* that does not survive its alternative analyses
+    (:mod:`hierret.publish.robustness`) is coloured apart, a robust one as any holds:
+
+    >>> verdict_class("holds (fragile: Wilcoxon 0.066; across 3 corpora 0.12)")
+    'hr-verdict-holds-fragile'
+    >>> verdict_class("holds (robust: Wilcoxon 0.0021; one corpus)")
+    'hr-verdict-holds'
     """
+    if text.startswith("holds (fragile"):
+        return "hr-verdict-holds-fragile"
     words = text.split("(")[0].strip().lower()
     return "hr-verdict-" + re.sub(r"[^a-z]+", "-", words).strip("-")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hierret.publish import against_published
+from hierret.publish import against_published, robustness
 from hierret.publish.against import SHOWN, published_files
 from hierret.publish.claims import claims, verdict
 from hierret.publish.report import load_results, write_results
@@ -44,7 +44,8 @@ def _flip(name: str) -> tuple[dict[str, object], str]:
     c = next(c for c in claims(DECISIONS) if c.key.startswith(f"{name}."))
     key = c.key.partition(".")[2]
     values = dict(RECORDS[name]["values"])
-    sign = next(s for s in (1, -1) if verdict(c.direction, s * 0.2, 0.001) != c.written)
+    written = robustness.base(c.written)  # without "(robust: …)"
+    sign = next(s for s in (1, -1) if verdict(c.direction, s * 0.2, 0.001) != written)
     values |= {f"{key}_diff": sign * 0.2, f"{key}_diff_low": sign * 0.1}
     values |= {f"{key}_diff_high": sign * 0.3, f"{key}_p_holm": 0.001, f"{key}_p": 0.001}
     return values, c.id

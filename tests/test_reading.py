@@ -30,6 +30,8 @@ def test_short_keys_drop_the_record_and_break_only_at_underscores() -> None:
     ("verdict", "css"),
     [
         ("holds", "hr-verdict-holds"),
+        ("holds (robust: Wilcoxon 0.0021; one corpus)", "hr-verdict-holds"),
+        ("holds (fragile: Wilcoxon 0.066; across 3 corpora 0.12)", "hr-verdict-holds-fragile"),
         ("not established (could detect ≥ 0.08)", "hr-verdict-not-established"),
         ("non-inferior (margin 0.02)", "hr-verdict-non-inferior"),
         ("inconclusive (margin 0.02)", "hr-verdict-inconclusive"),

@@ -73,6 +73,7 @@ from typing import Any
 import pandas as pd
 
 import hierret.publish.claims as claims_
+import hierret.publish.robustness as robustness
 from hierret.publish.report import as_json, format_value, quoted
 from hierret.publish.tables import fields, styled
 
@@ -207,7 +208,9 @@ def _claims(
             "difference, this run": _difference(values, c.key.partition(".")[2]),
             "verdict, published": c.written,
             "verdict, this run": (v := _verdict(c, values)),
-            "agree": "not tested" if v == NOT_TESTED else ("yes" if v == c.written else "no"),
+            "agree": "not tested"
+            if v == NOT_TESTED
+            else ("yes" if v == robustness.base(c.written) else "no"),
         }
         for c in claims_.claims(text)
         if c.key.partition(".")[0] == name and c.record == _record_id(name)

@@ -16,7 +16,10 @@ claimed direction of the difference (arm minus the arm it is compared with):
   within its family is below :data:`ALPHA` and the difference has that sign,
   is *contradicted* when it is significant the other way, and is otherwise
   *not established*, with the smallest difference the test had 80 % power to
-  detect ("not established (could detect ≥ 0.06)": not "does not hold");
+  detect, rounded up ("not established (could detect ≥ 0.06)": not "does not
+  hold"); a row that holds says whether it survives a rank test and its family
+  pooled across corpora (:mod:`hierret.publish.robustness`): "holds (robust:
+  …)" or "holds (fragile: …)";
 * ``≥ 0`` or ``≤ 0`` — no loss (or no gain), which a test of no difference
   cannot show: the row names a margin declared in the notebook before the run,
   ``(margin `dr001.margin`)``, and is read by two one-sided tests at
@@ -30,11 +33,13 @@ its unadjusted interval, the unadjusted p (``≤`` when it is the smallest value
 the test's resamples can give), the adjusted p with the family it was adjusted
 in (named, with its size) and the verdict; under each table a line gives the
 verdicts that would change were all of the record's tests one Holm family
-(:func:`sensitivity`). :func:`check` fails when a row differs from what
-:func:`update` would write, when a key does not resolve, when a record has no
-claims table, when a sentence with a comparative word (:data:`COMPARATIVE`)
-cites no row, and when a quantity is written in words ("twice", "an order of
-magnitude", :data:`QUANTITY`) with no published-number marker in its clause.
+(:func:`sensitivity`), from the p each row prints (a p at its floor is a bound;
+one whose pooled p is within Monte-Carlo error of 0.05 is drawn again).
+:func:`check` fails when a row differs from what :func:`update` would write,
+when a key does not resolve, when a record has no claims table, when a
+sentence with a comparative word (:data:`COMPARATIVE`) cites no row, and when
+a quantity is written in words ("twice", "an order of magnitude",
+:data:`QUANTITY`) with no published-number marker in its clause.
 The numbers in a row are ordinary published-number markers
 (:func:`hierret.publish.report.check_markdown`).
 
@@ -74,9 +79,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import hierret.publish.robustness as robustness
 import hierret.publish.wording as wording
 from hierret.publish.report import format_value
-from hierret.stats import holm
 
 __all__ = [
     "ALPHA",
@@ -89,6 +94,7 @@ __all__ = [
     "check_prose",
     "claims",
     "judge",
+    "round_up",
     "sensitivity",
     "update",
     "verdict",
@@ -202,10 +208,10 @@ def verdict(
     str
         ``>``/``<``: ``"holds"``, ``"contradicted"`` (significant the other
         way) or ``"not established"`` (with what the test could have
-        detected); ``≥``: ``"non-inferior"``, ``"inferior"`` or
-        ``"inconclusive"`` at the margin; ``≈`` (equivalence, both one-sided
-        tests): ``"equivalent"``, ``"not equivalent"`` or ``"inconclusive"``;
-        ``≤``: ``"non-superior"``,
+        detected, rounded up: :func:`round_up`); ``≥``: ``"non-inferior"``,
+        ``"inferior"`` or ``"inconclusive"`` at the margin; ``≈`` (equivalence,
+        both one-sided tests): ``"equivalent"``, ``"not equivalent"`` or
+        ``"inconclusive"``; ``≤``: ``"non-superior"``,
         ``"superior"`` or ``"inconclusive"``. Without a margin, ``≥``/``≤``
         read ``"consistent"`` or ``"contradicted"`` (all a test of no
         difference can say).
@@ -213,7 +219,7 @@ def verdict(
     Examples
     --------
     >>> verdict("<", -0.1, 0.001), verdict(">", 0.02, 0.3, detectable=0.061)
-    ('holds', 'not established (could detect ≥ 0.06)')
+    ('holds', 'not established (could detect ≥ 0.07)')
     >>> verdict("≥", -0.003, 0.5, margin=0.02, margin_interval=(-0.011, 0.005))
     'non-inferior (margin 0.02)'
     >>> verdict("≤", 0.03, 0.9, margin=0.02, margin_interval=(-0.03, 0.09))
@@ -234,7 +240,7 @@ def verdict(
         if opposite:
             return "contradicted"
         if detectable is not None and math.isfinite(detectable):
-            return f"not established (could detect ≥ {detectable:.2f})"
+            return f"not established (could detect ≥ {round_up(detectable)})"
         return "not established"
     if margin is None or margin_interval is None:
         return "contradicted" if significant else "consistent"
@@ -249,6 +255,18 @@ def verdict(
                 else "inconclusive") + at  # fmt: skip
     return ("non-superior" if high < margin else "superior" if low > margin
             else "inconclusive") + at  # fmt: skip
+
+
+def round_up(value: float, decimals: int = 2) -> str:
+    """``value`` to ``decimals`` places, rounded up: a detectable effect printed shorter
+    must not claim more power than the test had (0.0712 prints 0.08, not 0.07).
+
+    Examples
+    --------
+    >>> round_up(0.0712), round_up(0.07), round_up(0.131, 1)
+    ('0.08', '0.07', '0.2')
+    """
+    return format_value(value, f"up.{decimals}f")
 
 
 def _records(text: str) -> list[tuple[str, int, str]]:
@@ -390,7 +408,8 @@ def cells(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> tuple[str, str,
                   f"({size} tests)")  # fmt: skip
     if c.margin:
         family += "; read against the margin"
-    return diff, p, family, judge(c, results)
+    robust = robustness.of(results, k, c.direction)  # a "holds" says whether it is fragile
+    return diff, p, family, robustness.mark(judge(c, results), robust)
 
 
 def _row_problems(c: Claim, results: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -426,21 +445,59 @@ def sensitivity(record: str, results: Mapping[str, Mapping[str, Any]], rows: lis
     tests = results.get(name, {}).get("evidence")
     if tests is None or tests.empty:
         return ""
-    names = tests["key"].where(tests["key"] != "", tests["test"])
-    adjusted = holm(dict(zip(tests["test"], tests["p"].astype(float), strict=True)))
-    pooled = dict(zip(names, adjusted.values(), strict=True))
+    high, low, near = _pooled(name, tests, results)
     moved = []
     for c in rows:
         field = c.key.partition(".")[2]
-        if c.margin or c.key.partition(".")[0] != name or field not in pooled:
+        if c.margin or c.key.partition(".")[0] != name or field not in high:
             continue
         diff = float(_value(results, f"{c.key}_diff"))
         before = verdict(c.direction, diff, float(_value(results, _p_key(results, c.key))))
-        after = verdict(c.direction, diff, pooled[field])
-        if after != before:
-            moved.append(f"{c.id} would read {after}")
+        after = verdict(c.direction, diff, high[field])
+        if after == before:
+            continue
+        resamples, unsettled = near[field]
+        at = f" (at {resamples:,} resamples)" if resamples else ""
+        if verdict(c.direction, diff, low[field]) != after:
+            moved.append(f"{c.id} could read {after} (a p at its resampling floor is a bound)")
+        elif unsettled:
+            moved.append(f"{c.id} could read {after} (pooled {high[field]:.2g}, within "
+                         f"Monte-Carlo error of {ALPHA} at {resamples:,} resamples)")  # fmt: skip
+        else:
+            moved.append(f"{c.id} would read {after}{at}")
     change = "; ".join(moved) if moved else "no verdict would change"
     return f"*If all {len(tests)} tests of this record were one Holm family:* {change}."
+
+
+def _pooled(
+    name: str, tests: Any, results: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, bool]]]:
+    """Every test of record ``name`` Holm-adjusted as one family, by key (its test id
+    when unpublished), from the p each row prints (the record's ``K_p``): with a p at
+    its resampling floor as given (an upper bound) and at 0 (a lower bound). A
+    published test whose verdict would move has its p drawn again while its pooled p
+    lies within Monte-Carlo error of :data:`ALPHA`
+    (:func:`hierret.publish.robustness.settle`): with it, the resamples it was drawn
+    with and whether it is still within that error."""
+    by_id = {str(r["test"]): r for _, r in tests.iterrows()}
+    keys = {str(t): str(k) or str(t) for k, t in zip(tests["key"], tests["test"], strict=True)}
+    p = {}
+    for t, r in by_id.items():
+        printed = _value(results, f"{name}.{keys[t]}_p")
+        p[t] = float(printed) if printed is not None else float(r["p"])
+    floor = {t for t, r in by_id.items() if robustness.at_floor(r)}
+    high, low = robustness.bounds(p, floor)
+    questions = results.get(name, {}).get("questions")
+    drawn: dict[str, int] = {}
+    unsettled: dict[str, bool] = {}
+    for t, r in by_id.items():
+        given = _value(results, _p_key(results, f"{name}.{keys[t]}"))
+        if questions is None or given is None or (float(given) < ALPHA) == (high[t] < ALPHA):
+            continue  # unpublished, or its verdict does not move: its error does not matter
+        h, lo, drawn[t], unsettled[t] = robustness.settle(dict(p), floor, t, r, questions)
+        high[t], low[t] = h[t], lo[t]
+    return ({keys[t]: v for t, v in high.items()}, {keys[t]: v for t, v in low.items()},
+            {keys[t]: (drawn.get(t, 0), unsettled.get(t, False)) for t in by_id})  # fmt: skip
 
 
 def _prose(section: str, *, markers: bool = False) -> list[str]:

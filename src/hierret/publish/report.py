@@ -169,14 +169,15 @@ def load_results(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """Load every ``*.json`` result record of ``folder``, keyed by record name.
 
     A record with evidence (``folder/evidence/{name}-tests.tsv``,
-    :mod:`hierret.publish.evidence`) has its tests table under ``"evidence"``.
+    :mod:`hierret.publish.evidence`) has its tests table under ``"evidence"`` and
+    its questions table under ``"questions"``.
     """
     records: dict[str, dict[str, Any]] = {}
     for file in sorted(Path(folder).glob("*.json")):
         record = json.loads(file.read_text(encoding="utf-8"))
         found = load_evidence(folder, record["name"])
         if found is not None:
-            record["evidence"] = found[0]
+            record["evidence"], record["questions"] = found
         records[record["name"]] = record
     return records
 

@@ -14,7 +14,10 @@ in every notebook:
 - **p-values** to four decimals, and below the test's resolution as
   ``< 0.0001``: a resampling test with ``n_resamples`` resamples cannot give
   less than ``1 / (n_resamples + 1)``, and nothing smaller than the printed
-  precision is shown as a number;
+  precision is shown as a number; a two-sided p at the smallest value the
+  resamples can give (``2 / (n_resamples + 1)``, :func:`at_floor`) is a bound,
+  and reads ``≤ 0.0002``, as do the row's other p-values (its Holm-adjusted p
+  is then a bound too);
 - **empty cells** (the baseline's difference with itself, a metric an arm
   does not have) blank, not ``NaN``;
 - in a column of several kinds (a record's values), an ``int`` as a count and
@@ -54,6 +57,7 @@ from hierret.publish.record import COUNT_COLUMNS
 __all__ = [
     "COLUMN_FORMATS",
     "ESTIMATE_WORDS",
+    "at_floor",
     "cells",
     "column_kind",
     "fields",
@@ -199,6 +203,21 @@ def p_limit(n_resamples: int | None = None, decimals: int = 4) -> float:
     return float(f"{floor:.1g}")
 
 
+def at_floor(p: Any, n_resamples: int | None) -> bool:
+    """Whether ``p`` is the smallest two-sided p ``n_resamples`` sign flips can give.
+
+    Examples
+    --------
+    >>> at_floor(2 / 10_001, 10_000), at_floor(0.0004, 10_000), at_floor(0.0002, None)
+    (True, False, False)
+    >>> at_floor(0.00005, 10_000)  # below what the resamples can give: an exact test's
+    False
+    """
+    if not n_resamples or _empty(p) or not _is_number(p):
+        return False  # a p below it is an exact test's (McNemar's), not a bound
+    return math.isclose(float(p), 2.0 / (n_resamples + 1), rel_tol=1e-9)
+
+
 def _estimate(value: float, decimals: int) -> str:
     if not math.isfinite(value):
         return _infinite(value)
@@ -314,6 +333,22 @@ def cells(
     out = frame.copy().astype(object)
     for column, fmt in _formatters(frame, formats, decimals, limit, p_decimals).items():
         out[column] = [fmt(v) for v in frame[column]]
+    return _bounds(frame, out, n_resamples)
+
+
+def _bounds(frame: pd.DataFrame, out: pd.DataFrame, n_resamples: int | None) -> pd.DataFrame:
+    """``out`` with the p-values of every row whose unadjusted p is at its floor read
+    ``≤`` (the row's ``p`` column, and its adjusted ``p_*`` ones)."""
+    names = {column: _name(column) for column in frame.columns}
+    unadjusted = [c for c, n in names.items() if n in {"p", "p-value", "p value"}]
+    if not n_resamples or len(unadjusted) != 1:
+        return out
+    floor = [at_floor(p, n_resamples) for p in frame[unadjusted[0]]]
+    for column in (c for c, n in names.items() if _is_p(n)):
+        out[column] = [
+            f"≤ {text}" if low and text and not text.startswith(("<", "≤")) else text
+            for low, text in zip(floor, map(str, out[column]), strict=True)
+        ]
     return out
 
 

@@ -21,7 +21,7 @@ Examples
 (0.068, 0.415, 0.0129)
 """
 
-from hierret.stats import evidence
+from hierret.stats import evidence, montecarlo
 from hierret.stats._common import Interval
 from hierret.stats.folds import cross_validate, fold_parts, held_out
 from hierret.stats.multiplicity import holm
@@ -53,6 +53,7 @@ __all__ = [
     "holm",
     "mcnemar_exact",
     "mean_interval",
+    "montecarlo",
     "newcombe_paired_interval",
     "paired_bootstrap",
     "paired_proportions",

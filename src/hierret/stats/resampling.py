@@ -222,11 +222,25 @@ def _sign_flip_means(
     instead of scipy's loop over observations indexing a batch of per-pair
     permutations, so the means, and the p-value, are bit-identical for the
     same ``rng`` (``tests/test_stats.py`` checks them against scipy).
+
+    The resamples are drawn in blocks of at most :data:`_BLOCK` draws: the
+    generator's stream is the same whatever the block (numpy keeps a half-used
+    64-bit word between calls), so the means are the same, and 10**6 resamples
+    of 300 questions need tens of megabytes rather than more than a gigabyte.
     """
-    draws = rng.integers(0, 2**32, size=(n_resamples, d.size), dtype=np.uint32)
-    keep = np.ascontiguousarray((draws & 1).astype(bool).T)  # one row per observation
+    rows = max(1, _BLOCK // max(d.size, 1))
+    out = np.empty(n_resamples, dtype=np.float64)
     negated = -d
-    total = np.where(keep[0], d[0], negated[0])
-    for i in range(1, d.size):
-        total += np.where(keep[i], d[i], negated[i])
-    return np.asarray(total / d.size, dtype=np.float64)
+    for start in range(0, n_resamples, rows):
+        stop = min(n_resamples, start + rows)
+        draws = rng.integers(0, 2**32, size=(stop - start, d.size), dtype=np.uint32)
+        keep = np.ascontiguousarray((draws & 1).astype(bool).T)  # one row per observation
+        total = np.where(keep[0], d[0], negated[0])
+        for i in range(1, d.size):
+            total += np.where(keep[i], d[i], negated[i])
+        out[start:stop] = total / d.size
+    return out
+
+
+#: The most sign draws :func:`_sign_flip_means` holds at once (4 bytes each).
+_BLOCK = 2**23
