@@ -56,7 +56,6 @@ from typing import Any
 import nbformat
 import papermill as pm
 import pytest
-from jupyter_client.kernelspec import get_kernel_spec
 
 from hierret.cache import default_cache_dir
 from hierret.publish import timing
@@ -141,14 +140,9 @@ class NbvalOutputs:
     def _write(self, item: Any) -> None:
         stem = Path(item.parent.path).stem
         self.wall[stem] = time.perf_counter() - self._start[stem]
-        notebook = item.parent.nb
-        spec = get_kernel_spec(self.kernel)
-        notebook.metadata["kernelspec"] = {
-            "name": self.kernel,
-            "language": spec.language,
-            "display_name": spec.display_name,
-        }
-        nbformat.write(notebook, str(item.parent.path))
+        # the notebook keeps the kernel it names (python3, which every Jupyter has), not the
+        # one it ran on here: a reader who downloads it from the site can run it as it is
+        nbformat.write(item.parent.nb, str(item.parent.path))
 
 
 @contextmanager
