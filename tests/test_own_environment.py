@@ -8,9 +8,12 @@ hierret`` while the notebooks named the kernel only nox registers.
 
 Its cost is the install: pip reads every wheel from its cache and the machine's local
 wheels when they are there (on the project's machines, all of them), so it downloads
-nothing, but it still unpacks about 2.3 GB (most of it PyTorch). Measured on the
-project's two-core machine at load average 9 to 10, with the two steps run beside other
-work: about 2 to 5 minutes for the install, 40 s for ``01_structure`` at smoke size.
+nothing, but it still unpacks about 2.3 GB (most of it PyTorch). The test adds
+``--no-compile`` to the README's ``pip install``: Python writes each module's bytecode when
+it first imports it instead of pip compiling all of them up front, which halved the
+install's CPU time (85 s to 42 s user, 46 s with the system's). Measured on the
+project's two-core machine at load average 11, with two CPU-bound processes beside it:
+458 s in all, 360 s of it the install and 49 s the notebook at smoke size.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def _script(venv: Path, out: Path) -> str:
             f"python3 -m venv {shlex.quote(str(venv))}",
             f"source {shlex.quote(str(venv / 'bin' / 'activate'))}",
             'echo "install: start $(date +%s.%N)"',
-            install.replace("pip install", "pip install -q", 1),
+            install.replace("pip install", "pip install -q --no-compile", 1),
             'echo "install: end $(date +%s.%N)"',
             f"jupyter nbconvert --to notebook --execute {NOTEBOOK} "
             f"--output-dir {shlex.quote(str(out))}",
