@@ -7,13 +7,14 @@ kernel the notebook names. It failed with ``NoSuchKernel: No such kernel named
 hierret`` while the notebooks named the kernel only nox registers.
 
 Its cost is the install: pip reads every wheel from its cache and the machine's local
-wheels when they are there (on the project's machines, all of them), so it downloads
-nothing, but it still unpacks about 2.3 GB (most of it PyTorch). The test adds
-``--no-compile`` to the README's ``pip install``: Python writes each module's bytecode when
-it first imports it instead of pip compiling all of them up front, which halved the
-install's CPU time (85 s to 42 s user, 46 s with the system's). Measured on the
-project's two-core machine at load average 11, with two CPU-bound processes beside it:
-458 s in all, 360 s of it the install and 49 s the notebook at smoke size.
+wheels when they are there (on the project's machines, all of them), so it downloads no
+wheel (only the index's pages), but it still unpacks about 2.3 GB (most of it PyTorch).
+The test adds ``--no-compile`` to the README's ``pip install``: Python writes each
+module's bytecode when it first imports it instead of pip compiling all of them up
+front, which halved the install's CPU time (85 s to 42 s user, 46 s with the system's).
+Measured on the project's two-core machine at load average 11, with two CPU-bound
+processes beside it: 458 s in all, 360 s of it the install and 49 s the notebook at
+smoke size.
 """
 
 from __future__ import annotations
