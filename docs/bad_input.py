@@ -19,7 +19,16 @@ here, with a time limit, and its outcome is classified:
   does not load, a cache entry destroyed, a file overwritten or half-written);
 * **crash**: any other exception (``AttributeError``, ``IndexError``, ...), an
   error without a message, or an error raised by the case's own code;
-* **hang**: it ran past the time limit.
+* **hang**: it stopped making progress: its process (threads and child
+  processes included) used less than ``IDLE_SHARE`` of one CPU over the last
+  ``IDLE_S`` seconds (it sleeps, waits or blocks), or it used ``CPU_LIMIT_S``
+  seconds of CPU without returning (a loop that does not end).
+
+A hang is judged on CPU time, not on the clock: on a machine that other work
+keeps busy a case gets a smaller share of the CPU and takes longer, but it
+still makes progress, so a case that finishes is never counted as a hang; a
+case that waits for something that never comes uses no CPU and is stopped
+after ``IDLE_S`` seconds however busy the machine is.
 
 The page is generated from the code at every site build, so it cannot drift;
 ``--check`` exits 1 when any case is silent, lost, crashes or hangs.
@@ -29,16 +38,22 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import signal
 import sys
 import tempfile
+import threading
+import time
 import warnings
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Set
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
+
+import psutil
 
 import hierret
 
@@ -51,7 +66,18 @@ from bad_input_cases import Check  # noqa: E402
 CASES_DIR = DOCS / "bad_input_cases"
 PACKAGE = Path(hierret.__file__).resolve().parent
 CLEAR = (ValueError, TypeError, OSError, KeyError)
-LIMIT_S = 20
+#: A case makes no progress when, over the last IDLE_S seconds, its threads and child
+#: processes were running or ready to run (waiting for a CPU that other work held) for
+#: less than IDLE_SHARE of that time: it sleeps, waits or blocks, and is a hang. A wait a
+#: case makes on purpose (a package's time-out, say) must be shorter than IDLE_S.
+IDLE_S = 20.0
+IDLE_SHARE = 0.05
+#: A case that used this many seconds of CPU time without returning is a hang (a loop
+#: that does not end). The most a case used was 4.4 s, the first that loads a model
+#: (``docs/bad_input.py --times 5``; 11 s on the clock at load average 9 on two cores).
+CPU_LIMIT_S = 60.0
+#: How often the watch looks at what the case uses, in seconds.
+POLL_S = 0.25
 #: The outcome classes, in the order the page counts them.
 OUTCOMES = ("handled", "clear error", "silent", "lost", "crash", "hang")
 FAILURES = ("silent", "lost", "crash", "hang")
@@ -71,12 +97,138 @@ class Case(NamedTuple):
     checks: tuple[Check, ...]
 
 
-class _Hang(Exception):
+class _Hang(BaseException):  # not an Exception: a case's ``except Exception`` keeps it
     pass
 
 
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _Hang
+def _waited(pid: int) -> dict[int, float]:
+    """Seconds each thread of process ``pid`` has spent ready to run but not running, by
+    thread id (Linux's ``/proc/<pid>/task/<tid>/schedstat``, its second field; nothing
+    where the system has no such file or the process has ended)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    waited = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
+                waited[int(tid)] = int(f.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+            continue
+    return waited
+
+
+def usage(besides: Set[int] = frozenset()) -> tuple[float, dict[int, float]]:
+    """What this process and its child processes have used: (CPU time, waits for a CPU).
+
+    CPU time (user and system, in seconds) of every thread of this process, of its child
+    processes that ended and of those still running, their children included; and, for
+    each thread running now, the seconds it waited, ready to run, for a CPU (Linux only:
+    empty elsewhere). Running child processes whose ids are in ``besides`` (those a case
+    did not start, say) are left out.
+
+    Examples
+    --------
+    >>> before, _ = usage()
+    >>> _ = sum(i * i for i in range(300_000))
+    >>> usage()[0] > before
+    True
+    """
+    me = psutil.Process()
+    own = me.cpu_times()
+    cpu = own.user + own.system + own.children_user + own.children_system
+    waited = _waited(me.pid)
+    for child in me.children(recursive=True):
+        if child.pid in besides:
+            continue
+        try:
+            t = child.cpu_times()
+        except psutil.Error:  # ended meanwhile: its time is in its parent's children_*
+            continue
+        cpu += t.user + t.system + t.children_user + t.children_system
+        waited |= _waited(child.pid)
+    return cpu, waited
+
+
+class _Watch(threading.Thread):
+    """Watches what a case uses from a thread and stops the main thread when it hangs.
+
+    Every ``POLL_S`` it reads :func:`usage` (less its own CPU time and the child processes
+    that were running before the case began): the case's CPU time, and its progress, the
+    CPU time plus the time its threads waited for a CPU, which on a busy machine is where
+    the time goes that they do not get. When the case makes no progress or passes
+    ``CPU_LIMIT_S`` it writes why in :attr:`verdict` and sends SIGALRM to the main thread,
+    whose handler raises ``_Hang`` there (a blocking call such as ``time.sleep``, a lock or
+    a socket read is interrupted).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="bad-input-watch", daemon=True)
+        self.verdict: str | None = None
+        self.done = threading.Event()
+        self._main = threading.main_thread().ident
+        self._start = time.monotonic()
+        self._besides = frozenset(c.pid for c in psutil.Process().children(recursive=True))
+        self._cpu0, self._seen = usage(self._besides)
+        self._waited = 0.0
+
+    def _used(self, own_cpu: float) -> tuple[float, float]:
+        """(CPU seconds, CPU seconds plus seconds waited for a CPU) since the case began."""
+        cpu, waited = usage(self._besides)
+        for tid, seconds in waited.items():
+            if tid != self.native_id:  # a thread's wait counts from its first sight
+                self._waited += max(0.0, seconds - self._seen.get(tid, 0.0))
+        self._seen = waited
+        cpu -= self._cpu0 + own_cpu
+        return cpu, cpu + self._waited
+
+    def run(self) -> None:
+        own = time.thread_time()  # the watch's own CPU time is no progress of the case
+        window: deque[tuple[float, float]] = deque()
+        while not self.done.wait(POLL_S):
+            now = time.monotonic()
+            cpu, progress = self._used(time.thread_time() - own)
+            window.append((now, progress))
+            while len(window) > 1 and window[1][0] <= now - IDLE_S:
+                window.popleft()
+            wall, (then, before) = now - self._start, window[0]
+            if cpu >= CPU_LIMIT_S:
+                self.verdict = (
+                    f"still running after {cpu:.0f} s of CPU time "
+                    f"(limit {CPU_LIMIT_S:.0f} s; {wall:.0f} s on the clock)"
+                )
+            elif then <= now - IDLE_S and progress - before < IDLE_SHARE * (now - then):
+                self.verdict = (
+                    f"no progress: it ran or waited for a CPU {progress - before:.2f} s "
+                    f"in the last {now - then:.0f} s (it sleeps, waits or blocks; "
+                    f"{wall:.0f} s on the clock, {cpu:.1f} s of CPU time in all)"
+                )
+            if self.verdict is not None:
+                assert self._main is not None
+                signal.pthread_kill(self._main, signal.SIGALRM)
+                return
+
+
+@contextmanager
+def _watched() -> Iterator[_Watch]:
+    """A :class:`_Watch` running over the block (which must run on the main thread)."""
+    watch = _Watch()
+
+    def _alarm(signum: int, frame: FrameType | None) -> None:
+        if watch.verdict is not None:
+            raise _Hang
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    watch.start()
+    try:
+        yield watch
+    finally:
+        watch.done.set()
+        try:
+            watch.join()  # a verdict reached just now may still raise here
+        finally:
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _short(text: str, limit: int = 400) -> str:
@@ -113,34 +265,36 @@ def classify_error(err: BaseException) -> tuple[str, str]:
 
 
 def run_case(call: Callable[[], object], checks: tuple[Check, ...] = ()) -> tuple[str, str]:
-    """(outcome class, what happened) for one case; see the module's docstring."""
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(LIMIT_S)
+    """(outcome class, what happened) for one case; see the module's docstring.
+
+    Runs on the main thread (a hang is stopped with a signal, see :class:`_Watch`).
+    """
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = call()
-        said = "; ".join(sorted({str(w.message).splitlines()[0] for w in caught}))
-        text = str(result) + (f" (warning: {said})" if said else "")
-        if not checks:
-            return "silent", f"{text} (returned, and the case declares no check that this is right)"
-        failed = []
-        for check in checks:
-            try:
-                holds = bool(check.holds(result))
-            except Exception as err:
-                return "crash", (
-                    f"{text}; the check {check.claim!r} could not be evaluated "
-                    f"(`{type(err).__name__}`: {err})"
+        with _watched() as watch:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = call()
+            said = "; ".join(sorted({str(w.message).splitlines()[0] for w in caught}))
+            text = str(result) + (f" (warning: {said})" if said else "")
+            if not checks:
+                return "silent", (
+                    f"{text} (returned, and the case declares no check that this is right)"
                 )
-            if not holds:
-                failed.append(check)
+            failed = []
+            for check in checks:
+                try:
+                    holds = bool(check.holds(result))
+                except Exception as err:
+                    return "crash", (
+                        f"{text}; the check {check.claim!r} could not be evaluated "
+                        f"(`{type(err).__name__}`: {err})"
+                    )
+                if not holds:
+                    failed.append(check)
     except _Hang:
-        return "hang", f"still running after {LIMIT_S} s"
+        return "hang", str(watch.verdict)
     except (Exception, SystemExit) as err:
         return classify_error(err)
-    finally:
-        signal.alarm(0)
     if failed:
         kind = "lost" if any(c.failing == "lost" for c in failed) else "silent"
         return kind, f"{text}; NOT TRUE: {'; '.join(c.claim for c in failed)}"
@@ -226,10 +380,19 @@ def main(argv: list[str] | None = None) -> int:
         default=CASES_DIR,
         help="folder of case modules (default: docs/bad_input_cases)",
     )
+    ap.add_argument(
+        "--times",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the N cases that used the most CPU time, with their time on the clock",
+    )
     args = ap.parse_args(argv)
-    rows = []
+    rows, spent = [], []
     for case in collect(args.cases):
+        cpu, wall = usage()[0], time.monotonic()
         kind, what = run_case(case.call, case.checks)
+        spent.append((usage()[0] - cpu, time.monotonic() - wall, case.area, case.text))
         expect = "; ".join(c.claim for c in case.checks) or "a clear error"
         rows.append((case.area, case.text, expect, kind, what))
     line = summary([kind for *_, kind, _ in rows])
@@ -245,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         "*silent* means it answered but a check says the answer is wrong (or nothing says "
         "it is right); *lost* means data the user had is gone (an index that saved but "
         "does not load, a cache entry destroyed, a file overwritten); *crash* (any other "
-        "exception) and *hang* (past the time limit) are bugs. Silent, lost, crash and "
+        "exception) and *hang* (no progress: less than "
+        f"{IDLE_SHARE:.0%} of one CPU over {IDLE_S:.0f} s, or {CPU_LIMIT_S:.0f} s of CPU "
+        "time without returning) are bugs. Silent, lost, crash and "
         "hang all fail the site build.",
         "",
         f"**{line}.**",
@@ -262,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(page, encoding="utf-8")
     print(line)
+    for cpu, wall, area, text in sorted(spent, reverse=True)[: args.times]:
+        print(f"{cpu:7.2f} s CPU {wall:7.2f} s clock  [{area}] {_short(text, 80)}")
     bad = [r for r in rows if r[3] in FAILURES]
     for area, text, _, kind, what in bad:
         print(f"{kind}: [{area}] {text}: {what}", file=sys.stderr)

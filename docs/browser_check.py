@@ -102,6 +102,9 @@ QUOTED_CODE = re.compile(
 #: The window widths every page is loaded at: a laptop's, then a phone's (overflow and
 #: figure text size only).
 WIDTHS = (1280, 390)
+#: Seconds to wait for Chromium's reply to a command or for a page's load event: a guard
+#: against a hung browser only, which a machine that other work keeps busy never reaches.
+WAIT_S = 600.0
 #: A screen's height in CSS pixels: a table that scrolls sideways in a box taller than
 #: this has its scrollbar out of sight while its first rows are read.
 SCREEN = 900
@@ -339,7 +342,7 @@ class Browser:
         method: str,
         params: dict[str, Any] | None = None,
         session: str | None = None,
-        timeout: float = 60,
+        timeout: float = WAIT_S,
     ) -> dict[str, Any]:
         """Send one command and wait for its reply; raise :class:`BrowserError` on an error."""
         self._next += 1
@@ -368,7 +371,7 @@ class Browser:
             except queue.Empty:
                 return
 
-    def wait_for(self, method: str, session: str, timeout: float = 60) -> list[dict[str, Any]]:
+    def wait_for(self, method: str, session: str, timeout: float = WAIT_S) -> list[dict[str, Any]]:
         """Every event up to and including the first ``method`` event of ``session``."""
         seen, deadline = [], time.monotonic() + timeout
         while True:

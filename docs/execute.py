@@ -56,7 +56,6 @@ from typing import Any
 import nbformat
 import papermill as pm
 import pytest
-from jupyter_client.kernelspec import get_kernel_spec
 
 from hierret.cache import default_cache_dir
 from hierret.publish import timing
@@ -82,6 +81,11 @@ EXAMPLES: dict[str, tuple[str, dict[str, object], str]] = {
     ),
 }
 _LIST_HINT = """ (give a list or dict as a Python literal: -p {name} "['a', 'b']")"""
+#: Seconds a kernel may take to start, and nbval to wait for a cell's outputs after its
+#: reply: guards against a hung kernel only (papermill's and nbval's defaults, 60 s and 5 s,
+#: are reached on a machine that other work keeps busy, with no defect in a notebook). No
+#: cell has a time limit (papermill's default; nbval's is 2,000 s, kept).
+KERNEL_WAIT_S = 600
 
 
 def _value(text: str) -> object:
@@ -108,6 +112,8 @@ class NbvalOutputs:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:  # before the kernel starts
         stem = Path(item.parent.path).stem
+        if hasattr(item, "output_timeout"):  # nbval's wait for a cell's outputs, fixed at 5 s
+            item.output_timeout = KERNEL_WAIT_S
         if stem not in self._start:
             os.environ[timing.TIMING_ENV] = str(self.timing_dir / f"{stem}.json")
             self._start[stem], self._count[stem] = time.perf_counter(), 0
@@ -134,14 +140,9 @@ class NbvalOutputs:
     def _write(self, item: Any) -> None:
         stem = Path(item.parent.path).stem
         self.wall[stem] = time.perf_counter() - self._start[stem]
-        notebook = item.parent.nb
-        spec = get_kernel_spec(self.kernel)
-        notebook.metadata["kernelspec"] = {
-            "name": self.kernel,
-            "language": spec.language,
-            "display_name": spec.display_name,
-        }
-        nbformat.write(notebook, str(item.parent.path))
+        # the notebook keeps the kernel it names (python3, which every Jupyter has), not the
+        # one it ran on here: a reader who downloads it from the site can run it as it is
+        nbformat.write(item.parent.nb, str(item.parent.path))
 
 
 @contextmanager
@@ -165,6 +166,8 @@ def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, d
                 "--nbval-lax",
                 "--nbval-kernel-name",
                 kernel,
+                "--nbval-kernel-startup-timeout",
+                str(KERNEL_WAIT_S),
                 "-p",
                 "no:cacheprovider",
                 "-c",
@@ -367,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.out / f"{name}.ipynb"),
                 parameters=params,
                 kernel_name=args.kernel,
+                start_timeout=KERNEL_WAIT_S,
                 cwd=str(args.out),
                 progress_bar=False,
                 log_output=False,

@@ -175,7 +175,7 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for the matrix")
-    ap.add_argument("--kernel", default="hierret")
+    ap.add_argument("--kernel", default="python3")
     ap.add_argument("--only", action="append", default=[], help="notebook stem(s)")
     args = ap.parse_args(argv)
     os.chdir(ROOT)  # a folder given by a relative path is the repository's

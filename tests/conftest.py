@@ -11,6 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis's defaults judge on the clock: an example slower than 200 ms fails
+# (DeadlineExceeded), and so does slow data generation (HealthCheck.too_slow). On a machine
+# that other work keeps busy both happen with no defect in the code, so neither applies
+# here; a test's own @settings may still set its own.
+settings.register_profile("hierret", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hierret")
 
 
 @dataclass

@@ -5,11 +5,13 @@ hanging case."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -128,17 +130,152 @@ def test_a_failed_check_is_named() -> None:
     assert "file is still there" not in what
 
 
-def test_a_call_past_the_limit_is_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(page, "LIMIT_S", 1)
+@pytest.fixture
+def quick_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hang rules with small numbers, so that a test of them takes seconds."""
+    monkeypatch.setattr(page, "IDLE_S", 1.5)
+    monkeypatch.setattr(page, "CPU_LIMIT_S", 1.5)
+    monkeypatch.setattr(page, "POLL_S", 0.05)
+
+
+def _burn(cpu_s: float) -> None:
+    """Use ``cpu_s`` seconds of this thread's CPU time (longer on the clock when the
+    machine is busy)."""
+    end = time.thread_time() + cpu_s
+    while time.thread_time() < end:
+        pass
+
+
+_CHILD_SLEEPS = [sys.executable, "-c", "import time; time.sleep(10**6)"]
+_CHILD_WORKS = [
+    sys.executable,
+    "-c",
+    "import time\nend = time.process_time() + 2.5\nwhile time.process_time() < end: pass",
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        (lambda: time.sleep(10**6), "no progress"),  # sleeps
+        (lambda: threading.Event().wait(), "no progress"),  # waits for what never comes
+        (lambda: subprocess.run(_CHILD_SLEEPS, check=True), "no progress"),  # and its child
+        (lambda: _burn(10**6), "of CPU time"),  # a loop that does not end
+    ],
+    ids=["sleep", "event", "child-sleeps", "busy-loop"],
+)
+@pytest.mark.usefixtures("quick_limits")
+def test_a_case_that_never_ends_is_a_hang(call: Callable[[], object], why: str) -> None:
     start = time.monotonic()
-    kind, _ = page.run_case(lambda: time.sleep(10), (HOLDS,))
-    assert kind == "hang"
-    assert time.monotonic() - start < 5
+    kind, what = page.run_case(call, (HOLDS,))
+    assert kind == "hang", what
+    assert why in what
+    assert time.monotonic() - start < 60  # stopped: it would run for ever
+
+
+@pytest.mark.usefixtures("quick_limits")
+def test_waits_shorter_than_the_idle_window_are_no_hang() -> None:
+    """Idle 1 s at a time (a package time-out, say) in a case of 3 s: not a hang, though
+    it runs twice as long as the idle window."""
+
+    def call() -> Facts:
+        for _ in range(2):
+            time.sleep(1.0)
+            _burn(0.3)
+        return Facts("done", answer=3)
+
+    assert page.run_case(call, (HOLDS,)) == ("handled", "done")
+
+
+def test_a_case_waiting_on_its_working_child_makes_progress(
+    quick_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The case idles while its child process works for 2.5 s of CPU: the child's CPU time
+    is the case's progress (a command line run by a case, say)."""
+    monkeypatch.setattr(page, "CPU_LIMIT_S", 30.0)
+
+    def call() -> Facts:
+        subprocess.run(_CHILD_WORKS, check=True)
+        return Facts("the child finished", answer=3)
+
+    assert page.run_case(call, (HOLDS,)) == ("handled", "the child finished")
+
+
+def test_cpu_seconds_counts_children_that_ended() -> None:
+    before = page.usage()[0]
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass",
+        ],
+        check=True,
+    )
+    assert page.usage()[0] - before >= 0.5
+
+
+@pytest.fixture
+def busy_machine() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Two CPU-bound processes beside the test (as other work on a shared machine),
+    stopped when it ends."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield hogs
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def test_on_a_busy_machine_the_check_passes_a_slow_case_and_fails_a_hang(
+    tmp_path: Path,
+    quick_limits: None,
+    busy_machine: list[subprocess.Popen[bytes]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With two CPU-bound processes running, a case that takes longer on the clock than
+    the idle window (and than it would take on an idle machine) still passes ``--check``;
+    one that sleeps or waits for ever still fails it."""
+    slow = _cases_folder(
+        tmp_path / "slow",
+        (
+            "import time\n\n"
+            "def _slow():\n"
+            "    for _ in range(2):\n"
+            "        end = time.thread_time() + 0.5\n"
+            "        while time.thread_time() < end:\n"
+            "            pass\n"
+            "        time.sleep(1.0)\n"
+            "    return Facts('finished', a=3)\n\n"
+            "CASES = [('slow but finishing', _slow, right('a is 3', lambda f: f.a == 3))]\n"
+        ),
+    )
+    start = time.monotonic()
+    assert page.main(["--check", "--cases", str(slow)]) == 0
+    wall = time.monotonic() - start
+    assert capsys.readouterr().out.startswith("1 cases: 1 handled")
+    assert wall > page.IDLE_S  # a wall-clock limit of the idle window would have failed it
+    hung = _cases_folder(
+        tmp_path / "hung",
+        (
+            "import threading\nimport time\n\n"
+            "ANY = right('anything', lambda f: True)\n"
+            "CASES = [\n"
+            "    ('sleeps for ever', lambda: time.sleep(10**6), ANY),\n"
+            "    ('waits for ever', lambda: threading.Event().wait(), ANY),\n"
+            "]\n"
+        ),
+    )
+    assert page.main(["--check", "--cases", str(hung)]) == 1
+    err = capsys.readouterr().err
+    assert "hang: [toy] sleeps for ever: no progress" in err
+    assert "hang: [toy] waits for ever: no progress" in err
+    assert all(hog.poll() is None for hog in busy_machine)  # the load lasted the whole test
 
 
 def _cases_folder(tmp_path: Path, body: str) -> Path:
     folder = tmp_path / "cases"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "toy.py").write_text(
         "from bad_input_cases import Facts, kept, right\n"
         "from hierret.chunking import chunk_text\n\n" + body,

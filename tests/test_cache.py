@@ -8,7 +8,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -300,13 +299,15 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 
 _WORKER = r"""
 import random, sys, time
+from pathlib import Path
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-root, start_at, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+root, ready, seed = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 texts = [f"shared text {i}" for i in range(600)]
 truth = HashEncoder(dimension=16).encode_passages(texts)
 rng = random.Random(seed)
-while time.time() < start_at:
+(ready / str(seed)).touch()  # both interpreters up before either starts, however long
+while len(list(ready.iterdir())) < 2:  # that takes on a busy machine
     time.sleep(0.001)
 deadline, rounds, wrong = time.monotonic() + 6.0, 0, 0
 while rounds < 20 and time.monotonic() < deadline:
@@ -324,14 +325,16 @@ print(rounds, wrong)
 """
 
 
-def test_two_processes_embedding_and_compacting_at_once(tmp_path: Path) -> None:
+def test_two_processes_embedding_and_compacting_at_once(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     env = dict(os.environ)
     src = str(Path(hierret.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    start_at = time.time() + 2.0  # both interpreters up before either starts
+    ready = tmp_path_factory.mktemp("ready")  # not in the cache's folder
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(tmp_path), str(start_at), str(seed)],
+            [sys.executable, "-c", _WORKER, str(tmp_path), str(ready), str(seed)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -339,7 +342,7 @@ def test_two_processes_embedding_and_compacting_at_once(tmp_path: Path) -> None:
         )
         for seed in (1, 2)
     ]
-    results = [p.communicate(timeout=60) for p in procs]
+    results = [p.communicate(timeout=600) for p in procs]  # a guard against a hang only
     for proc, (out, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err
         assert err == ""  # no damaged or unreadable shard was ever seen

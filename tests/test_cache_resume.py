@@ -28,6 +28,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _embed_child import BatchedHashEncoder, texts
 
 N, BATCH, STOP = 50, 8, 3  # killed while making batch 3: 3 batches (24 texts) stored
+#: A guard against a hung child, not a timing: long enough that a busy machine never
+#: reaches it (the child takes about a second on a quiet one).
+GUARD_S = 600
 
 
 def run_child(root: Path, marker: Path) -> subprocess.Popen[str]:
@@ -45,7 +48,7 @@ def default_sigint() -> None:
 
 
 def wait_for(marker: Path, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60  # a guard against a hung child, not a timing
+    deadline = time.monotonic() + GUARD_S
     while not marker.exists():
         assert proc.poll() is None, "the child exited before reaching the stop batch"
         assert time.monotonic() < deadline, "the child never reached the stop batch"
@@ -66,7 +69,7 @@ def test_killed_run_keeps_its_batches(tmp_path: Path, sig: signal.Signals) -> No
     proc = run_child(tmp_path / "cache", marker)
     wait_for(marker, proc)
     proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=GUARD_S)
     kept = VectorCache(tmp_path / "cache").count(BatchedHashEncoder(BATCH).identity)
     assert kept == STOP * BATCH
     if sig == signal.SIGINT:

@@ -280,7 +280,7 @@ def test_a_closed_pipe_ends_the_command_quietly_with_141(tmp_path: Path) -> None
     env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
     cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
     try:
-        proc = subprocess.run(cmd, stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120)
+        proc = subprocess.run(cmd, stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=600)
     finally:
         os.close(write_end)
     assert proc.returncode == CLOSED_PIPE == 141
@@ -290,7 +290,7 @@ def test_a_closed_pipe_ends_the_command_quietly_with_141(tmp_path: Path) -> None
 def test_the_same_command_into_an_open_pipe_prints_everything(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
     cmd = [sys.executable, "-m", "hierret", *search(tmp_path, "--k", "20")]
-    proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    proc = subprocess.run(cmd, capture_output=True, env=env, timeout=600)
     assert proc.returncode == 0
     assert len(hits(proc.stdout.decode())) == 20
 

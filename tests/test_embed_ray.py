@@ -54,6 +54,9 @@ def test_nothing_to_embed_starts_no_ray(tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # a worker process must register within this many seconds (Ray's default: 60, which a
+    # busy machine can pass while the worker imports Ray): a guard against a hang only
+    os.environ["RAY_worker_register_timeout_seconds"] = "600"  # noqa: SIM112 (Ray's spelling)
     ray.init(
         num_cpus=2,
         include_dashboard=False,
@@ -165,7 +168,8 @@ def test_a_killed_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> 
         ],
         env=env,
     )
-    deadline = time.monotonic() + 120  # a guard against a hung child, not a timing
+    deadline = time.monotonic() + 600  # a guard against a hung child (a busy machine never
+    # reaches it), not a timing
     while not marker.exists():
         assert child.poll() is None, "the driver exited before storing its partitions"
         assert time.monotonic() < deadline, "the driver never stored its partitions"

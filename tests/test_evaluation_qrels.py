@@ -108,8 +108,8 @@ def test_scales_to_1e5_units_and_1e3_queries() -> None:
         queries.append(
             Query(f"q{i}", "?", ((f"d{rng.randrange(100)}", s, s + rng.randint(20, 900)),))
         )
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a busy machine slows the clock, not the work
     qrels = qrels_from_evidence(queries, units)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert len(qrels) == 1000
     assert elapsed < 2.0, elapsed
