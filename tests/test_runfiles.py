@@ -239,3 +239,54 @@ def test_pytrec_eval_reproduces_a_sample_of_the_published_tests() -> None:
 def test_the_page_retests_the_published_claim(capsys) -> None:
     shown, row = _run_page(RESULTS / "evidence", "dr001", "scifact_hybrid_abstracts", capsys)
     assert f"{row['diff']:.4f}" in shown
+
+
+def _kept_test(queries: tuple[str, ...] = ("q1", "q2")) -> int:
+    n = len(queries)
+    return ledger.keep(
+        ledger.PairedTest(
+            "mean", "x", "y", queries, (1.0,) * n, (0.0,) * n, 1.0, 1.0, 1.0, 0.5, 0.95, 9, 0
+        )
+    )
+
+
+def test_attach_refuses_what_cannot_be_the_tests_source() -> None:
+    ledger.clear()
+    i = _kept_test()
+    judged = ledger.Judged({"q1": [("d1", 1.0)]}, {"q1": {"d1": 1}, "q2": {"d2": 1}}, "ndcg@10")
+    with pytest.raises(ValueError, match="no kept test number 7"):
+        ledger.attach(7, judged, judged)
+    other = ledger.Judged(judged.run, judged.qrels, "hit@1")
+    with pytest.raises(ValueError, match="different metrics"):
+        ledger.attach(i, judged, other)
+    partial = ledger.Judged(judged.run, {"q1": {"d1": 1}}, "ndcg@10")
+    with pytest.raises(ValueError, match=r"no qrels for questions \['q2'\]"):
+        ledger.attach(i, judged, partial)
+    ledger.attach(i, judged, judged)
+    assert ledger.sources(i) == (judged, judged)
+
+
+def test_ids_with_whitespace_are_left_out_with_a_warning(tmp_path: Path) -> None:
+    """TREC files split on whitespace: such a test's runs are skipped, loudly; the others
+    are written."""
+    ledger.clear()
+    bad, good = _kept_test(("q 1",)), _kept_test(("q1",))
+    for i, q in ((bad, "q 1"), (good, "q1")):
+        judged = ledger.Judged({q: [("d1", 1.0)]}, {q: {"d1": 1}}, "ndcg@10")
+        ledger.attach(i, judged, judged)
+    with pytest.warns(UserWarning, match=r"test T1: id 'q 1' holds whitespace"):
+        index = runfiles.write(tmp_path, "dr9", [("T1", bad, "f"), ("T2", good, "f")])
+    assert list(index["test"]) == ["T2", "T2"]
+
+
+def test_depth_follows_the_metric_and_measures_are_trec_evals() -> None:
+    assert runfiles._depth("ndcg@10") == runfiles._depth("hit@1") == runfiles.RUN_DEPTH
+    assert runfiles._depth("ndcg@20") == 20
+    assert runfiles._depth("mrr") == 0  # no cut-off: the whole ranking
+    assert [runfiles.measure(m) for m in ("recall@5", "p@10", "map", "rprec", "x@1")] == [
+        "recall_5",
+        "P_10",
+        "map",
+        "Rprec",
+        "",
+    ]

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -127,6 +128,18 @@ def folder(results: str | os.PathLike[str], name: str) -> Path:
     return Path(results) / "evidence" / "runs" / name
 
 
+def _spaced(queries: Sequence[str], found: tuple[ledger.Judged, ledger.Judged]) -> str:
+    """The first question or unit id of a test's files that holds whitespace, or ``""``."""
+    for q in queries:
+        ids = [q]
+        for source in found:
+            ids += [u for u, _ in source.run.get(q, [])] + list(source.qrels[q])
+        for i in ids:
+            if i != "".join(i.split()) or not i:
+                return i
+    return ""
+
+
 def write(
     results: str | os.PathLike[str], name: str, rows: Sequence[tuple[str, int, str]]
 ) -> pd.DataFrame:
@@ -147,6 +160,12 @@ def write(
     pandas.DataFrame
         The index written (:data:`RUN_COLUMNS`); empty, and nothing written,
         when no test has runs attached.
+
+    Warns
+    -----
+    UserWarning
+        A test whose question or unit ids hold whitespace (TREC files split on
+        it): its runs are left out, the record is still published.
     """
     target = folder(results, name)
     records: list[list[object]] = []
@@ -159,6 +178,14 @@ def write(
         if found is None:
             continue
         test = ledger.kept()[i]
+        spaced = _spaced(test.queries, found)
+        if spaced:
+            warnings.warn(
+                f"record {name!r}, test {label}: id {spaced!r} holds whitespace, which TREC "
+                "files split on; its runs are not written (rename the documents or queries)",
+                stacklevel=2,
+            )
+            continue
         for side, arm, source in (("a", test.a, found[0]), ("b", test.b, found[1])):
             depth = _depth(source.metric)
             top = slice(None) if depth == 0 else slice(depth)
