@@ -38,7 +38,7 @@ from hierret.publish import record, runfiles
 from hierret.search import Searcher
 from hierret.stats import StatsSettings
 from hierret.stats import evidence as ledger
-from hierret.study import experiment, merging, router
+from hierret.study import casebook, experiment, merging, router
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"
@@ -125,6 +125,7 @@ def _study(results: Path) -> dict[str, float]:
     values = r.values("t")  # every table's and declared pair's test, at every metric
     merging.tune(r, h, list(queries), [0.0, 0.5, 1.0], folds=3)  # arms scored at ndcg@10
     router.add_routed(r, list(queries), h, ["chunk", "rawspan-section", "bm25"], folds=3)
+    casebook.write("dr9", None, {"study": r})  # added arms' runs stay out of its explorer
     added = r.tests("ndcg@10", family=ADDED, name="added")
     for (target, a, b), row in added.set_index(["target", "arm_a", "arm_b"]).iterrows():
         for col in ("diff", "diff_low", "diff_high"):

@@ -469,6 +469,10 @@ class Result:
         hand may leave them empty (:mod:`hierret.study.casebook` needs them).
     added : list of str
         Arms scored outside the searcher (:meth:`add`), after the traced ones.
+    added_runs : dict
+        ``added_runs[target][arm]``: the run and qrels of an added arm, when
+        :meth:`add` was given them; apart from :attr:`rankings`, whose arms
+        have a hierarchy to show them with (:mod:`hierret.study.casebook`).
     """
 
     traces: dict[str, ProfileRun]
@@ -483,6 +487,7 @@ class Result:
     judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     added: list[str] = field(default_factory=list)
+    added_runs: dict[str, dict[str, tuple[Run, Qrels]]] = field(default_factory=dict, repr=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
     _judging: (
@@ -524,9 +529,8 @@ class Result:
             Which metric the values are (default: the first).
         rankings : mapping, optional
             ``{target: (run, qrels)}``: the arm's run at the target and the
-            qrels that gave ``scores`` (kept in :attr:`rankings` and
-            :attr:`judgements`, so that its tests carry them,
-            :meth:`judged`); a target not named keeps none.
+            qrels that gave ``scores`` (kept in :attr:`added_runs`, so that
+            its tests carry them, :meth:`judged`); a target not named keeps none.
 
         Raises
         ------
@@ -557,8 +561,10 @@ class Result:
             self.scores[target][metric][arm] = {q: float(given[q]) for q in sorted(wanted)}
             if rankings is not None and target in rankings:
                 run, qrels = rankings[target]
-                self.rankings.setdefault(target, {})[arm] = {q: run.get(q, []) for q in wanted}
-                self.judgements.setdefault(target, {})[arm] = {q: qrels[q] for q in wanted}
+                self.added_runs.setdefault(target, {})[arm] = (
+                    {q: run.get(q, []) for q in wanted},
+                    {q: qrels[q] for q in wanted},
+                )
         self.added.append(arm)
         self._tables.clear()
 
@@ -665,9 +671,9 @@ class Result:
         """Each arm's run at ``target`` with the qrels that scored it, for ``metric``.
 
         What the per-query scores of :meth:`per_query` were computed from (an
-        arm ranking finer units, lifted to the target); arms without rankings
-        there (added by :meth:`add` without them, or a result built by hand)
-        are left out.
+        arm ranking finer units, lifted to the target; an added arm's from
+        :attr:`added_runs`); arms without rankings there (added by :meth:`add`
+        without them, or a result built by hand) are left out.
 
         Examples
         --------
@@ -679,11 +685,9 @@ class Result:
         """
         self._check(target, metric)
         runs, qrels = self.rankings.get(target, {}), self.judgements.get(target, {})
-        return {
-            arm: evidence.Judged(runs[arm], qrels[arm], metric)
-            for arm in self.arms
-            if arm in runs and arm in qrels
-        }
+        found = {a: (runs[a], qrels[a]) for a in self.arms if a in runs and a in qrels}
+        found |= self.added_runs.get(target, {})
+        return {arm: evidence.Judged(run, judged, metric) for arm, (run, judged) in found.items()}
 
     def rejudge(self, qrels: Mapping[str, Qrels]) -> Result:
         """The same runs judged with other judgements: every score and table recomputed.
