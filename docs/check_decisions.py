@@ -79,9 +79,15 @@ def _adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
             )
         atomic_write(target, json.dumps(record, indent=1) + "\n")
         print(f"adopted {file.name} as the reference record")
-    for file in sorted((run / "evidence").glob("*")):  # each published test's questions
-        (reference / "evidence").mkdir(parents=True, exist_ok=True)
-        atomic_write(reference / "evidence" / file.name, file.read_bytes())
+    evidence = run / "evidence"  # each published test's questions, and its arms' runs
+    for file in sorted(p for p in evidence.rglob("*") if p.is_file()):
+        target = reference / "evidence" / file.relative_to(evidence)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, file.read_bytes())
+    for runs in sorted(p for p in (evidence / "runs").glob("*") if p.is_dir()):
+        for old in (reference / "evidence" / "runs" / runs.name).iterdir():
+            if not (runs / old.name).exists():  # a record's runs are the run's, none stale
+                old.unlink()
 
 
 def _summarise(comparison: dict[str, dict[str, list[str]]]) -> None:

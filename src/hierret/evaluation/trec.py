@@ -1,11 +1,19 @@
-"""TREC run files (``qid Q0 docid rank score tag``) and qrels files (``qid 0 docid rel``)."""
+"""TREC run files (``qid Q0 docid rank score tag``) and qrels files (``qid 0 docid rel``).
+
+A path ending in ``.gz`` is read and written gzip-compressed (written with no
+timestamp, so the same run gives the same bytes); trec_eval, ranx and
+ir_measures read such files as they are, or after ``gunzip``.
+"""
 
 from __future__ import annotations
 
+import gzip
+import io
 import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from hierret._files import atomic_write
 from hierret.runs import Qrels, Run, rank
@@ -20,8 +28,19 @@ class TrecFormatError(ValueError):
     """A malformed line in a TREC file; the message names file, line and expected format."""
 
 
+def _gzipped(path: str | os.PathLike[str]) -> bool:
+    return os.fspath(path).endswith(".gz")
+
+
+def _open(path: Path) -> TextIO:
+    """``path`` opened as UTF-8 text, through gzip when it ends in ``.gz``."""
+    if _gzipped(path):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    with path.open(encoding="utf-8") as f:
+    with _open(path) as f:
         for lineno, line in enumerate(f, 1):
             if line.strip():
                 yield lineno, line.split()
@@ -40,7 +59,7 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     Parameters
     ----------
     path : str or os.PathLike
-        The run file.
+        The run file (gzip-compressed when it ends in ``.gz``).
 
     Returns
     -------
@@ -79,7 +98,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     Parameters
     ----------
     path : str or os.PathLike
-        The qrels file.
+        The qrels file (gzip-compressed when it ends in ``.gz``).
 
     Returns
     -------
@@ -114,6 +133,17 @@ def _check_token(kind: str, value: str) -> str:
     return value
 
 
+def _write(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` atomically, gzip-compressed (no timestamp, no name) for a ``.gz`` path."""
+    if not _gzipped(path):
+        atomic_write(path, text)
+        return
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as gz:
+        gz.write(text.encode("utf-8"))
+    atomic_write(path, buffer.getvalue())
+
+
 def _score(score: float) -> str:
     value = float(score)
     if math.isnan(value):
@@ -129,7 +159,8 @@ def write_run(run: Run, path: str | os.PathLike[str], tag: str = "hierret") -> N
     run : Run
         Rankings to write; scores are written exactly (``repr`` of the float).
     path : str or os.PathLike
-        Target file; written to a temporary file beside it, then renamed over it.
+        Target file; written to a temporary file beside it, then renamed over it;
+        gzip-compressed when it ends in ``.gz``.
     tag : str, default "hierret"
         The run tag, last column.
 
@@ -156,7 +187,7 @@ def write_run(run: Run, path: str | os.PathLike[str], tag: str = "hierret") -> N
         for qid, ranking in run.items()
         for i, (uid, score) in enumerate(ranking, 1)
     ]
-    atomic_write(path, "".join(lines))
+    _write(path, "".join(lines))
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
@@ -167,7 +198,8 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
     qrels : Qrels
         Judgements to write.
     path : str or os.PathLike
-        Target file; written to a temporary file beside it, then renamed over it.
+        Target file; written to a temporary file beside it, then renamed over it;
+        gzip-compressed when it ends in ``.gz``.
 
     Raises
     ------
@@ -183,10 +215,13 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
     q1 0 d1 1
     >>> read_qrels(p)
     {'q1': {'d1': 1}}
+    >>> write_qrels({"q1": {"d1": 1}}, p.with_suffix(".gz"))
+    >>> read_qrels(p.with_suffix(".gz"))
+    {'q1': {'d1': 1}}
     """
     lines = [
         f"{_check_token('query id', qid)} 0 {_check_token('unit id', uid)} {int(grade)}\n"
         for qid, judged in qrels.items()
         for uid, grade in judged.items()
     ]
-    atomic_write(path, "".join(lines))
+    _write(path, "".join(lines))

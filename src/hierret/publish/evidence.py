@@ -20,9 +20,11 @@ in ``evidence/`` that anyone can read with pandas (``read_csv(..., sep="\\t")``)
     One row per test and question: ``test``, ``query``, ``a``, ``b`` (the
     question's score under each arm; 0/1 for hits).
 
-and it adds to the record, for every published test ``K``: ``K_p``,
-``K_p_holm`` (for families of two or more), ``K_family_size``, ``K_mde``,
-``K_margin_low`` and ``K_margin_high``. The tests are those
+with the TREC run files and qrels of the tests' arms in
+``evidence/runs/{name}/`` (:mod:`hierret.publish.runfiles`), and it adds to the
+record, for every published test ``K``: ``K_p``, ``K_p_holm`` (for families of
+two or more), ``K_family_size``, ``K_mde``, ``K_margin_low`` and
+``K_margin_high``. The tests are those
 :mod:`hierret.stats.evidence` kept while the notebook ran; a published
 difference is matched to the test that computed it by its three numbers
 (difference and interval limits, bit for bit).
@@ -54,6 +56,7 @@ from typing import Any
 import pandas as pd
 
 from hierret._files import atomic_write
+from hierret.publish import runfiles
 from hierret.stats import evidence as ledger
 
 __all__ = ["TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
@@ -157,9 +160,10 @@ def _common_name(keys: list[str]) -> str:
     return "_".join(head) + ("_…_" + "_".join(tail) if tail else "")
 
 
-def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The tests and questions tables of every test ``values`` publishes, and of every
-    other member of their families."""
+def _ordered(values: Mapping[str, Any]) -> list[tuple[int, str, tuple[str, str]]]:
+    """The rows of ``{name}-tests.tsv`` in order: each kept test's number, the key it
+    publishes (empty for an unquoted family member) and its family's id and label
+    (``(f"T{n}", "one test")`` for a test in no family, ``n`` its row)."""
     matched = match(values)
     by_test: dict[int, list[str]] = {}
     for k, i in matched.items():
@@ -178,13 +182,19 @@ def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
             if m not in order:
                 order.append(m)
     order += [i for i in sorted(matched.values()) if i not in order]
+    pairs = [(j, k) for j in order for k in by_test.get(j, [""])]
+    return [(i, k, fam_label.get(i, (f"T{n}", "one test"))) for n, (i, k) in enumerate(pairs, 1)]
+
+
+def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tests and questions tables of every test ``values`` publishes, and of every
+    other member of their families."""
     rows: list[list[Any]] = []
     qrows: list[tuple[str, str, float, float]] = []
-    for i, k in ((j, k) for j in order for k in by_test.get(j, [""])):
-        t, fam, n = ledger.kept()[i], ledger.family_of(i), len(rows) + 1
+    for n, (i, k, (fid, fname)) in enumerate(_ordered(values), start=1):
+        t, fam = ledger.kept()[i], ledger.family_of(i)
         size = len(fam.members) if fam is not None else 1
         low, high = _margin(t)
-        fid, fname = fam_label.get(i, (f"T{n}", "one test"))
         rows.append([f"T{n}", k, t.kind, t.a, t.b, t.n, t.diff, t.low,
                      t.high, t.p, fid, fname, size, ledger.adjusted(i), t.confidence,
                      t.n_resamples, t.interval_resamples, t.seed,
@@ -204,7 +214,9 @@ def write(folder: str | os.PathLike[str], name: str, values: Mapping[str, Any]) 
     """Write the evidence of every test ``values`` publishes; returns how many tests.
 
     The questions file is gzip with no timestamp, so an unchanged run writes
-    the same bytes. Nothing is written when no test is published.
+    the same bytes. The runs and qrels the tests were computed from go to
+    ``folder/evidence/runs/{name}/`` (:func:`hierret.publish.runfiles.write`).
+    Nothing is written when no test is published.
     """
     tests, questions = frames(values)
     if tests.empty:
@@ -216,6 +228,9 @@ def write(folder: str | os.PathLike[str], name: str, values: Mapping[str, Any]) 
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as gz:
         gz.write(questions.to_csv(sep="\t", index=False).encode())
     atomic_write(questions_path, buffer.getvalue())
+    named = [(f"T{n}", i, fname if fid.startswith("F") else k or f"T{n}")
+             for n, (i, k, (fid, fname)) in enumerate(_ordered(values), start=1)]  # fmt: skip
+    runfiles.write(folder, name, named)
     return len(tests)
 
 

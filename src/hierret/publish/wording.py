@@ -194,7 +194,7 @@ CLASSES: dict[str, re.Pattern[str]] = {
         r"improves?|improved|improving|hurts?|harms?|harmed|helps?|helped|"
         r"exceeds?|exceeded|repairs|repaired|"
         r"more often|less often|superior|inferior|ahead of(?! \w+ing\b| time\b)|ahead(?! of)|"
-        r"behind (?:the|it|dense|bm25)|"
+        r"(?:is|are|was|were|stays?|stayed|lies?|lie|sits?|remains?|comes?) (?:well |far )?behind|"
         r"(?:above|below)(?= (?:the |its |a |dense|bm25|passages|plain|centroid|raw|fused|"
         r"chunk|whole|every|all|minilm|e5|wordllama|int8|\w+'s))|"
         r"collapses?|collapsed|wins?(?! \d)|won(?! \d)|loses? to|costs? (?:more|less)|lost to|"

@@ -27,6 +27,12 @@ Two rules of reading live here too:
   non-inferiority or equivalence claim against a declared margin (two one-sided
   tests at ``ALPHA``).
 
+A test's scores were computed from two runs judged by qrels; a study that has
+them attaches them to the test (:func:`attach`, a :class:`Judged` per arm: the
+run at the level the metric was computed on, its qrels, the metric), so that
+the runs can be published beside the scores as TREC files
+(:mod:`hierret.publish.evidence`) for trec_eval, ranx or ir_measures to read.
+
 The ledger is per process (one notebook, one kernel); :func:`clear` empties it.
 
 Examples
@@ -53,6 +59,7 @@ import numpy as np
 from scipy.stats import norm
 
 import hierret.stats.montecarlo as montecarlo
+from hierret.runs import Qrels, Run
 from hierret.stats.multiplicity import holm
 from hierret.stats.proportions import newcombe_paired_interval
 from hierret.stats.resampling import paired_bootstrap, paired_randomization
@@ -64,9 +71,11 @@ __all__ = [
     "REFINE_FACTOR",
     "RESOLUTION_SE",
     "Family",
+    "Judged",
     "PairedTest",
     "adjust",
     "adjusted",
+    "attach",
     "clear",
     "detectable",
     "families",
@@ -76,6 +85,7 @@ __all__ = [
     "keep",
     "kept",
     "margin_interval",
+    "sources",
 ]
 
 #: Significance level of every verdict; the margin tests run at it on each side.
@@ -164,11 +174,32 @@ class Family:
     refined: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True, eq=False)
+class Judged:
+    """What one arm's per-question scores of a test were computed from.
+
+    Parameters
+    ----------
+    run : Run
+        The arm's rankings at the level the metric was computed on (after
+        lifting to the target), on at least the test's questions.
+    qrels : Qrels
+        The judgements the arm was scored with there.
+    metric : str
+        The metric (:func:`hierret.evaluation.evaluate`'s name, e.g. ``"ndcg@10"``).
+    """
+
+    run: Run
+    qrels: Qrels
+    metric: str
+
+
 @dataclass
 class _Ledger:
     tests: list[PairedTest] = field(default_factory=list)
     families: list[Family] = field(default_factory=list)
     family_of: dict[int, int] = field(default_factory=dict)
+    sources: dict[int, tuple[Judged, Judged]] = field(default_factory=dict)
 
 
 _LEDGER = _Ledger()
@@ -189,6 +220,55 @@ def keep(test: PairedTest) -> int:
 def kept() -> list[PairedTest]:
     """Every test kept, in the order computed (a test drawn again replaces its entry)."""
     return list(_LEDGER.tests)
+
+
+def attach(test: int, a: Judged, b: Judged) -> None:
+    """Attach to kept test number ``test`` the runs and qrels its arms were scored from.
+
+    Parameters
+    ----------
+    test : int
+        A number :func:`keep` returned.
+    a, b : Judged
+        Arm ``a``'s and arm ``b``'s run, qrels and metric.
+
+    Raises
+    ------
+    ValueError
+        No such test, the two arms scored with different metrics, or qrels
+        that lack one of the test's questions.
+
+    Examples
+    --------
+    >>> clear()
+    >>> i = keep(PairedTest("mean", "a", "b", ("q1",), (1.0,), (0.0,), 1.0, 1.0, 1.0,
+    ...                     1.0, 0.95, 9, 0))
+    >>> attach(i, Judged({"q1": [("d1", 0.9)]}, {"q1": {"d1": 1}}, "hit@1"),
+    ...        Judged({"q1": [("d2", 0.8)]}, {"q1": {"d1": 1}}, "hit@1"))
+    >>> sources(i)[0].run
+    {'q1': [('d1', 0.9)]}
+    """
+    if not 0 <= test < len(_LEDGER.tests):
+        raise ValueError(f"no kept test number {test}: keep() returns the numbers to attach to")
+    if a.metric != b.metric:
+        raise ValueError(
+            f"the two arms of test {test} name different metrics ({a.metric!r}, "
+            f"{b.metric!r}): a paired test compares one metric"
+        )
+    queries = _LEDGER.tests[test].queries
+    for side, judged in (("a", a), ("b", b)):
+        unjudged = [q for q in queries if q not in judged.qrels]
+        if unjudged:
+            raise ValueError(
+                f"arm {side} of test {test} has no qrels for questions {unjudged[:3]}: "
+                "attach the qrels the arm was scored with"
+            )
+    _LEDGER.sources[test] = (a, b)
+
+
+def sources(test: int) -> tuple[Judged, Judged] | None:
+    """The runs and qrels attached to test number ``test`` (:func:`attach`), or ``None``."""
+    return _LEDGER.sources.get(test)
 
 
 def families() -> list[Family]:

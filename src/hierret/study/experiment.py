@@ -169,6 +169,15 @@ def _keep(
     )
 
 
+def _attach(start: int, sources: Mapping[str, evidence.Judged]) -> None:
+    """Attach to every test kept from number ``start`` on the runs its arms were scored
+    from (:func:`hierret.stats.evidence.attach`), by the arm names the test was kept
+    with; a test with an arm ``sources`` does not hold (an added arm) gets none."""
+    for i, t in enumerate(evidence.kept()[start:], start):
+        if t.a in sources and t.b in sources:
+            evidence.attach(i, sources[t.a], sources[t.b])
+
+
 def _table(
     rows: dict[str, dict[str, Any]],
     kept: Mapping[str, int],
@@ -460,6 +469,10 @@ class Result:
         hand may leave them empty (:mod:`hierret.study.casebook` needs them).
     added : list of str
         Arms scored outside the searcher (:meth:`add`), after the traced ones.
+    added_runs : dict
+        ``added_runs[target][arm]``: the run and qrels of an added arm, when
+        :meth:`add` was given them; apart from :attr:`rankings`, whose arms
+        have a hierarchy to show them with (:mod:`hierret.study.casebook`).
     """
 
     traces: dict[str, ProfileRun]
@@ -474,6 +487,7 @@ class Result:
     judgements: dict[str, dict[str, Qrels]] = field(default_factory=dict, repr=False)
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     added: list[str] = field(default_factory=list)
+    added_runs: dict[str, dict[str, tuple[Run, Qrels]]] = field(default_factory=dict, repr=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
     _judging: (
@@ -493,7 +507,11 @@ class Result:
         return list(self.traces) + [a for a in self.added if a not in self.traces]
 
     def add(
-        self, arm: str, scores: Mapping[str, Mapping[str, float]], metric: str | None = None
+        self,
+        arm: str,
+        scores: Mapping[str, Mapping[str, float]],
+        metric: str | None = None,
+        rankings: Mapping[str, tuple[Run, Qrels]] | None = None,
     ) -> None:
         """Add an arm scored outside the searcher: a merged, routed or tuned run.
 
@@ -509,6 +527,10 @@ class Result:
             at least the queries judged there (others are dropped).
         metric : str, optional
             Which metric the values are (default: the first).
+        rankings : mapping, optional
+            ``{target: (run, qrels)}``: the arm's run at the target and the
+            qrels that gave ``scores`` (kept in :attr:`added_runs`, so that
+            its tests carry them, :meth:`judged`); a target not named keeps none.
 
         Raises
         ------
@@ -537,6 +559,12 @@ class Result:
                     f"(missing {lost[:3]}); score it at every target"
                 )
             self.scores[target][metric][arm] = {q: float(given[q]) for q in sorted(wanted)}
+            if rankings is not None and target in rankings:
+                run, qrels = rankings[target]
+                self.added_runs.setdefault(target, {})[arm] = (
+                    {q: run.get(q, []) for q in wanted},
+                    {q: qrels[q] for q in wanted},
+                )
         self.added.append(arm)
         self._tables.clear()
 
@@ -583,11 +611,13 @@ class Result:
         if key not in self._tables:
             self._check(target, metric)
             per_q = self.scores[target][metric]
+            start = len(evidence.kept())
             if metric.startswith("hit@"):
                 hits = {a: {q: v > 0 for q, v in s.items()} for a, s in per_q.items()}
                 table = compare_hits(hits, self.baseline, self._members(), self.stats)
             else:
                 table = compare(per_q, self.baseline, self._members(), self.stats)
+            _attach(start, self.judged(target, metric))
             self._tables[key] = table
         return self._tables[key]
 
@@ -627,12 +657,37 @@ class Result:
                 table = pd.DataFrame(columns=TEST_COLUMNS)
             else:
                 hits = metric.startswith("hit@")
+                start = len(evidence.kept())
                 table = paired_tests(scores, pairs, self.stats, hits=hits, name=name)
+                _attach(start, {f"{arm}@{t}": j for t in chosen
+                                for arm, j in self.judged(t, metric).items()})  # fmt: skip
                 table["target"] = [t for t in chosen for _ in pairs_]
                 table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
                 table["arm_b"] = [b for _ in chosen for _, b in pairs_]
             self._tables[key] = table
         return self._tables[key]
+
+    def judged(self, target: str, metric: str) -> dict[str, evidence.Judged]:
+        """Each arm's run at ``target`` with the qrels that scored it, for ``metric``.
+
+        What the per-query scores of :meth:`per_query` were computed from (an
+        arm ranking finer units, lifted to the target; an added arm's from
+        :attr:`added_runs`); arms without rankings there (added by :meth:`add`
+        without them, or a result built by hand) are left out.
+
+        Examples
+        --------
+        >>> r = Result({}, {"sections": {"mrr": {"a": {"q": 1.0}}}}, "a", [], ["sections"],
+        ...            ["mrr"], rankings={"sections": {"a": {"q": [("s1", 0.5)]}}},
+        ...            judgements={"sections": {"a": {"q": {"s1": 1}}}})
+        >>> r.judged("sections", "mrr")["a"].run
+        {'q': [('s1', 0.5)]}
+        """
+        self._check(target, metric)
+        runs, qrels = self.rankings.get(target, {}), self.judgements.get(target, {})
+        found = {a: (runs[a], qrels[a]) for a in self.arms if a in runs and a in qrels}
+        found |= self.added_runs.get(target, {})
+        return {arm: evidence.Judged(run, judged, metric) for arm, (run, judged) in found.items()}
 
     def rejudge(self, qrels: Mapping[str, Qrels]) -> Result:
         """The same runs judged with other judgements: every score and table recomputed.
@@ -928,7 +983,10 @@ def between(
     pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
     if not pairs:
         return pd.DataFrame(columns=columns)
+    start = len(evidence.kept())
     table = paired_tests(scores, pairs, first.stats, hits=metric.startswith("hit@"))
+    _attach(start, {f"{label}@{t}": r.judged(t, metric)[arm] for label, r in results.items()
+                    for t in chosen if arm in r.judged(t, metric)})  # fmt: skip
     table["target"] = [t for t in chosen for _ in labels[1:]]
     table["run_a"] = [label for _ in chosen for label in labels[1:]]
     table["run_b"] = labels[0]

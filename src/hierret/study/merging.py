@@ -39,8 +39,10 @@ import numpy as np
 import pandas as pd
 
 from hierret._validate import check_count, check_weight
+from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.hierarchy import Hierarchy
-from hierret.runs import Ranking, Run, rank
+from hierret.lifting import lift
+from hierret.runs import Qrels, Ranking, Run, rank
 from hierret.stats.folds import fold_parts, held_out
 from hierret.study.experiment import Result, judge
 from hierret.units import Level, Query
@@ -173,7 +175,8 @@ def tune(
     each target of ``result`` (its first metric); each question is then
     scored with the threshold best on the other folds
     (:func:`hierret.stats.held_out`, seeded), and those scores join
-    ``result`` as the arm ``name`` (:meth:`~hierret.study.experiment.Result.add`).
+    ``result`` as the arm ``name`` (:meth:`~hierret.study.experiment.Result.add`),
+    each question with its run at that threshold, lifted to the target.
 
     Parameters
     ----------
@@ -207,6 +210,7 @@ def tune(
         }
     )
     rows, added = [], {}
+    ranked: dict[str, tuple[Run, Qrels]] = {}  # each question's run at its fold's threshold
     for target in result.targets:
         wanted = result.per_query(target, metric).index
         level = cast(Level, target)
@@ -217,6 +221,11 @@ def tune(
         held, chosen = held_out(frame, folds, seed)
         added[target] = {str(q): float(v) for q, v in held.items()}
         pick = [chosen[f] for f in _fold_of(len(frame), folds, seed)]
+        lifted = {t: lift(runs[t], parents) for t in set(pick)}
+        ranked[target] = (
+            {str(q): lifted[t].get(str(q), []) for q, t in zip(frame.index, pick, strict=True)},
+            qrels_from_evidence(queries, list(units)),
+        )
         merged = [counts.loc[q, t] for q, t in zip(frame.index, pick, strict=True)]
         best = frame.mean().idxmax()
         rows.append(
@@ -230,7 +239,7 @@ def tune(
                 "merged": float(np.mean(merged)),
             }
         )
-    result.add(name, added, metric)
+    result.add(name, added, metric, ranked)
     return pd.DataFrame(rows).set_index("target")
 
 

@@ -231,7 +231,8 @@ def add_routed(
     (:func:`features`); at each target a router is fitted and scored out of
     fold on ``arms`` (:func:`route`, its first metric), and its scores and
     the best fixed arm's (chosen on the same training folds) join ``result``
-    as the arms ``"router"`` and ``"fixed"``.
+    as the arms ``"router"`` and ``"fixed"``, each question with the run and
+    qrels of the arm it was routed to (:meth:`~hierret.study.experiment.Result.add`).
 
     Returns
     -------
@@ -247,10 +248,16 @@ def add_routed(
     for target in result.targets:
         scores = result.per_query(target, metric)[list(arms)]
         routed[target] = route(feats.loc[scores.index], scores, folds, seed)
-    for arm in ("router", "fixed"):
+    for arm, chosen in (("router", "choice"), ("fixed", "fixed_arm")):
+        rankings = {  # each question's run and qrels: those of the arm it was routed to
+            t: ({str(q): result.rankings[t][a].get(str(q), []) for q, a in r.frame[chosen].items()},
+                {str(q): result.judgements[t][a][str(q)] for q, a in r.frame[chosen].items()})
+            for t, r in routed.items() if t in result.rankings
+        }  # fmt: skip
         result.add(
             arm,
             {t: {str(q): float(v) for q, v in r.frame[arm].items()} for t, r in routed.items()},
             metric,
+            rankings,
         )
     return routed
