@@ -128,6 +128,7 @@ __all__ = [
     "CacheNotWritableError",
     "CacheNotWritableWarning",
     "CacheStats",
+    "CacheWriteError",
     "CachedEncoder",
     "MissingVectorsError",
     "TokenIdentity",
@@ -182,6 +183,22 @@ class CacheNotWritableError(CacheAccessError, PermissionError):
 
 class CacheNotReadableError(CacheAccessError, PermissionError):
     """A vector cache folder exists but cannot be listed."""
+
+
+class CacheWriteError(CacheAccessError):
+    """A write to the vector cache failed part way (a full disk, a folder made
+    read-only meanwhile) when storing was the point of the call
+    (:meth:`CachedEncoder.fill` with ``strict=True``: ``hierret embed``).
+
+    Attributes
+    ----------
+    stored : int
+        Vectors this call stored before the failure (kept).
+    """
+
+    def __init__(self, message: str, folder: Path, stored: int) -> None:
+        super().__init__(message, folder)
+        self.stored = stored
 
 
 class CacheNotWritableWarning(UserWarning):
@@ -1490,6 +1507,8 @@ class CachedEncoder(Encoder):
         role: Role = "passage",
         progress: Callable[[int], object] | None = None,
         embed: Batches | None = None,
+        *,
+        strict: bool = False,
     ) -> tuple[int, int, int]:
         """Embed the texts of ``texts`` not yet in the cache and store them, batch by
         batch, without keeping their vectors (for corpora larger than memory).
@@ -1507,11 +1526,23 @@ class CachedEncoder(Encoder):
             :meth:`~hierret.encoders.Encoder.encode_batches`); called only
             when a text is missing. Another engine plugs in here
             (:mod:`hierret.embed_ray`) while this process stays the only writer.
+        strict : bool, default False
+            Storing is the point of the call (``hierret embed``): a cache that
+            cannot be written raises :class:`CacheNotWritableError` before
+            anything is embedded (``embed`` is not called), and a write that
+            fails part way raises :class:`CacheWriteError` at once (the batches
+            stored before it are kept), instead of warning and going on
+            computing vectors nobody keeps.
 
         Returns
         -------
         tuple of int
             Distinct texts, those found in the cache, those embedded now.
+
+        Raises
+        ------
+        CacheNotWritableError, CacheWriteError
+            With ``strict``: nothing could be stored, or a write failed.
 
         Examples
         --------
@@ -1528,15 +1559,42 @@ class CachedEncoder(Encoder):
         found = self.cache.contains(self.identity, keys)
         missing = np.flatnonzero(~found)
         if len(missing):
-            store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
-            self._warned |= not store
+            if strict:
+                self.cache.check_writable(self.identity)  # before any model is loaded
+                store = True
+            else:
+                store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
+                self._warned |= not store
             todo = [items[j] for j in missing]
+            stored_before = self.stats.stored
             for idx, fresh in (embed or self.encoder.encode_batches)(todo, role):
-                if store:
+                if strict:
+                    self._store_or_raise([keys[j] for j in missing[idx]], fresh, stored_before)
+                elif store:
                     store = self._store(self.identity, [keys[j] for j in missing[idx]], fresh)
                 if progress is not None:
                     progress(len(idx))
         return len(items), len(items) - len(missing), len(missing)
+
+    def _store_or_raise(
+        self, keys: list[bytes], fresh: NDArray[np.float32], stored_before: int
+    ) -> None:
+        """Put one batch for :meth:`fill` with ``strict``: a failure raises
+        :class:`CacheWriteError` naming what was kept and the fix."""
+        try:
+            self.cache.put(self.identity, keys, fresh)
+        except OSError as err:
+            folder = self.cache.folder(self.identity)
+            done = self.stats.stored - stored_before
+            raise CacheWriteError(
+                f"vector cache folder {folder} could not store vectors "
+                f"({err.strerror or err}) after {done} were stored by this run (they are "
+                f"kept): free space there or fix its permissions, or {_FIX}; then run "
+                "again, and only the rest is embedded",
+                folder,
+                done,
+            ) from err
+        self.stats.stored += len(keys)
 
     def _store(self, ident: EncoderIdentity, keys: list[bytes], fresh: NDArray[np.float32]) -> bool:
         """Put one batch; when the disk is full or the folder became unwritable,

@@ -22,7 +22,10 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 ``hierret embed`` fills the cache ahead of searching: the passages of a corpus
 (those ``search`` ranks), batch by batch, with a progress bar counted in texts
-(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored.
+(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored. Storing is
+its point: a cache that cannot be written, or a write that fails part way (a
+full disk), ends it with exit status 2 and the fix, never a success that stored
+nothing.
 
 Examples
 --------
