@@ -10,10 +10,13 @@ called directly), what the package said, and what is left on disk.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import stat
+import struct
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -413,7 +416,59 @@ def _interrupt_checks() -> tuple[Check, ...]:
     )
 
 
+def _other_format(fmt: object) -> Facts:
+    """A shard whose header says another ``format`` and whose records hold other numbers
+    (every checksum recomputed): what a newer hierret sharing the folder writes."""
+    root = Path(tempfile.mkdtemp())
+    shard = _fill(root)
+    data = shard.read_bytes()
+    (hlen,) = struct.unpack_from("<I", data, 8)
+    meta = json.loads(data[12 : 12 + hlen])
+    meta["format"] = fmt
+    head = json.dumps(meta, sort_keys=True).encode()
+    body = bytearray(data[16 + hlen :])
+    seed, size = zlib.crc32(meta["identity"].encode()), 32 + 4 * 16 + 4
+    for r in range(meta["count"]):
+        body[r * size + 32 : (r + 1) * size - 4] = np.arange(16, dtype="<f4").tobytes()
+        rec = bytes(body[r * size : (r + 1) * size - 4])
+        body[(r + 1) * size - 4 : (r + 1) * size] = struct.pack("<I", zlib.crc32(rec, seed))
+    new = b"HRVCACHE" + struct.pack("<I", len(head)) + head
+    shard.write_bytes(new + struct.pack("<I", zlib.crc32(head)) + bytes(body))
+    before = shard.read_bytes()
+    first = _reread(root)
+    with listen():
+        VectorCache(root).compact(HashEncoder(dimension=16).identity)
+    left = shard.exists() and shard.read_bytes() == before
+    return Facts(
+        f"{first}; the shard of format {fmt!r} {'left as it was' if left else 'changed or gone'}",
+        first=first,
+        left=left,
+        fmt=fmt,
+    )
+
+
+_OTHER_FORMAT = (
+    right("0 wrong vectors", lambda f: f.first.wrong == 0),
+    right(
+        "a warning names the format found and the fix (upgrade, or a folder per version)",
+        lambda f: any(f"format {f.fmt!r}" in w and "upgrade" in w for w in f.first.heard),
+    ),
+    kept("the other version's shard is never deleted (a compaction leaves it)", lambda f: f.left),
+)
+
+
 CASES: list[Case] = [
+    (
+        "a shard whose header says format 2 and whose records hold other numbers, every "
+        "checksum recomputed (a newer hierret sharing the folder)",
+        lambda: _other_format(2),
+        _OTHER_FORMAT,
+    ),
+    (
+        "a shard whose header has no format field at all (checksums recomputed)",
+        lambda: _other_format(None),
+        _OTHER_FORMAT,
+    ),
     ("a cache shard with random bytes appended", _appended, _damage_checks(0, "nothing")),
     (
         "a cache shard with one record's 50 bytes flipped",

@@ -233,6 +233,14 @@ def save_onto_a_file() -> Facts:
     return Facts(f"the file holds {held!r}", refused=refused, untouched=held == "q1,0.5\n")
 
 
+def index_of_another_format() -> object:
+    folder = Path(tempfile.mkdtemp())
+    VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], "toy").save(folder)
+    meta = folder / "index.json"  # a newer hierret's layout, same file names
+    meta.write_text(meta.read_text().replace('"format": 1', '"format": 7'))
+    return VectorIndex.load(folder, "toy")
+
+
 def _bm25_scores(level: str, text: str) -> dict[str, float]:
     searcher = _searcher()
     scores = searcher.bm25_index(level).score(get_analyzer("english")(text))  # type: ignore[arg-type]
@@ -292,6 +300,7 @@ _DENSE_ORDER = right(
 )
 
 CASES: list[Case] = [
+    ("a saved index whose index.json says format 7", index_of_another_format),
     ("an empty query at the fused level", empty_query_fused),
     ("a whitespace-only query to the hybrid ranker", whitespace_query_hybrid),
     ("a query of control and zero-width characters", control_characters_query),

@@ -30,6 +30,11 @@ memory-mapped, for exact search over the whole cache
 (:class:`hierret.index.MappedIndex`, bit-identical to
 :class:`~hierret.index.VectorIndex`).
 
+Every shard header carries the layout's ``format`` (1), checked where a shard
+is read: a shard of another format (written by a newer hierret sharing the
+folder) is logged as a warning naming the fix, left alone (never served,
+never deleted by a repair or a merge), and its texts are recomputed.
+
 Caches written before key indexes existed (the shard format is unchanged) are
 read directly: a shard without a key index gets one on first open (reading its
 keys once; written atomically beside it when the folder is writable, kept in
@@ -670,6 +675,17 @@ class _Shelf:
             if zlib.crc32(head) != hcrc:
                 raise ValueError("header checksum mismatch")
             meta = json.loads(head)
+            if meta.get("format") != _FORMAT:
+                log.warning(
+                    "vector cache: shard %s is in format %r, and this hierret reads format "
+                    "%d only: it is left alone (not read, not deleted) and the vectors it may "
+                    "hold are recomputed here; upgrade hierret to the version that wrote it, "
+                    "or give each version its own cache folder (HIERRET_CACHE or --cache-dir)",
+                    path,
+                    meta.get("format"),
+                    _FORMAT,
+                )
+                raise _UnreadableShard(path)
             if meta.get("identity") != self.ident_key:
                 raise ValueError(f"written for identity {meta.get('identity')!r}")
             if meta.get("dimension") != self.identity.dimension:

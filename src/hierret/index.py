@@ -586,6 +586,13 @@ must be finite (check the encoder's output before indexing or searching)
             ) from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise IndexFileError(f"{meta_path} is damaged ({err}). {_REBUILD}") from err
+        fmt = doc.get("format", _FORMAT) if isinstance(doc, dict) else None  # older: none
+        if fmt != _FORMAT:
+            raise IndexFileError(
+                f"{meta_path} is in format {fmt!r}, and this hierret reads format {_FORMAT} "
+                "only (a newer hierret, or another program, wrote it): load it with the "
+                f"version that saved it, or {_REBUILD[0].lower()}{_REBUILD[1:]}"
+            )
         try:
             ids = doc["ids"]
             dimension = int(doc["dimension"])
