@@ -15,6 +15,8 @@ import os
 import signal
 import stat
 import struct
+import subprocess
+import sys
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -447,6 +449,68 @@ def _other_format(fmt: object) -> Facts:
     )
 
 
+_CUT_SETUP = """
+import os, sys, numpy as np
+from pathlib import Path
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder
+from hierret.index import MappedIndex
+root = Path(sys.argv[1])
+texts = [f"note {i}: a line about subject {i % 9}" for i in range(3000)]
+truth = CachedEncoder(HashEncoder(dimension=32), VectorCache(root)).encode_passages(texts)
+(shard,) = sorted(root.rglob("*.hvc"))
+def cut(path, keep):  # rsync --inplace of a shorter file: write over it, then truncate
+    data = path.read_bytes()[:keep]
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+"""
+
+
+def _cut_under(body: str) -> Facts:
+    """Run ``body`` in a child process (a SIGBUS there is its exit status, not ours)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CUT_SETUP + body, tempfile.mkdtemp()],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    out = proc.stdout.strip()
+    said = f"exit status {proc.returncode}" + (" (SIGBUS)" if proc.returncode == -7 else "")
+    refused = out.split("REFUSED ", 1)[1] if "REFUSED " in out else ""
+    return Facts(
+        f"{said}; {out[:300] or '(nothing printed)'}",
+        refused=SystemExit(refused) if refused else None,
+        status=proc.returncode,
+        out=out,
+    )
+
+
+def _lookup_after_cut() -> Facts:
+    return _cut_under(
+        "reader = CachedEncoder(HashEncoder(dimension=32), VectorCache(root))\n"
+        "reader.encode_passages(texts[:5])\n"
+        "cut(shard, 9000)\n"
+        "out = reader.encode_passages(texts)\n"
+        "print('wrong', int((out != truth).any(axis=1).sum()))\n"
+    )
+
+
+def _search_after_cut() -> Facts:
+    return _cut_under(
+        "cache = VectorCache(root)\n"
+        "ident = HashEncoder(dimension=32).identity\n"
+        "index = MappedIndex(cache.mapped(ident), ident, block_rows=256)\n"
+        "cut(shard, 5000)\n"
+        "try:\n"
+        "    index.search(truth[:1], 5, ident)\n"
+        "except OSError as err:\n"
+        "    print('REFUSED', err)\n"
+    )
+
+
 _OTHER_FORMAT = (
     right("0 wrong vectors", lambda f: f.first.wrong == 0),
     right(
@@ -468,6 +532,22 @@ CASES: list[Case] = [
         "a shard whose header has no format field at all (checksums recomputed)",
         lambda: _other_format(None),
         _OTHER_FORMAT,
+    ),
+    (
+        "a mapped shard cut short in place (rsync --inplace) while a CachedEncoder that "
+        "opened it looks vectors up",
+        _lookup_after_cut,
+        (
+            right("the process lives (no SIGBUS)", lambda f: f.status == 0),
+            right(
+                "0 wrong vectors (what the cut lost is recomputed)", lambda f: "wrong 0" in f.out
+            ),
+        ),
+    ),
+    (
+        "a mapped shard cut short in place while a MappedIndex over the cache searches",
+        _search_after_cut,
+        right("the process lives (no SIGBUS) and names the file cut", lambda f: f.status == 0),
     ),
     ("a cache shard with random bytes appended", _appended, _damage_checks(0, "nothing")),
     (

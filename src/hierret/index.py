@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hierret._files import atomic_write
+from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders import EncoderIdentity
 from hierret.runs import Ranking, tie_keys
@@ -688,7 +689,12 @@ class MappedIndex:
     rule, as the one-matrix index does.
 
     Memory: one block of scores (``block_rows`` x queries float32) and the
-    candidates; the parts stay on disk until read.
+    candidates; the parts stay on disk until read. Before each block of a
+    memory-mapped part is read, its file's size is checked
+    (:func:`hierret._mapped.check_mapped`, one ``fstat``): a file cut short
+    since (``cp`` over a cache in use) raises
+    :class:`~hierret._mapped.MappedFileShrankError` naming it and the fix,
+    instead of the process dying of SIGBUS.
 
     Parameters
     ----------
@@ -715,6 +721,7 @@ class MappedIndex:
         identity: IdentityLike,
         block_rows: int = 1 << 16,
     ) -> None:
+        self._maps = [m for _, m in parts]  # memory-mapped parts, checked before each read
         self.parts = [np.asarray(m) for _, m in parts]
         self.ids = [u for ids, _ in parts for u in ids]
         if any(p.ndim != 2 for p in self.parts):
@@ -740,6 +747,7 @@ class MappedIndex:
         out = np.empty((len(rows), self.dimension), dtype=np.float32)
         part = np.searchsorted(self._starts, rows, side="right") - 1
         for p in np.unique(part).tolist():
+            check_mapped([self._maps[p]], "vectors")
             sel = np.flatnonzero(part == p)
             local = rows[sel] - self._starts[p]
             out[sel] = _unit_rows(self.parts[p][np.sort(local)], "vectors")[
@@ -771,6 +779,7 @@ class MappedIndex:
         cand_scores = [np.zeros(0, np.float32) for _ in range(len(q))]
         for p, part in enumerate(self.parts):
             for lo in range(0, len(part), self.block_rows):
+                check_mapped([self._maps[p]], "vectors")  # not SIGBUS: see hierret._mapped
                 block = _unit_rows(part[lo : lo + self.block_rows], "vectors")
                 scores = q @ block.T
                 first = int(self._starts[p]) + lo
