@@ -401,7 +401,50 @@ def test_not_utf8_document_names_file_and_fix(tmp_path: Path) -> None:
         load(root)
     message = str(info.value)
     assert "latin.txt: not UTF-8 text: byte 3 (line 1)" in message
-    assert "save the file as UTF-8" in message
+    assert "iconv -f CP1252 -t UTF-8" in message
+
+
+_TEXTS = {
+    "utf-16": "# Notes\n\nGrüße aus Köln: the logs are kept for thirty days.\n",
+    "utf-16-le": "# Notes\n\nThe logs are kept for thirty days, then removed.\n",
+    "utf-16-be": "# Notes\n\nThe logs are kept for thirty days, then removed.\n",
+    "utf-32": "# Notes\n\nThe logs are kept for thirty days.\n",
+    "cp1252": "# Notes\n\nLes élèves préfèrent « les cafés » ; ça coûte 5 € — voilà.\n" * 3,
+    "cp1251": "# Заметки\n\nЭто тестовый документ на русском языке, довольно длинный.\n" * 3,
+    "shift_jis": "# メモ\n\n日本語の文書です。これはテストのための長い文章になります。\n" * 3,
+    "gb18030": "# 笔记\n\n这是一个用于测试的中文文档，内容比较长一些。日志保存三十天。\n" * 3,
+}
+
+
+@pytest.mark.parametrize("encoding", list(_TEXTS))
+def test_the_fix_a_not_utf8_error_names_is_right_for_the_file(
+    tmp_path: Path, encoding: str
+) -> None:
+    """The command the error gives turns the file into its text, not into garbage."""
+    import re
+    import shutil
+    import subprocess
+
+    root = _folder(tmp_path, [{"question": "Logs?", "relevant": ["faq"]}])
+    doc = root / "notes.md"
+    doc.write_bytes(_TEXTS[encoding].encode(encoding))
+    with pytest.raises(FolderFormatError) as info:
+        load(root)
+    message = str(info.value)
+    found = re.search(r"iconv -f (\S+) -t UTF-8 (.+) > .+ && mv", message)
+    assert found, message
+    assert doc.read_bytes().decode(found.group(1)).removeprefix("\ufeff") == _TEXTS[encoding]
+    if shutil.which("iconv"):
+        command = message[found.start() :].split(" (a guess")[0]
+        subprocess.run(command, shell=True, check=True, cwd=root)
+        assert doc.read_text(encoding="utf-8").removeprefix("\ufeff") == _TEXTS[encoding]
+
+
+def test_a_binary_file_with_a_text_suffix_is_named_as_such(tmp_path: Path) -> None:
+    root = _folder(tmp_path, [{"question": "Logs?", "relevant": ["faq"]}])
+    (root / "scan.txt").write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(FolderFormatError, match="not text in any encoding tried"):
+        load(root)
 
 
 def test_not_utf8_questions_file(tmp_path: Path) -> None:

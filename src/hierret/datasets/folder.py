@@ -72,7 +72,8 @@ refused with a :class:`FolderFormatError` naming the file, the line, the
 question id and the fix: malformed JSON, a line that is not an object, an
 unknown key, a missing or empty ``question``, a question with neither
 evidence nor relevant ids (or both), a quote shorter than 40 characters, a
-duplicate id, a file that is not UTF-8, no documents, no questions file, no
+duplicate id, a file that is not UTF-8 (the error names the encoding it most
+likely is and the ``iconv`` command for it) or holds NUL bytes, no documents, no questions file, no
 question left, a question or quote holding a lone surrogate (a JSON escape such
 as ``\ud800`` without the other half of its pair), a file name that is not
 UTF-8. What the gold set drops, this loader drops too, keeping the
@@ -103,6 +104,7 @@ from hierret._validate import (
     surrogate_escape,
     surrogate_message,
 )
+from hierret.datasets._encoding import not_utf8
 from hierret.datasets._ids import clean_id, shown_id
 from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
@@ -446,15 +448,24 @@ def _read_documents(
 
 
 def _decode(raw: bytes, file: Path) -> str:
+    """The file's text; a file that is not UTF-8 text (NUL bytes too: UTF-16 of
+    ASCII is valid UTF-8, NUL-separated) is refused naming what it most likely is."""
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
+        if "\x00" in text:
+            at = raw.index(0)
+            line = raw[:at].count(b"\n") + 1
+            raise FolderFormatError(
+                f"{file}: not UTF-8 text: byte {at} (line {line}) is a NUL byte, which text "
+                "never holds; " + not_utf8(raw, file, f"documents and {QUESTIONS_FILE}")
+            )
+        return text
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise FolderFormatError(
             f"{file}: not UTF-8 text: byte {err.start} (line {line}) is "
-            f"{raw[err.start : err.end]!r} ({err.reason}); documents and {QUESTIONS_FILE} "
-            "must be UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or move "
-            "it out of the folder"
+            f"{raw[err.start : err.end]!r} ({err.reason}); "
+            + not_utf8(raw, file, f"documents and {QUESTIONS_FILE}")
         ) from None
 
 

@@ -1,0 +1,98 @@
+"""Bad input in a user's own folder of documents (run by ``docs/bad_input.py``).
+
+Each call writes a small folder (Markdown, text, a ``questions.jsonl``) into a
+fresh temporary folder and loads it with :func:`hierret.datasets.load`, as
+``hierret search --corpus <folder>`` does. A file the loader cannot read is a
+clear error whose fix is right for that file (the command it names, run on
+the file, gives the text back); what the loader reads must be the text a
+reader sees.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bad_input_cases import Case, Facts, right
+from hierret.datasets import load
+
+_NOTES = (
+    "# Logs\n\nThe service writes its logs to the var/log folder and keeps them for "
+    "thirty days before they are removed.\n"
+)
+_QUESTION = {"question": "Where are the logs?", "relevant": ["logs"]}
+
+
+def _folder(files: dict[str, bytes], questions: list[dict[str, object]] | None = None) -> Path:
+    root = Path(tempfile.mkdtemp(), "notes")
+    root.mkdir()
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    if questions is not None:
+        lines = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions)
+        (root / "questions.jsonl").write_text(lines, encoding="utf-8")
+    return root
+
+
+def _encoded(text: str, encoding: str) -> Facts:
+    """A document saved in ``encoding``: the loader must refuse it, and the command its
+    message gives must turn the file into ``text`` (run here, as the user would)."""
+    root = _folder({"logs.md": text.encode(encoding)}, [_QUESTION])
+    try:
+        load(str(root))
+    except ValueError as err:
+        message = str(err)
+        found = re.search(r"(iconv -f (\S+) -t UTF-8 .+? && mv \S+ \S+)", message)
+        fixed = ""
+        if found:
+            subprocess.run(found.group(1), shell=True, check=True, cwd=root)
+            fixed = (root / "logs.md").read_bytes().decode("utf-8", "replace")
+        named = found.group(2) if found else "(no iconv command)"
+        return Facts(
+            f"refused, naming {named}; the command it gives, run, "
+            f"{'gives the text back' if fixed.removeprefix(chr(0xFEFF)) == text else 'garbles it'}",
+            refused=err,
+            right=fixed.removeprefix("\ufeff") == text,
+        )
+    docs = load(str(root)).corpus
+    return Facts(f"loaded: {docs['logs'].text[:60]!r}", right=False)
+
+
+_FIX_RIGHT = right(
+    "the error names the encoding found, and its iconv command gives the text back",
+    lambda f: f.right,
+)
+
+CASES: list[Case] = [
+    (
+        "a Markdown document saved as UTF-16 (with a byte-order mark)",
+        lambda: _encoded(_NOTES.replace("thirty", "dreißig"), "utf-16"),
+        _FIX_RIGHT,
+    ),
+    (
+        "a Markdown document saved as UTF-16LE without a byte-order mark (valid UTF-8 bytes)",
+        lambda: _encoded(_NOTES, "utf-16-le"),
+        _FIX_RIGHT,
+    ),
+    (
+        "a Markdown document saved in Windows-1251 (Cyrillic)",
+        lambda: _encoded(
+            "# Журналы\n\nСлужба пишет журналы в папку var/log и хранит их "
+            "тридцать дней, затем удаляет.\n",
+            "cp1251",
+        ),
+        _FIX_RIGHT,
+    ),
+    (
+        "a Markdown document saved in Shift-JIS",
+        lambda: _encoded(
+            "# ログ\n\nサービスはログを var/log フォルダーに書き込み、"
+            "三十日間保存してから削除します。\n",
+            "shift_jis",
+        ),
+        _FIX_RIGHT,
+    ),
+]
