@@ -558,3 +558,41 @@ def test_two_files_one_id_under_nfc_are_refused(tmp_path: Path) -> None:
     root = _folder(tmp_path, [{"question": "Setup?", "relevant": ["caf\u00e9"]}], docs)
     with pytest.raises(FolderFormatError, match=r"same document id 'caf\\xe9'.*NFC"):
         load_folder(root)
+
+
+@pytest.mark.parametrize(
+    ("doc_form", "quote_form"), [("NFD", "NFC"), ("NFC", "NFD"), ("NFD", "NFD")]
+)
+def test_text_and_quotes_are_compared_in_nfc(
+    tmp_path: Path, doc_form: str, quote_form: str
+) -> None:
+    """A document saved on macOS (NFD) holds the quotes typed elsewhere (NFC), and back."""
+    import unicodedata
+
+    sentence = "Le café crème est servi à la Brasserie Müller jusqu'à minuit, même en été."
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "menu.md").write_text(
+        "# Menu\n\n" + unicodedata.normalize(doc_form, sentence) + "\n", encoding="utf-8"
+    )
+    quote = unicodedata.normalize(quote_form, sentence)
+    (root / "questions.jsonl").write_text(
+        json.dumps({"question": "Until when?", "evidence": [quote]}) + "\n", encoding="utf-8"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no quote left out
+        data = load_folder(root)
+    ((doc_id, start, end),) = data.queries[0].evidence
+    assert data.corpus[doc_id].text[start:end] == unicodedata.normalize("NFC", sentence)
+
+
+def test_locate_maps_composed_matches_back_to_the_text_as_given() -> None:
+    import unicodedata
+
+    from hierret.datasets import locate
+    from hierret.units import Corpus, Document
+
+    text = "x  " + unicodedata.normalize("NFD", "Ångström über 한국어 text") + " y"
+    spans = locate("Ångström  über 한국어", Corpus("c", [Document("a", "", text)]))
+    ((_, start, end),) = spans
+    assert unicodedata.normalize("NFC", text[start:end]) == "Ångström über 한국어"

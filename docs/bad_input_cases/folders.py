@@ -14,6 +14,8 @@ import json
 import re
 import subprocess
 import tempfile
+import unicodedata
+import warnings
 from pathlib import Path
 
 from bad_input_cases import Case, Facts, right
@@ -61,12 +63,53 @@ def _encoded(text: str, encoding: str) -> Facts:
     return Facts(f"loaded: {docs['logs'].text[:60]!r}", right=False)
 
 
+def _forms(doc_form: str, quote_form: str, sentence: str) -> Facts:
+    """A document in one Unicode form, a quote typed in another."""
+    doc = "# Menu\n\n" + unicodedata.normalize(doc_form, sentence) + "\n"
+    quote = unicodedata.normalize(quote_form, sentence)
+    root = _folder(
+        {"menu.md": doc.encode()},
+        [{"question": "Until when?", "evidence": [quote]}],
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bundle = load(str(root))
+    spans = [span for q in bundle.queries for span in q.evidence]
+    found = [bundle.corpus[d].text[a:b] for d, a, b in spans]
+    said = "; ".join(str(w.message).splitlines()[0] for w in caught)
+    return Facts(
+        f"{len(spans)} evidence span(s) located" + (f" (warning: {said})" if said else ""),
+        found=found,
+        sentence=unicodedata.normalize("NFC", sentence),
+    )
+
+
+_LOCATED = right(
+    "the quote is located, once, and its span reads as the sentence",
+    lambda f: f.found == [f.sentence],
+)
+
+
 _FIX_RIGHT = right(
     "the error names the encoding found, and its iconv command gives the text back",
     lambda f: f.right,
 )
 
 CASES: list[Case] = [
+    (
+        "a document saved in NFD (macOS), its evidence quote typed in NFC",
+        lambda: _forms(
+            "NFD", "NFC", "Le café crème est servi à la brasserie jusqu'à minuit, même en été."
+        ),
+        _LOCATED,
+    ),
+    (
+        "a document in NFC, its evidence quote pasted in NFD (Korean and Vietnamese)",
+        lambda: _forms(
+            "NFC", "NFD", "한국어 문서: Tiếng Việt có dấu, và những chữ cái được ghép lại với nhau."
+        ),
+        _LOCATED,
+    ),
     (
         "a Markdown document saved as UTF-16 (with a byte-order mark)",
         lambda: _encoded(_NOTES.replace("thirty", "dreißig"), "utf-16"),

@@ -21,9 +21,10 @@ is NFD; ids in ``relevant`` are stripped and put in NFC too, by the one id rule
 of :func:`~hierret.datasets._ids.clean_id`); two files that differ only by suffix
 (``a.md``, ``a.rst``) are refused. Files are UTF-8 (a byte-order mark is
 dropped; ``\r\n`` and ``\r`` line ends become ``\n`` before quotes are
-located). A symlinked file is read when it points inside the folder;
-symlinked folders and links pointing outside it are not followed, and an empty
-file is skipped: each is named in the warning. The title is the document's
+located), and their text is put in Unicode NFC, as ids are (a document saved
+in NFD holds the quotes typed in NFC; quotes are compared in NFC too). A
+symlinked file is read when it points inside the folder; symlinked folders
+and links pointing outside it are not followed, and an empty file is skipped: each is named in the warning. The title is the document's
 first heading, else the file stem.
 
 **Sections** come from headings, by :func:`~hierret.hierarchy.detect_headings`
@@ -91,6 +92,7 @@ import hashlib
 import inspect
 import json
 import os
+import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -438,6 +440,7 @@ def _read_documents(
         raw = file.read_bytes()
         contents.append((rel, raw))
         text = _decode(raw, file).removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        text = unicodedata.normalize("NFC", text)  # as ids are: a file saved on macOS is NFD
         if not has_text(text):
             report.add("skipped", f"{rel} (empty: nothing to retrieve)")
             continue
