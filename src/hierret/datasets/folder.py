@@ -24,8 +24,9 @@ dropped; ``\r\n`` and ``\r`` line ends become ``\n`` before quotes are
 located), and their text is put in Unicode NFC, as ids are (a document saved
 in NFD holds the quotes typed in NFC; quotes are compared in NFC too). A
 symlinked file is read when it points inside the folder; symlinked folders
-and links pointing outside it are not followed, and an empty file is skipped: each is named in the warning. The title is the document's
-first heading, else the file stem.
+and links pointing outside it are not followed, and an empty file is skipped:
+each is named in the warning. The title is the document's first heading, else
+the file stem.
 
 **Sections** come from headings, by :func:`~hierret.hierarchy.detect_headings`
 with the styles of the file's kind: Markdown ``#`` headings, and underlined
