@@ -511,6 +511,32 @@ def _search_after_cut() -> Facts:
     )
 
 
+def _two_writers() -> Facts:
+    """Two processes embedded overlapping texts into one cache: some keys are in two
+    shards (the cache documents it). A MappedIndex over the cache must rank each once."""
+    from hierret.index import MappedIndex, VectorIndex
+
+    root = Path(tempfile.mkdtemp())
+    model = HashEncoder(dimension=16)
+    CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS[:20])
+    CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS[:5])  # a warm one: no copy
+    other = VectorCache(root, max_shards=99)
+    keys = text_keys(model.identity, "passage", _TEXTS[10:30])
+    other.put(model.identity, keys, _TRUTH[10:30])  # the second writer, unaware of the first
+    parts = VectorCache(root).mapped(model.identity)
+    index = MappedIndex(parts, model.identity)
+    every = text_keys(model.identity, "passage", _TEXTS)
+    plain = VectorIndex(every, _TRUTH, model.identity)
+    q = model.encode_queries(["a paragraph about topic 3"])
+    same = index.search(q, 30, model.identity) == plain.search(q, 30, model.identity)
+    return Facts(
+        f"{sum(len(k) for k, _ in parts)} rows for {len(index)} distinct keys; ranking "
+        f"{'identical to' if same else 'DIFFERENT from'} one copy of each",
+        same=same,
+        n=len(index),
+    )
+
+
 _OTHER_FORMAT = (
     right("0 wrong vectors", lambda f: f.first.wrong == 0),
     right(
@@ -548,6 +574,14 @@ CASES: list[Case] = [
         "a mapped shard cut short in place while a MappedIndex over the cache searches",
         _search_after_cut,
         right("the process lives (no SIGBUS) and names the file cut", lambda f: f.status == 0),
+    ),
+    (
+        "a MappedIndex over a cache where two writers stored 10 keys twice, in two shards",
+        _two_writers,
+        right(
+            "each of the 30 keys ranked once, as an index over one copy of each ranks them",
+            lambda f: f.same and f.n == 30,
+        ),
     ),
     ("a cache shard with random bytes appended", _appended, _damage_checks(0, "nothing")),
     (

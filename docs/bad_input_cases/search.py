@@ -233,6 +233,13 @@ def save_onto_a_file() -> Facts:
     return Facts(f"the file holds {held!r}", refused=refused, untouched=held == "q1,0.5\n")
 
 
+def mapped_copies_differ() -> object:
+    from hierret.index import MappedIndex
+
+    rows = np.eye(3, dtype=np.float32)
+    return MappedIndex([(["a", "b"], rows[:2]), (["b", "c"], rows[[0, 2]])], "toy")
+
+
 def index_of_another_format() -> object:
     folder = Path(tempfile.mkdtemp())
     VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], "toy").save(folder)
@@ -301,6 +308,7 @@ _DENSE_ORDER = right(
 
 CASES: list[Case] = [
     ("a saved index whose index.json says format 7", index_of_another_format),
+    ("MappedIndex parts giving the id 'b' two different vectors", mapped_copies_differ),
     ("an empty query at the fused level", empty_query_fused),
     ("a whitespace-only query to the hybrid ranker", whitespace_query_hybrid),
     ("a query of control and zero-width characters", control_characters_query),
