@@ -95,6 +95,8 @@ def _disk_fills() -> Facts:
 
 
 CASES: list[Case] = [
+    ("hierret embed --encoder '' (an unset shell variable)", _refused("--encoder", "")),
+    ("hierret embed --encoder ' ' (a variable holding a space)", _refused("--encoder", " ")),
     (
         "hierret embed --cache-dir a folder under a regular file (nothing can be stored)",
         _refused("--encoder", "hash", "--cache-dir", _under_a_file()),

@@ -64,6 +64,7 @@ from hierret.embed import (
     corpus_passages,
     embed_texts,
 )
+from hierret.encoders.registry import check_encoder_name
 from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
@@ -106,6 +107,14 @@ def _weight(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
     return value
+
+
+def _encoder(text: str) -> str:
+    """An argparse type: an encoder name that is not empty (an unset shell variable)."""
+    try:
+        return check_encoder_name(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--encoder",
+        type=_encoder,
         default="all-MiniLM-L6-v2",
         help="encoder name for load_encoder (default: all-MiniLM-L6-v2, offline; "
         "'hash' needs no model)",
@@ -210,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
         "embeds only the rest. A progress bar counts texts.",
     )
     e.add_argument("--corpus", default="python-reference", help="as for 'hierret search'")
-    e.add_argument("--encoder", default="all-MiniLM-L6-v2", help="as for 'hierret search'")
+    e.add_argument(
+        "--encoder", type=_encoder, default="all-MiniLM-L6-v2", help="as for 'hierret search'"
+    )
     e.add_argument("--cache-dir", default=None, help="as for 'hierret search'")
     e.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS)
     e.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS)
