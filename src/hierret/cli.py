@@ -69,6 +69,7 @@ from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
+from hierret.rankers.bm25 import IDFS
 from hierret.search import Searcher
 
 __all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
@@ -180,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="candidates each leg retrieves before fusion (hybrid, fused) "
         f"(default: {DEFAULT.pool})",
+    )
+    s.add_argument(
+        "--bm25-idf",
+        choices=IDFS,
+        default="okapi",
+        help="BM25's idf: okapi (rank_bm25's, as every published figure) or lucene (always "
+        "positive: for a folder of a few documents, where okapi's idf of every common word "
+        "is <= 0 and a warning says so) (default: okapi)",
     )
     s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
     s.add_argument(
@@ -412,7 +421,7 @@ def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
     )
     encoder = cached_encoder(args.encoder, cache)
     profile = profile_from_args(args)
-    searcher = Searcher(hierarchy, encoder)
+    searcher = Searcher(hierarchy, encoder, bm25_idf=args.bm25_idf)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
     print(
         f"{printable(corpus.name)}: {len(corpus)} documents, {n_sections} sections, "

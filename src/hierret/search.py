@@ -100,7 +100,7 @@ from hierret.levels import PoolingReport, Strategy, empty_units, text_units, uni
 from hierret.lifting import lift_overlapping
 from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
-from hierret.rankers.bm25 import BM25
+from hierret.rankers.bm25 import BM25, IDFS
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
@@ -216,6 +216,11 @@ class Searcher:
         Embeds units and queries (wrap it in a
         :class:`~hierret.cache.CachedEncoder` to embed each text once across
         runs).
+    bm25_idf : {"okapi", "lucene"}, default "okapi"
+        The idf of every BM25 index (:class:`~hierret.rankers.bm25.BM25`):
+        Okapi's, as ``rank_bm25`` and every published figure, or Lucene's,
+        always positive, for corpora of a few documents where Okapi's idf of
+        every common term is <= 0 (BM25 then logs a warning naming this).
 
     Attributes
     ----------
@@ -228,9 +233,12 @@ class Searcher:
         excluded).
     """
 
-    def __init__(self, hierarchy: Hierarchy, encoder: Encoder) -> None:
+    def __init__(self, hierarchy: Hierarchy, encoder: Encoder, bm25_idf: str = "okapi") -> None:
+        if bm25_idf not in IDFS:
+            raise ValueError(f"bm25_idf must be one of {IDFS}, got {bm25_idf!r}")
         self.hierarchy = hierarchy
         self.encoder = encoder
+        self.bm25_idf = bm25_idf
         self.reports: dict[IndexKey, PoolingReport] = {}
         self.build_seconds: dict[IndexKey, float] = {}
         self.latency: dict[str, list[float]] = {}
@@ -364,7 +372,9 @@ class Searcher:
         """
         if (level, analyzer) not in self._bm25:
             with _clock.stage("index"):
-                self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
+                self._bm25[(level, analyzer)] = BM25.from_texts(
+                    self.texts(level), analyzer, idf=self.bm25_idf
+                )
         return self._bm25[(level, analyzer)]
 
     def _timed(self, key: str, n: int, seconds: float) -> None:
@@ -653,7 +663,10 @@ class Searcher:
 
         Runs :meth:`run` on the one question (parameters, errors and warnings
         are its own) and decorates the ranking with each unit's span, section
-        path and snippet.
+        path and snippet. A BM25 ranking (not fused: fusion reads BM25's
+        matches only) keeps only the units holding a word of the question:
+        a unit that matches nothing is no hit, whatever its place among the
+        zeros (an evaluation's :meth:`run` keeps them, as ranked lists do).
 
         Examples
         --------
@@ -668,6 +681,12 @@ class Searcher:
         TypeError: k must be an int >= 1, got '3' (str)
         """
         ranking = self.run([Query("q", text, ())], profile, k, rerankers)["q"]
+        if profile.ranker == "bm25" and profile.level != "fused":
+            level: Level = profile.level
+            bm25 = self.bm25_index(level, profile.analyzer)
+            matched = bm25.matches(get_analyzer(profile.analyzer)(text))
+            where = {u.id: i for i, u in enumerate(self.units(level))}
+            ranking = [(u, s) for u, s in ranking if matched[where[u]]]
         if self._hits is None:
             self._hits = Hits(self.hierarchy)
         return self._hits(ranking, profile.level)
