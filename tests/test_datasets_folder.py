@@ -596,3 +596,76 @@ def test_locate_maps_composed_matches_back_to_the_text_as_given() -> None:
     spans = locate("Ångström  über 한국어", Corpus("c", [Document("a", "", text)]))
     ((_, start, end),) = spans
     assert unicodedata.normalize("NFC", text[start:end]) == "Ångström über 한국어"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "---\ntitle: Release notes\ndate: 2024-01-01\ntags: [cache, vectors]\n---\n",
+        "---\nTitle: 'Release notes'\n...\n",
+        '+++\ntitle = "Release notes"\ndraft = false\n+++\n',
+        "\ufeff---\r\ntitle: Release notes\r\n---\r\n",
+    ],
+)
+def test_front_matter_names_the_document_and_is_not_text(tmp_path: Path, head: str) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    body = "The release adds a cache that keeps vectors across runs.\n\n## Fixes\n\nMany.\n"
+    (root / "release.md").write_bytes((head + body).encode("utf-8"))
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["release"]}\n')
+    doc = load_folder(root).corpus["release"]
+    assert doc.title == "Release notes"
+    assert doc.text == body
+    assert "title" not in doc.text.lower()
+
+
+def test_a_rule_at_the_top_is_not_front_matter(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    text = "---\n\nA rule above, then the text of the note itself.\n\n---\n\nMore.\n"
+    (root / "n.md").write_text(text)
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["n"]}\n')
+    assert load_folder(root).corpus["n"].text == text
+
+
+@pytest.mark.parametrize("name", ["saved.md", "export.txt", "page.markdown"])
+def test_an_html_page_saved_under_a_text_name_is_read_as_its_text(
+    tmp_path: Path, name: str
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    page = (
+        "<!-- saved from url -->\n<!DOCTYPE html>\n<html lang='en'><head><title>Guide</title>"
+        "<style>body{color:red}</style><script>var x = '<p>';</script></head><body>"
+        "<nav><a href='/'>Home</a></nav><h1>Install</h1><p>Run the installer &amp; reboot "
+        "the machine afterwards, then log in again.</p><h2>Logs</h2><p>Logs go to "
+        "<code>/var/log</code>.</p></body></html>"
+    )
+    (root / name).write_text(page)
+    stem = name.split(".")[0]
+    quote = "Run the installer & reboot the machine afterwards, then log in again."
+    (root / "questions.jsonl").write_text(
+        json.dumps({"question": "How?", "evidence": [quote]}) + "\n"
+    )
+    with pytest.warns(FolderDataWarning, match="HTML page"):
+        data = load_folder(root)
+    doc = data.corpus[stem]
+    assert "<" not in doc.text
+    assert "color:red" not in doc.text
+    assert "var x" not in doc.text
+    assert doc.title == "Guide"
+    assert len(data.queries) == 1
+    h = build_hierarchy(data.corpus, heading_styles=data.heading_styles)
+    assert [s.path for s in h.sections[stem] if s.path != ("(preamble)",)] == [
+        ("Install",),
+        ("Install", "Logs"),
+    ]
+
+
+def test_markdown_with_inline_html_is_left_as_it_is(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    text = "# Notes\n\nSome <b>bold</b> text and a <br> break.\n\n<details>more</details>\n"
+    (root / "n.md").write_text(text)
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["n"]}\n')
+    assert load_folder(root).corpus["n"].text == text

@@ -90,12 +90,94 @@ _LOCATED = right(
 )
 
 
+def _loaded(name: str, data: str, stem: str) -> Facts:
+    """Load a folder holding ``name``; what became of that document."""
+    root = _folder({name: data.encode()}, [{"question": "What?", "relevant": [stem]}])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bundle = load(str(root))
+    doc = bundle.corpus[stem]
+    heads = sorted({s.path for s in _sections(bundle, stem)})
+    said = "; ".join(str(w.message).splitlines()[-1][:120] for w in caught)
+    return Facts(
+        f"title {doc.title!r}; text starts {doc.text[:50]!r}; sections {heads}"
+        + (f" (warning: {said})" if said else ""),
+        title=doc.title,
+        text=doc.text,
+        heads=heads,
+        warned=bool(caught),
+    )
+
+
+def _sections(bundle: object, stem: str) -> list[object]:
+    from hierret.hierarchy import build_hierarchy
+
+    h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)  # type: ignore[attr-defined]
+    return list(h.sections[stem])
+
+
+_BODY = "The service keeps its logs for thirty days.\n\n## Rotation\n\nDaily.\n"
+_FRONT = (
+    right("the front matter's title names the document", lambda f: f.title == "Log policy"),
+    right(
+        "the block is not text: the text starts at the first line after it, no title: in it",
+        lambda f: "title" not in f.text.lower() and f.text.startswith("The service"),
+    ),
+)
+_PAGE = (
+    "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Log policy</title>"
+    "<style>.x{color:red}</style><script>track('<b>')</script></head>\n<body>"
+    "<h1>Logs</h1><p>The service keeps its logs for thirty&nbsp;days.</p>"
+    "<h2>Rotation</h2><p>Daily &amp; compressed.</p></body></html>\n"
+)
+_NO_TAGS = (
+    right(
+        "no tag, script or style in the text",
+        lambda f: not any(t in f.text for t in ("<", "color:red", "track(")),
+    ),
+    right("its headings are sections", lambda f: ("Logs", "Rotation") in f.heads),
+    right("the warning names the page as converted", lambda f: f.warned),
+)
+
+
 _FIX_RIGHT = right(
     "the error names the encoding found, and its iconv command gives the text back",
     lambda f: f.right,
 )
 
 CASES: list[Case] = [
+    (
+        "a Markdown file starting with YAML front matter (title, date, tags)",
+        lambda: _loaded(
+            "policy.md",
+            "---\ntitle: Log policy\ndate: 2024-05-01\ntags: [ops, logs]\n---\n" + _BODY,
+            "policy",
+        ),
+        _FRONT,
+    ),
+    (
+        "a Markdown file starting with Hugo's TOML front matter (+++), CRLF line ends",
+        lambda: _loaded(
+            "policy.md",
+            ('+++\ntitle = "Log policy"\nweight = 3\n+++\n' + _BODY).replace("\n", "\r\n"),
+            "policy",
+        ),
+        _FRONT,
+    ),
+    (
+        "an HTML page saved from a browser as policy.md",
+        lambda: _loaded("policy.md", _PAGE, "policy"),
+        _NO_TAGS,
+    ),
+    (
+        "an HTML page exported as policy.txt, starting with a comment and <html lang>",
+        lambda: _loaded(
+            "policy.txt",
+            "<!-- exported -->\n" + _PAGE.replace("<!DOCTYPE html>\n<html>", "<HTML lang='en'>"),
+            "policy",
+        ),
+        _NO_TAGS,
+    ),
     (
         "a document saved in NFD (macOS), its evidence quote typed in NFC",
         lambda: _forms(

@@ -26,7 +26,13 @@ in NFD holds the quotes typed in NFC; quotes are compared in NFC too). A
 symlinked file is read when it points inside the folder; symlinked folders
 and links pointing outside it are not followed, and an empty file is skipped:
 each is named in the warning. The title is the document's first heading, else
-the file stem.
+the file stem. A Markdown file's front matter (a YAML block between ``---``
+lines, or TOML between ``+++`` lines, at the very start) is not text of the
+document: its ``title`` names the document (before the first heading), and
+the block is neither embedded nor searched. A file that is a whole HTML page
+(a web page saved as ``.md`` or ``.txt``) is read as the text a browser
+shows, its ``<h1>``..``<h6>`` as headings and its ``<title>`` as the title,
+never with its tags, and is named in the warning.
 
 **Sections** come from headings, by :func:`~hierret.hierarchy.detect_headings`
 with the styles of the file's kind: Markdown ``#`` headings, and underlined
@@ -108,6 +114,8 @@ from hierret._validate import (
     surrogate_message,
 )
 from hierret.datasets._encoding import not_utf8
+from hierret.datasets._frontmatter import front_matter_title, split_front_matter
+from hierret.datasets._html import html_to_text, looks_like_html
 from hierret.datasets._ids import clean_id, shown_id
 from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
@@ -342,6 +350,8 @@ class _Report:
         "(the gold set's rule)",
         "section_many": "section path(s) naming several sections: each is evidence",
         "skipped": "file(s) or folder(s) skipped",
+        "converted": "HTML page(s) saved under a text name, read as the text a browser shows "
+        "(save them as Markdown to keep more of their layout)",
         "headings": "document(s) whose headings the folder's heading styles read "
         "differently from their own kind's",
     }
@@ -442,11 +452,21 @@ def _read_documents(
         contents.append((rel, raw))
         text = _decode(raw, file).removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
         text = unicodedata.normalize("NFC", text)  # as ids are: a file saved on macOS is NFD
+        title = None
+        if looks_like_html(text):  # a web page saved as .md or .txt: what a browser shows
+            title, text = html_to_text(text)
+            title = title or None
+            report.add("converted", f"{rel} (an HTML page: its text and headings kept)")
+            suffix = ".md"  # its headings are now Markdown's
+        elif suffix in (".md", ".markdown"):
+            meta, text, _ = split_front_matter(text)
+            title = front_matter_title(meta)
         if not has_text(text):
             report.add("skipped", f"{rel} (empty: nothing to retrieve)")
             continue
         heads = detect_headings(text, SUFFIXES[suffix])
-        docs.append(Document(doc_id, heads[0].title if heads else file.stem, text))
+        title = title or (heads[0].title if heads else file.stem)
+        docs.append(Document(doc_id, title, text))
         kinds[doc_id] = suffix
     return docs, kinds, contents
 
