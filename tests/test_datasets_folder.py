@@ -669,3 +669,26 @@ def test_markdown_with_inline_html_is_left_as_it_is(tmp_path: Path) -> None:
     (root / "n.md").write_text(text)
     (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["n"]}\n')
     assert load_folder(root).corpus["n"].text == text
+
+
+def test_a_folder_without_questions_is_searchable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Questions are needed to evaluate, not to search."""
+    root = tmp_path / "mydocs"
+    root.mkdir()
+    (root / "cats.md").write_text("# Cats\n\nCats purr when they are content and warm.\n")
+    (root / "dogs.md").write_text("# Dogs\n\nDogs bark at the mail carrier every morning.\n")
+    (root / "owls.txt").write_text("Owls hoot at night in the old barn.\n")
+    bundle = load(str(root), questions=False)
+    assert [d.id for d in bundle.corpus] == ["cats", "dogs", "owls"]
+    assert bundle.queries == ()
+    with pytest.raises(ValueError, match="questions are needed to evaluate, not to search"):
+        load(str(root))  # a study still needs them
+    cache = str(tmp_path / "cache")
+    argv = ["--corpus", str(root), "--encoder", "hash", "--cache-dir", cache]
+    assert main(["embed", *argv, "--no-progress"]) == 0
+    assert main(["search", "why do cats purr", *argv, "--ranker", "bm25", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "folder-mydocs: 3 documents" in out
+    assert "cats#" in out

@@ -140,12 +140,41 @@ _NO_TAGS = (
 )
 
 
+def _no_questions() -> Facts:
+    """``hierret search`` on a folder of documents and no questions.jsonl."""
+    import contextlib
+    import io
+
+    from hierret.cli import main
+
+    root = _folder({"logs.md": _NOTES.encode(), "intro.md": b"# Intro\n\nWelcome aboard.\n"})
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["search", "where are the logs kept?", "--corpus", str(root), "--encoder", "hash"]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([*argv, "--cache-dir", tempfile.mkdtemp(), "--k", "1"])
+    lines = out.getvalue().strip().splitlines()
+    return Facts(
+        f"exit status {status}; printed: {' | '.join(lines)[:200]}"
+        + (f"; stderr: {err.getvalue().strip()[:160]}" if err.getvalue().strip() else ""),
+        status=status,
+        first=lines[1].split()[2] if len(lines) > 1 else None,
+    )
+
+
 _FIX_RIGHT = right(
     "the error names the encoding found, and its iconv command gives the text back",
     lambda f: f.right,
 )
 
 CASES: list[Case] = [
+    (
+        "hierret search on a folder of two Markdown documents and no questions.jsonl",
+        _no_questions,
+        right(
+            "exit status 0 and hits: questions are needed to evaluate, not to search",
+            lambda f: f.status == 0 and f.first is not None,
+        ),
+    ),
     (
         "a Markdown file starting with YAML front matter (title, date, tags)",
         lambda: _loaded(

@@ -5,7 +5,7 @@
     python -m hierret search "how does finally work?" --profile sections --k 5
 
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
-takes, your own folder of documents with ``questions.jsonl`` too; default: the
+takes, your own folder of documents with or without ``questions.jsonl``; default: the
 Python Language Reference) with a profile a decision record recommends
 (``--profile``, :data:`hierret.profile.RECOMMENDED`: the default, dense ranking of
 passages, or DR-004's ``sections``), each option overriding one of its fields, and
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="python-reference",
         help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
         "BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
-        "with questions.jsonl (default: python-reference)",
+        "(questions.jsonl beside them is not needed to search) (default: python-reference)",
     )
     s.add_argument(
         "--profile",
@@ -414,7 +414,7 @@ def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
             file=sys.stderr,
         )
         return 2
-    bundle = load(args.corpus)
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
     corpus = bundle.corpus
     hierarchy = build_hierarchy(
         corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
@@ -432,7 +432,11 @@ def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
     if not hits:
-        print("no hits: nothing in the corpus matches a word of the question", file=sys.stderr)
+        print(
+            "no hits: nothing in the corpus matches a word of the question"
+            + (" with a BM25 score above 0" if profile.ranker == "bm25" else ""),
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -445,7 +449,7 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
             "embed",
         )
     check_engine(args.engine)  # before loading anything
-    bundle = load(args.corpus)
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
     hierarchy = build_hierarchy(
         bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )

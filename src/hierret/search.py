@@ -664,9 +664,11 @@ class Searcher:
         Runs :meth:`run` on the one question (parameters, errors and warnings
         are its own) and decorates the ranking with each unit's span, section
         path and snippet. A BM25 ranking (not fused: fusion reads BM25's
-        matches only) keeps only the units holding a word of the question:
-        a unit that matches nothing is no hit, whatever its place among the
-        zeros (an evaluation's :meth:`run` keeps them, as ranked lists do).
+        matches only) keeps only the units holding a word of the question with
+        a score above 0: a unit that matches nothing is no hit, whatever its
+        place among the zeros (an evaluation's :meth:`run` keeps them, as
+        ranked lists do); on a corpus of a few documents, where Okapi's idf of
+        every word is <= 0, BM25 logs a warning naming ``bm25_idf="lucene"``.
 
         Examples
         --------
@@ -686,7 +688,7 @@ class Searcher:
             bm25 = self.bm25_index(level, profile.analyzer)
             matched = bm25.matches(get_analyzer(profile.analyzer)(text))
             where = {u.id: i for i, u in enumerate(self.units(level))}
-            ranking = [(u, s) for u, s in ranking if matched[where[u]]]
+            ranking = [(u, s) for u, s in ranking if matched[where[u]] and s > 0]
         if self._hits is None:
             self._hits = Hits(self.hierarchy)
         return self._hits(ranking, profile.level)

@@ -233,13 +233,17 @@ class FolderDataset:
         }
 
 
-def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
+def load_folder(path: str | os.PathLike[str], *, questions: bool = True) -> FolderDataset:
     r"""Read a folder of documents and locate the evidence of its ``questions.jsonl``.
 
     Parameters
     ----------
     path : path-like
         The folder, or its ``questions.jsonl``.
+    questions : bool, default True
+        Whether ``questions.jsonl`` must be there (to evaluate). ``False`` (to
+        search) loads a folder without it with no questions; one that is
+        there is read and checked all the same.
 
     Returns
     -------
@@ -297,7 +301,7 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
     report = _Report(root.name)
     files = _document_files(root, report)
     questions_file = root / QUESTIONS_FILE
-    if not questions_file.is_file():
+    if not questions_file.is_file() and questions:
         found = f"it holds {len(files)} document(s)" if files else "it holds no documents either"
         raise FolderFormatError(
             f"{root} has no {QUESTIONS_FILE} ({found}): a folder of documents needs its "
@@ -316,9 +320,12 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
     styles = tuple(s for s in HEADING_STYLES if any(s in SUFFIXES[k] for k in kinds.values()))
     _check_headings(docs, kinds, styles, report)
     corpus = Corpus(f"folder-{root.name}", docs)
-    raw = questions_file.read_bytes()
-    contents.append((QUESTIONS_FILE, raw))
-    queries, judged_at = _Questions(questions_file, raw, corpus, styles, report).read()
+    queries: list[Query] = []
+    judged_at: dict[str, Level] = {}
+    if questions_file.is_file():
+        raw = questions_file.read_bytes()
+        contents.append((QUESTIONS_FILE, raw))
+        queries, judged_at = _Questions(questions_file, raw, corpus, styles, report).read()
     report.warn()
     problems = {
         "dropped_questions": len(report.lists["dropped"]),
