@@ -94,7 +94,61 @@ def _disk_fills() -> Facts:
     )
 
 
+def _ray_fails(failure: Exception) -> Facts:
+    """``hierret embed --engine ray`` where Ray's start fails (its helper processes too
+    slow on a loaded machine), simulated by making ``ray.init`` raise what Ray raises."""
+    import importlib.util
+
+    ray = None
+    if importlib.util.find_spec("ray") is not None:
+        import ray
+
+    def fail(*args: object, **kw: object) -> None:
+        raise failure
+
+    saved = (ray.init, ray.is_initialized) if ray is not None else None
+    if ray is not None:
+        ray.init, ray.is_initialized = fail, lambda: False
+    root = tempfile.mkdtemp()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            status = main(["embed", "--encoder", "hash", "--engine", "ray", "--no-progress",
+                           "--cache-dir", root])  # fmt: skip
+    finally:
+        if ray is not None and saved is not None:
+            ray.init, ray.is_initialized = saved
+    said = err.getvalue().strip()
+    last = said.splitlines()[-1] if said else "(nothing on stderr)"
+    return Facts(
+        f"exit status {status}: {last[:300]}",
+        refused=SystemExit(f"exit status {status}: {last}") if status else None,
+        status=status,
+        stderr=said,
+        stored=VectorCache(root).count(HashEncoder().identity),
+    )
+
+
+_RAY_CLEAR = (
+    right(
+        "exit status 2, a message naming --engine local, no traceback",
+        lambda f: f.status == 2 and "--engine local" in f.stderr and "Traceback" not in f.stderr,
+    ),
+    kept("nothing half-stored", lambda f: f.stored == 0),
+)
+
 CASES: list[Case] = [
+    (
+        "hierret embed --engine ray where Ray's helpers report their ports too late "
+        "(ray.init raises TimeoutError)",
+        lambda: _ray_fails(TimeoutError("Timed out after 15 s waiting for the raylet's port")),
+        _RAY_CLEAR,
+    ),
+    (
+        "hierret embed --engine ray where the GCS does not come up (ray.init raises RuntimeError)",
+        lambda: _ray_fails(RuntimeError("Failed to start the GCS server")),
+        _RAY_CLEAR,
+    ),
     ("hierret embed --encoder '' (an unset shell variable)", _refused("--encoder", "")),
     ("hierret embed --encoder ' ' (a variable holding a space)", _refused("--encoder", " ")),
     (
