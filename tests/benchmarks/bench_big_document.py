@@ -4,7 +4,9 @@ time against the document's size.
 Writes a seeded Markdown document of each ``--sizes`` (MB: headings every ~40
 paragraphs, two levels, paragraphs of ~400 characters) into a folder, and in a
 fresh child process per size measures: the peak resident memory of
-:func:`hierret.datasets.load` (``questions=False``) over the process's baseline,
+:func:`hierret.datasets.load` over the process's baseline (``--questions``: with
+a ``questions.jsonl`` whose one question quotes the document, so the quote is
+located; else ``questions=False``, as ``hierret search`` loads it),
 and the wall and CPU time of :func:`hierret.hierarchy.build_hierarchy` (default
 passage sizes). It prints one line per size and, for each size after the first,
 the growth of time and memory relative to the first (a linear step grows as the
@@ -33,7 +35,7 @@ base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from hierret.datasets import load
 from hierret.hierarchy import build_hierarchy
 after_import = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-bundle = load(sys.argv[1], questions=False)
+bundle = load(sys.argv[1], questions=sys.argv[2] == "1")
 load_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0, c0 = time.perf_counter(), time.process_time()
 h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
@@ -64,15 +66,25 @@ def document(mb: float, seed: int = 0) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1.0, 4.0, 16.0])
+    ap.add_argument(
+        "--questions",
+        action="store_true",
+        help="with a questions.jsonl whose one question quotes the document (located)",
+    )
     args = ap.parse_args()
     first = None
     for mb in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp, "big")
             root.mkdir()
-            (root / "manual.md").write_text(document(mb), encoding="utf-8")
+            text = document(mb)
+            (root / "manual.md").write_text(text, encoding="utf-8")
+            if args.questions:
+                quote = text[len(text) // 2 :].split("\n\n")[1][:200]
+                row = {"question": "Where?", "evidence": [quote]}
+                (root / "questions.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
             out = subprocess.run(
-                [sys.executable, "-c", _CHILD, str(root)],
+                [sys.executable, "-c", _CHILD, str(root), "1" if args.questions else "0"],
                 capture_output=True,
                 text=True,
                 check=True,
