@@ -231,3 +231,20 @@ def test_bm25_search_gives_no_hit_that_matches_no_word(level: str) -> None:
     assert all(h.score > 0 for h in hits)
     run = searcher.run([Query("q", "zebra quagga", ())], profile, 3)["q"]
     assert run  # an evaluation's run still ranks every unit (ties among zeros)
+
+
+def test_hits_on_a_tiny_corpus_are_ranked_with_lucene_idf(caplog: pytest.LogCaptureFixture) -> None:
+    """Two documents: Okapi's idf of every word is <= 0; the hits use Lucene's, and say so,
+    while an evaluation run keeps Okapi's (rank_bm25's)."""
+    corpus = Corpus(
+        "c", [Document("a", "A", "Dogs bark at cats."), Document("b", "B", "Cats purr.")]
+    )
+    searcher = Searcher(build_hierarchy(corpus), HashEncoder(dimension=8))
+    profile = Profile(level="documents", ranker="bm25")
+    with caplog.at_level("WARNING", logger="hierret"):
+        hits = searcher.search("cats purr", profile, k=2)
+    assert [h.doc_id for h in hits] == ["b", "a"]
+    assert all(h.score > 0 for h in hits)
+    assert "ranked with Lucene's" in caplog.text
+    okapi = searcher.run([Query("q", "cats purr", ())], profile, 2)["q"]
+    assert okapi[0][0] == "a"  # rank_bm25's order, unchanged for evaluations

@@ -187,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=IDFS,
         default="okapi",
         help="BM25's idf: okapi (rank_bm25's, as every published figure) or lucene (always "
-        "positive: for a folder of a few documents, where okapi's idf of every common word "
-        "is <= 0 and a warning says so) (default: okapi)",
+        "positive). With okapi, a question whose every word has an idf <= 0 (a folder of "
+        "a few documents) is ranked with lucene's, and a warning says so (default: okapi)",
     )
     s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
     s.add_argument(

@@ -420,6 +420,21 @@ class Searcher:
         self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
         return rankings
 
+    def _lucene_ranking(
+        self, level: Level, analyzer: str, tokens: list[str], k: int
+    ) -> list[tuple[str, float]]:
+        """The top ``k`` units holding a word of ``tokens`` by BM25 with Lucene's idf
+        (:meth:`search`'s ranking where Okapi's idf cannot rank)."""
+        key = (level, analyzer + "/lucene")
+        if key not in self._bm25:
+            self._bm25[key] = BM25.from_texts(self.texts(level), analyzer, idf="lucene")
+        _lucene_note(self._bm25[key].n_docs)
+        unit_ids = [u.id for u in self.units(level)]
+        ties = self._tie_keys.setdefault(level, tie_keys(unit_ids))
+        keep = self._has_text.setdefault(level, [has_text(t) for t in self.texts(level)])
+        found = self._bm25[key].search(tokens, k + keep.count(False), ties)
+        return [(unit_ids[i], s) for i, s in found if keep[i] and s > 0][:k]
+
     def _rank(
         self,
         level: Level,
@@ -667,8 +682,11 @@ class Searcher:
         matches only) keeps only the units holding a word of the question with
         a score above 0: a unit that matches nothing is no hit, whatever its
         place among the zeros (an evaluation's :meth:`run` keeps them, as
-        ranked lists do); on a corpus of a few documents, where Okapi's idf of
-        every word is <= 0, BM25 logs a warning naming ``bm25_idf="lucene"``.
+        ranked lists do). On a corpus of a few documents, where Okapi's idf of
+        every word of the question is <= 0 (so its scores would rank a unit
+        lower the more of them it holds), the hits are ranked with Lucene's
+        always-positive idf instead, and a warning says so (``run`` keeps
+        Okapi's: every published figure is an evaluation run).
 
         Examples
         --------
@@ -685,13 +703,26 @@ class Searcher:
         ranking = self.run([Query("q", text, ())], profile, k, rerankers)["q"]
         if profile.ranker == "bm25" and profile.level != "fused":
             level: Level = profile.level
+            tokens = get_analyzer(profile.analyzer)(text)
             bm25 = self.bm25_index(level, profile.analyzer)
-            matched = bm25.matches(get_analyzer(profile.analyzer)(text))
+            if profile.reranker is None and bm25.cannot_rank(tokens):
+                ranking = self._lucene_ranking(level, profile.analyzer, tokens, k)
+            matched = bm25.matches(tokens)
             where = {u.id: i for i, u in enumerate(self.units(level))}
             ranking = [(u, s) for u, s in ranking if matched[where[u]] and s > 0]
         if self._hits is None:
             self._hits = Hits(self.hierarchy)
         return self._hits(ranking, profile.level)
+
+
+def _lucene_note(n: int) -> None:
+    log.warning(
+        "BM25: every word of the question found here has an Okapi idf <= 0 (a corpus of "
+        "%d units, each word in half of them or more): its hits are ranked with Lucene's "
+        "always-positive idf instead (bm25_idf='lucene'; hierret search --bm25-idf lucene "
+        "ranks every question so)",
+        n,
+    )
 
 
 def _index_key(level: Level, vectors: Strategy) -> IndexKey:

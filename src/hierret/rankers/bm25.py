@@ -34,7 +34,12 @@ idf ≤ 0 logs one warning per index naming the fix: ``idf="lucene"``, Lucene's
 ``ln(1 + (N − n_t + 0.5) / (n_t + 0.5))``, always positive, which ranks such
 corpora by the terms they hold (and differs from ``BM25Okapi`` everywhere, so
 no published figure uses it). :meth:`BM25.matches` says which documents hold
-a query term at all, whatever their score.
+a query term at all, whatever their score, and :meth:`BM25.cannot_rank` whether
+Okapi's idf cannot rank a query: :meth:`hierret.search.Searcher.search` (what
+``hierret search`` prints) then ranks that question's hits with Lucene's idf,
+saying so, while evaluation runs keep Okapi's (on every published corpus, at
+every level, no question of the published sets meets that condition:
+measured when the fallback was added).
 
 Departures from ``BM25Okapi``, all where it fails: an empty corpus is a clear
 :class:`ValueError` (``BM25Okapi`` divides by zero); a corpus whose documents
@@ -370,7 +375,7 @@ class BM25:
         scores = np.zeros(self.n_docs, dtype=np.float64)
         indptr, indices, weights = self._indptr, self._indices, self._weights
         terms = self._query_terms(query)
-        if terms and not self._warned and all(self.idf[t] <= 0 for t in terms):
+        if not self._warned and self._cannot_rank(terms):
             self._warned = True  # once per index
             log.warning(
                 "BM25: every query term found has an Okapi idf <= 0 on this corpus of %d "
@@ -387,6 +392,22 @@ class BM25:
             else:
                 scores[indices[start:end]] += count * weights[start:end]
         return scores
+
+    def _cannot_rank(self, terms: Mapping[int, int]) -> bool:
+        return bool(terms) and all(self.idf[t] <= 0 for t in terms)
+
+    def cannot_rank(self, query: Sequence[str]) -> bool:
+        """Whether every query token found has an idf <= 0 here (Okapi's idf on a corpus
+        of a few documents), so that the scores rank a document *lower* the more of
+        them it holds; ``False`` when no token is found.
+
+        Examples
+        --------
+        >>> tiny = BM25.from_texts(["Dogs bark at cats", "Cats purr"])
+        >>> tiny.cannot_rank(tiny.analyzer("cats purr")), tiny.cannot_rank(["zebra"])
+        (True, False)
+        """
+        return self._cannot_rank(self._query_terms(query))
 
     def matches(self, query: Sequence[str]) -> NDArray[np.bool_]:
         """Which documents hold at least one of the query's tokens (whatever their score).
