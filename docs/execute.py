@@ -349,6 +349,13 @@ def main(argv: list[str] | None = None) -> int:
     figures = args.out / "figures"  # each notebook's figures_dir, relative to --out
     if figures.exists() and not figures.is_dir():
         ap.error(f"{figures} is a file: the notebooks save their figures in a folder of that name")
+    for name, value in args.p:  # -p figures_dir / results_dir: folders too, relative to --out
+        if name.endswith("_dir") and value not in ("None", ""):
+            parsed = _value(value)
+            folder = Path(parsed if isinstance(parsed, str) else value).expanduser()
+            problem = _output_folder(args.out / folder, f"-p {name}")
+            if problem:
+                ap.error(problem)
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
     stems = [nb.stem for nb in notebooks]

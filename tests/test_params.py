@@ -715,3 +715,12 @@ def test_execute_refuses_a_file_where_the_figures_go(
     with pytest.raises(SystemExit):
         execute(["--out", str(tmp_path), "--only", "01_structure"])
     assert "save their figures in a folder of that name" in capsys.readouterr().err
+
+
+def test_execute_refuses_a_dir_parameter_naming_a_file(
+    execute: Callable[[list[str]], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "figs.png").write_text("not a folder")
+    with pytest.raises(SystemExit):
+        execute(["--out", str(tmp_path), "--only", "01_structure", "-p", "figures_dir", "figs.png"])
+    assert "-p figures_dir" in capsys.readouterr().err

@@ -194,6 +194,18 @@ CASES: list[Case] = [
         _FRONT,
     ),
     (
+        "an XHTML page (XML declaration first) saved as policy.markdown",
+        lambda: _loaded(
+            "policy.markdown",
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            + _PAGE.replace(
+                "<!DOCTYPE html>\n<html>", '<html xmlns="http://www.w3.org/1999/xhtml">'
+            ),
+            "policy",
+        ),
+        _NO_TAGS,
+    ),
+    (
         "an HTML page saved from a browser as policy.md",
         lambda: _loaded("policy.md", _PAGE, "policy"),
         _NO_TAGS,

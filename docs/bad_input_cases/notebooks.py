@@ -79,6 +79,11 @@ CASES: list[Case] = [
         _NOTHING_MADE,
     ),
     (
+        "docs/execute.py -p figures_dir naming a file inside --out",
+        _run(lambda r: ["--out", str(r), "-p", "figures_dir", _file(r, "plot.png").name]),
+        _NOTHING_MADE,
+    ),
+    (
         "docs/execute.py --out a folder that holds a file named figures",
         _run(lambda r: (_file(r, "figures"), ["--out", str(r)])[1]),
         _NOTHING_MADE,

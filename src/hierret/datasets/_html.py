@@ -39,7 +39,10 @@ from html.parser import HTMLParser
 
 __all__ = ["html_to_text", "looks_like_html"]
 
-_PAGE = re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+_PAGE = re.compile(
+    r"\A\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
+    re.I | re.S,
+)  # an XHTML page may start with its XML declaration
 _SKIP = {"script", "style", "head", "template", "noscript", "svg"}
 _BLOCK = {
     "p", "div", "section", "article", "main", "header", "footer", "nav", "aside",
