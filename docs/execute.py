@@ -31,10 +31,11 @@ written as the size's cold record (`timing-cold.json`, `timing-class-cold.json`.
 what a first run costs. Each notebook's head shows these records' times
 (hierret.publish.timing.run_times).
 
-Nothing runs unless every --only names a notebook, every -p names a parameter of
-some notebook run, and each value has the type that parameter's default has in every
-notebook declaring it (hierret.study.params); each notebook then checks its
-parameters in its own first cells too.
+Nothing runs unless --out (and --results, when given) is a folder that can be
+written or created (not a file, not inside one), every --only names a notebook,
+every -p names a parameter of some notebook run, and each value has the type that
+parameter's default has in every notebook declaring it (hierret.study.params); each
+notebook then checks its parameters in its own first cells too.
 """
 
 from __future__ import annotations
@@ -286,8 +287,38 @@ def _retitle(path: Path, title: str, stem: str) -> None:
     nbformat.write(notebook, str(path))
 
 
+def _output_folder(path: Path, what: str) -> str | None:
+    """Why ``path`` cannot be the folder ``what`` is written to (``None`` when it can):
+    checked before anything runs (nothing is made), so a run of hours does not end on a
+    traceback where it writes."""
+    shown = f"{what} {path}"
+    for parent in [path, *path.parents]:  # the first part of the path that exists
+        if parent.exists() or parent.is_symlink():
+            break
+    if parent.is_symlink() and not parent.exists():
+        return f"{shown}: {parent} is a symbolic link to nothing; give a folder"
+    if not parent.is_dir():
+        where = "is" if parent == path else f"is inside {parent}, which is"
+        return (
+            f"{shown} {where} a file, not a folder: give a folder (created if needed), "
+            "e.g. a new one beside that file"
+        )
+    try:  # a file made and removed where the first missing folder would be made
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as err:
+        where = "" if parent == path else f" ({parent} cannot be written to make it)"
+        return (
+            f"{shown} cannot be written{where}: {err.strerror or err}; give a folder you may "
+            "write to"
+        )
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="docs/execute.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     ap.add_argument("--out", required=True, type=Path, help="folder for executed notebooks")
     ap.add_argument("--kernel", default="python3")
     ap.add_argument(
@@ -314,6 +345,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     args.size = "smoke" if args.smoke else args.size
+    for path, what in ((args.out, "--out"), (args.results, "--results")):
+        problem = _output_folder(path, what) if path is not None else None
+        if problem:
+            ap.error(problem)
+    figures = args.out / "figures"  # each notebook's figures_dir, relative to --out
+    if figures.exists() and not figures.is_dir():
+        ap.error(f"{figures} is a file: the notebooks save their figures in a folder of that name")
+    for name, value in args.p:  # -p figures_dir / results_dir: folders too, relative to --out
+        if name.endswith("_dir") and value not in ("None", ""):
+            parsed = _value(value)
+            folder = Path(parsed if isinstance(parsed, str) else value).expanduser()
+            problem = _output_folder(args.out / folder, f"-p {name}")
+            if problem:
+                ap.error(problem)
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
     stems = [nb.stem for nb in notebooks]

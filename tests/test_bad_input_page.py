@@ -394,6 +394,35 @@ def test_every_class_of_the_issue_has_cases(
         assert needle in texts, needle
 
 
+def test_every_class_of_the_third_round_has_cases(
+    real_outcomes: list[tuple[str, str, str, str]],
+) -> None:
+    """Issue 43's fourteen classes, and a folder without questions, each on the page."""
+    texts = " ".join(text for _, text, _, _ in real_outcomes).lower()
+    for needle in [
+        "disk fills up",  # 1. a command that exists to store fails when it stored nothing
+        "under a regular file",
+        "says format 2",  # 2. the format checked where it is read
+        "says format 7",
+        "utf-16",  # 3. the encoding found named, with a fix right for it
+        "shift-jis",
+        "windows-1251",
+        "cut short in place",  # 4. a mapped file shrinking under a reader
+        "two-document folder",  # 5. BM25 on a tiny corpus
+        "nfd",  # 6. text normalised as ids are
+        "--engine ray",  # 7. a Ray start failure
+        "evidence files whose question ids",  # 8. ids that look missing
+        "front matter",  # 9
+        "html page",  # 10
+        "words no document holds",  # 11. no zero-score hits
+        "two writers",  # 12. a key stored twice
+        "--encoder ''",  # 13. an empty encoder name
+        "docs/execute.py --out",  # 14. output paths checked up front
+        "no questions.jsonl",  # a folder of documents is searchable
+    ]:
+        assert needle in texts, needle
+
+
 def test_a_neutral_placeholder_shows_on_the_page() -> None:
     """``<tmp>`` was raw HTML to MyST: the page showed 'file:///qasper.tgz' where a
     temporary folder had been, and Chromium's path check flagged it as a local path."""

@@ -297,3 +297,36 @@ def test_get_analyzer_errors() -> None:
     assert custom("running") == ["running"]
     with pytest.raises(KeyError):
         Analyzer(stemmer="klingon")
+
+
+def test_lucene_idf_ranks_a_tiny_corpus_by_the_terms_it_holds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two documents: Okapi's idf of every term is <= 0, and says so; Lucene's is not."""
+    texts = ["Dogs bark at cats", "Cats purr"]
+    okapi = BM25.from_texts(texts)
+    with caplog.at_level("WARNING", logger="hierret"):
+        wrong = okapi.search(okapi.analyzer("cats purr"), 2)
+        okapi.search(okapi.analyzer("cats purr"), 2)
+    assert wrong[0][0] == 0  # the dogs first: what the warning is about
+    assert caplog.text.count("every query term found") == 1  # once per index
+    lucene = BM25.from_texts(texts, idf="lucene")
+    assert [i for i, _ in lucene.search(lucene.analyzer("cats purr"), 2)] == [1, 0]
+    n, df = 2, lucene.doc_freq.astype(float)
+    assert np.allclose(lucene.idf, np.log(1 + (n - df + 0.5) / (df + 0.5)))
+    assert (lucene.idf > 0).all()
+    with pytest.raises(ValueError, match="idf must be one of"):
+        BM25.from_texts(texts, idf="bm25+")
+
+
+def test_no_warning_where_okapi_idf_ranks(caplog: pytest.LogCaptureFixture) -> None:
+    index = BM25.from_texts([f"document {i} about topic {i}" for i in range(20)])
+    with caplog.at_level("WARNING", logger="hierret"):
+        index.search(index.analyzer("topic 3"), 3)
+    assert "idf" not in caplog.text
+
+
+def test_matches_names_documents_holding_a_query_term_whatever_their_score() -> None:
+    index = BM25.from_texts(["Dogs bark at cats", "Cats purr", "Birds sing"])
+    assert index.matches(index.analyzer("cats")).tolist() == [True, True, False]
+    assert index.matches(index.analyzer("zebra")).tolist() == [False, False, False]

@@ -680,3 +680,70 @@ def test_raw_vectors_are_cached_apart_from_unit_vectors(tmp_path: Path) -> None:
     fresh = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp_path))
     np.testing.assert_array_equal(fresh.encode_unnormalized(texts), raw)
     assert fresh.stats.misses == 0
+
+
+def _reformat(shard: Path, fmt: object) -> None:
+    """Rewrite ``shard``'s header with another ``format`` (its checksum recomputed) and
+    other numbers in every vector (their record checksums recomputed too): what a
+    newer hierret's layout could look like to this one."""
+    import json
+    import struct
+    import zlib
+
+    data = shard.read_bytes()
+    (hlen,) = struct.unpack_from("<I", data, 8)
+    meta = json.loads(data[12 : 12 + hlen])
+    meta["format"] = fmt
+    head = json.dumps(meta, sort_keys=True).encode()
+    body = bytearray(data[16 + hlen :])
+    seed = zlib.crc32(meta["identity"].encode())
+    size = 32 + 4 * meta["dimension"] + 4
+    for r in range(meta["count"]):
+        rec = body[r * size : (r + 1) * size]
+        rec[32:-4] = np.full(meta["dimension"], 0.5, "<f4").tobytes()
+        rec[-4:] = struct.pack("<I", zlib.crc32(bytes(rec[:-4]), seed))
+        body[r * size : (r + 1) * size] = rec
+    shard.write_bytes(
+        b"HRVCACHE"
+        + struct.pack("<I", len(head))
+        + head
+        + struct.pack("<I", zlib.crc32(head))
+        + bytes(body)
+    )
+
+
+@pytest.mark.parametrize("fmt", [2, 0, "1", None])
+def test_a_shard_of_another_format_is_never_served_nor_deleted(
+    tmp_path: Path, fmt: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    truth = HashEncoder(dimension=8).encode_passages(TEXTS[:10])
+    CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp_path)).encode_passages(TEXTS[:10])
+    (shard,) = shards(tmp_path)
+    _reformat(shard, fmt)
+    before = shard.read_bytes()
+    model = CountingEncoder(dimension=8)
+    cache = VectorCache(tmp_path)
+    enc = CachedEncoder(model, cache)
+    with caplog.at_level("WARNING", logger="hierret"):
+        out = enc.encode_passages(TEXTS[:10])
+    assert np.array_equal(out, truth)  # 0 wrong vectors
+    assert sum(len(c) for c in model.calls) == 10  # all recomputed
+    assert f"format {fmt!r}" in caplog.text
+    assert "upgrade hierret" in caplog.text
+    assert cache.mapped(model.identity)[0][1].tolist() == truth.tolist()  # only our shard
+    cache.compact(model.identity)
+    assert shard.read_bytes() == before  # a newer hierret's shard is left alone
+
+
+def test_an_index_of_another_format_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from hierret.index import INDEX_FILE, IndexFileError, VectorIndex
+
+    VectorIndex(["a"], [[1.0, 0.0]], identity="toy").save(tmp_path)
+    meta = tmp_path / INDEX_FILE
+    doc = json.loads(meta.read_text())
+    doc["format"] = 2
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(IndexFileError, match="in format 2, and this hierret reads format 1"):
+        VectorIndex.load(tmp_path)

@@ -155,7 +155,7 @@ def test_invalid_utf8_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(BeirFormatError, match=r"corpus\.jsonl:4: not valid UTF-8") as info:
         load_beir(root)
     assert isinstance(info.value, ValueError)
-    assert "re-encode" in str(info.value)
+    assert "iconv -f CP1252 -t UTF-8" in str(info.value)
     (root / "qrels" / "test.tsv").write_bytes(TEST_QRELS.encode() + b"q1\td\xff\t1\n")
     (root / "corpus.jsonl").write_text(_jsonl(CORPUS))  # type: ignore[arg-type]
     with pytest.raises(BeirFormatError, match=r"test\.tsv:6: not valid UTF-8"):

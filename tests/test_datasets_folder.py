@@ -401,7 +401,50 @@ def test_not_utf8_document_names_file_and_fix(tmp_path: Path) -> None:
         load(root)
     message = str(info.value)
     assert "latin.txt: not UTF-8 text: byte 3 (line 1)" in message
-    assert "save the file as UTF-8" in message
+    assert "iconv -f CP1252 -t UTF-8" in message
+
+
+_TEXTS = {
+    "utf-16": "# Notes\n\nGrüße aus Köln: the logs are kept for thirty days.\n",
+    "utf-16-le": "# Notes\n\nThe logs are kept for thirty days, then removed.\n",
+    "utf-16-be": "# Notes\n\nThe logs are kept for thirty days, then removed.\n",
+    "utf-32": "# Notes\n\nThe logs are kept for thirty days.\n",
+    "cp1252": "# Notes\n\nLes élèves préfèrent « les cafés » ; ça coûte 5 € — voilà.\n" * 3,
+    "cp1251": "# Заметки\n\nЭто тестовый документ на русском языке, довольно длинный.\n" * 3,
+    "shift_jis": "# メモ\n\n日本語の文書です。これはテストのための長い文章になります。\n" * 3,
+    "gb18030": "# 笔记\n\n这是一个用于测试的中文文档，内容比较长一些。日志保存三十天。\n" * 3,
+}
+
+
+@pytest.mark.parametrize("encoding", list(_TEXTS))
+def test_the_fix_a_not_utf8_error_names_is_right_for_the_file(
+    tmp_path: Path, encoding: str
+) -> None:
+    """The command the error gives turns the file into its text, not into garbage."""
+    import re
+    import shutil
+    import subprocess
+
+    root = _folder(tmp_path, [{"question": "Logs?", "relevant": ["faq"]}])
+    doc = root / "notes.md"
+    doc.write_bytes(_TEXTS[encoding].encode(encoding))
+    with pytest.raises(FolderFormatError) as info:
+        load(root)
+    message = str(info.value)
+    found = re.search(r"iconv -f (\S+) -t UTF-8 (.+) > .+ && mv", message)
+    assert found, message
+    assert doc.read_bytes().decode(found.group(1)).removeprefix("\ufeff") == _TEXTS[encoding]
+    if shutil.which("iconv"):
+        command = message[found.start() :].split(" (a guess")[0]
+        subprocess.run(command, shell=True, check=True, cwd=root)
+        assert doc.read_text(encoding="utf-8").removeprefix("\ufeff") == _TEXTS[encoding]
+
+
+def test_a_binary_file_with_a_text_suffix_is_named_as_such(tmp_path: Path) -> None:
+    root = _folder(tmp_path, [{"question": "Logs?", "relevant": ["faq"]}])
+    (root / "scan.txt").write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(FolderFormatError, match="not text in any encoding tried"):
+        load(root)
 
 
 def test_not_utf8_questions_file(tmp_path: Path) -> None:
@@ -515,3 +558,171 @@ def test_two_files_one_id_under_nfc_are_refused(tmp_path: Path) -> None:
     root = _folder(tmp_path, [{"question": "Setup?", "relevant": ["caf\u00e9"]}], docs)
     with pytest.raises(FolderFormatError, match=r"same document id 'caf\\xe9'.*NFC"):
         load_folder(root)
+
+
+@pytest.mark.parametrize(
+    ("doc_form", "quote_form"), [("NFD", "NFC"), ("NFC", "NFD"), ("NFD", "NFD")]
+)
+def test_text_and_quotes_are_compared_in_nfc(
+    tmp_path: Path, doc_form: str, quote_form: str
+) -> None:
+    """A document saved on macOS (NFD) holds the quotes typed elsewhere (NFC), and back."""
+    import unicodedata
+
+    sentence = "Le café crème est servi à la Brasserie Müller jusqu'à minuit, même en été."
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "menu.md").write_text(
+        "# Menu\n\n" + unicodedata.normalize(doc_form, sentence) + "\n", encoding="utf-8"
+    )
+    quote = unicodedata.normalize(quote_form, sentence)
+    (root / "questions.jsonl").write_text(
+        json.dumps({"question": "Until when?", "evidence": [quote]}) + "\n", encoding="utf-8"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no quote left out
+        data = load_folder(root)
+    ((doc_id, start, end),) = data.queries[0].evidence
+    assert data.corpus[doc_id].text[start:end] == unicodedata.normalize("NFC", sentence)
+
+
+def test_locate_maps_composed_matches_back_to_the_text_as_given() -> None:
+    import unicodedata
+
+    from hierret.datasets import locate
+    from hierret.units import Corpus, Document
+
+    text = "x  " + unicodedata.normalize("NFD", "Ångström über 한국어 text") + " y"
+    spans = locate("Ångström  über 한국어", Corpus("c", [Document("a", "", text)]))
+    ((_, start, end),) = spans
+    assert unicodedata.normalize("NFC", text[start:end]) == "Ångström über 한국어"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "---\ntitle: Release notes\ndate: 2024-01-01\ntags: [cache, vectors]\n---\n",
+        "---\nTitle: 'Release notes'\n...\n",
+        '+++\ntitle = "Release notes"\ndraft = false\n+++\n',
+        "\ufeff---\r\ntitle: Release notes\r\n---\r\n",
+    ],
+)
+def test_front_matter_names_the_document_and_is_not_text(tmp_path: Path, head: str) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    body = "The release adds a cache that keeps vectors across runs.\n\n## Fixes\n\nMany.\n"
+    (root / "release.md").write_bytes((head + body).encode("utf-8"))
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["release"]}\n')
+    doc = load_folder(root).corpus["release"]
+    assert doc.title == "Release notes"
+    assert doc.text == body
+    assert "title" not in doc.text.lower()
+
+
+def test_a_rule_at_the_top_is_not_front_matter(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    text = "---\n\nA rule above, then the text of the note itself.\n\n---\n\nMore.\n"
+    (root / "n.md").write_text(text)
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["n"]}\n')
+    assert load_folder(root).corpus["n"].text == text
+
+
+@pytest.mark.parametrize("name", ["saved.md", "export.txt", "page.markdown"])
+def test_an_html_page_saved_under_a_text_name_is_read_as_its_text(
+    tmp_path: Path, name: str
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    page = (
+        "<!-- saved from url -->\n<!DOCTYPE html>\n<html lang='en'><head><title>Guide</title>"
+        "<style>body{color:red}</style><script>var x = '<p>';</script></head><body>"
+        "<nav><a href='/'>Home</a></nav><h1>Install</h1><p>Run the installer &amp; reboot "
+        "the machine afterwards, then log in again.</p><h2>Logs</h2><p>Logs go to "
+        "<code>/var/log</code>.</p></body></html>"
+    )
+    (root / name).write_text(page)
+    stem = name.split(".")[0]
+    quote = "Run the installer & reboot the machine afterwards, then log in again."
+    (root / "questions.jsonl").write_text(
+        json.dumps({"question": "How?", "evidence": [quote]}) + "\n"
+    )
+    with pytest.warns(FolderDataWarning, match="HTML page"):
+        data = load_folder(root)
+    doc = data.corpus[stem]
+    assert "<" not in doc.text
+    assert "color:red" not in doc.text
+    assert "var x" not in doc.text
+    assert doc.title == "Guide"
+    assert len(data.queries) == 1
+    h = build_hierarchy(data.corpus, heading_styles=data.heading_styles)
+    assert [s.path for s in h.sections[stem] if s.path != ("(preamble)",)] == [
+        ("Install",),
+        ("Install", "Logs"),
+    ]
+
+
+def test_markdown_with_inline_html_is_left_as_it_is(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    text = "# Notes\n\nSome <b>bold</b> text and a <br> break.\n\n<details>more</details>\n"
+    (root / "n.md").write_text(text)
+    (root / "questions.jsonl").write_text('{"question": "What?", "relevant": ["n"]}\n')
+    assert load_folder(root).corpus["n"].text == text
+
+
+def test_a_folder_without_questions_is_searchable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Questions are needed to evaluate, not to search."""
+    root = tmp_path / "mydocs"
+    root.mkdir()
+    (root / "cats.md").write_text("# Cats\n\nCats purr when they are content and warm.\n")
+    (root / "dogs.md").write_text("# Dogs\n\nDogs bark at the mail carrier every morning.\n")
+    (root / "owls.txt").write_text("Owls hoot at night in the old barn.\n")
+    bundle = load(str(root), questions=False)
+    assert [d.id for d in bundle.corpus] == ["cats", "dogs", "owls"]
+    assert bundle.queries == ()
+    with pytest.raises(ValueError, match="questions are needed to evaluate, not to search"):
+        load(str(root))  # a study still needs them
+    cache = str(tmp_path / "cache")
+    argv = ["--corpus", str(root), "--encoder", "hash", "--cache-dir", cache]
+    assert main(["embed", *argv, "--no-progress"]) == 0
+    assert main(["search", "why do cats purr", *argv, "--ranker", "bm25", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "folder-mydocs: 3 documents" in out
+    assert "cats#" in out
+
+
+def test_the_vectorised_whitespace_map_equals_the_regex_one() -> None:
+    """gold._Normalised (numpy, 4-8 bytes a character) equals the regex walk it replaced."""
+    import random
+    import re
+
+    from hierret.datasets.gold import _Normalised
+
+    def reference(text: str) -> tuple[str, list[int]]:
+        parts, offsets, pos = [], [], 0
+        for m in re.finditer(r"\s+", text):
+            parts.append(text[pos : m.start()])
+            offsets.extend(range(pos, m.start()))
+            parts.append(" ")
+            offsets.append(m.start())
+            pos = m.end()
+        parts.append(text[pos:])
+        offsets.extend(range(pos, len(text)))
+        return "".join(parts), [*offsets, len(text)]
+
+    from hierret.datasets import gold
+
+    rng = random.Random(7)
+    alphabet = [*"ab z\t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000漢😀", "  ", "\n\n"]
+    for block in (gold._BLOCK, 5):  # whitespace runs across a block's edge too
+        for _ in range(300):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50)))
+            saved, gold._BLOCK = gold._BLOCK, block
+            try:
+                got = _Normalised(text)
+            finally:
+                gold._BLOCK = saved
+            assert (got.text, [int(o) for o in got.offsets]) == reference(text)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache
+from hierret.cache import CachedEncoder, CacheNotWritableError, CacheWriteError, VectorCache
 from hierret.cli import main
 from hierret.embed import EngineUnavailableError, embed_texts
 from hierret.encoders import HashEncoder, load_encoder
@@ -83,3 +83,66 @@ def test_import_hierret_does_not_import_ray() -> None:
     code = "import sys, hierret, hierret.embed, hierret.cli; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class Counting(HashEncoder):
+    """Embeds 4 texts a batch and counts the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=8)
+        self.embedded = 0
+
+    def _embed_batches(self, texts: list[str]) -> Iterator[tuple[list[int], NDArray[Any]]]:
+        for lo in range(0, len(texts), 4):
+            idx = list(range(lo, min(lo + 4, len(texts))))
+            self.embedded += len(idx)
+            yield idx, self._embed([texts[i] for i in idx])
+
+
+def test_embed_into_an_unwritable_cache_fails_before_embedding(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    model = Counting()
+    with pytest.raises(CacheNotWritableError, match="not writable"):
+        embed_texts(["a", "b"], CachedEncoder(model, VectorCache(blocker)), show_progress=False)
+    assert model.embedded == 0
+    assert main(["embed", "--encoder", "hash", "--no-progress", "--cache-dir", str(blocker)]) == 2
+
+
+def test_embed_stops_with_an_error_when_a_write_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hierret import cache as cache_mod
+
+    real, shards = cache_mod.atomic_write, [0]
+
+    def full(path: Any, content: Any, **kw: Any) -> Any:
+        if str(path).endswith(".hvc"):
+            shards[0] += 1
+            if shards[0] > 1:
+                raise OSError(28, "No space left on device", str(path))
+        return real(path, content, **kw)
+
+    monkeypatch.setattr(cache_mod, "atomic_write", full)
+    model = Counting()
+    texts = [f"text {i}" for i in range(20)]
+    with pytest.raises(CacheWriteError, match="after 4 were stored") as err:
+        embed_texts(texts, CachedEncoder(model, VectorCache(tmp_path)), show_progress=False)
+    assert err.value.stored == 4
+    assert model.embedded == 8  # stopped at the first failure
+    monkeypatch.setattr(cache_mod, "atomic_write", real)
+    assert VectorCache(tmp_path).count(model.identity) == 4  # the stored batch is kept
+
+
+def test_a_warm_cache_needs_no_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(tmp_path))
+    embed_texts(["a", "b"], enc, show_progress=False)
+
+    def refuse(*args: Any) -> None:
+        raise CacheNotWritableError("read-only", tmp_path)
+
+    monkeypatch.setattr(VectorCache, "check_writable", refuse)  # a read-only shared cache
+    again = embed_texts(["a", "b"], enc, show_progress=False)
+    assert (again.cached, again.embedded) == (2, 0)
+    with pytest.raises(CacheNotWritableError):
+        embed_texts(["a", "c"], enc, show_progress=False)

@@ -180,3 +180,40 @@ def test_a_killed_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> 
     assert enc.fill(TEXTS) == (2000, k * 256, 2000 - k * 256)
     want = HashEncoder(dimension=16).encode_passages(TEXTS)
     assert np.array_equal(enc.encode_passages(TEXTS).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ConnectionError("Could not find any running Ray instance"),
+        RuntimeError("Failed to start GCS: timed out waiting for its port file"),
+        TimeoutError("raylet did not report its ports in time"),
+    ],
+)
+def test_a_ray_start_failure_is_a_clear_error_naming_engine_local(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: Exception,
+) -> None:
+    """Ray's helper processes too slow on a loaded machine: no traceback, exit 2, the fix."""
+    from hierret import embed_ray
+    from hierret.cli import main
+    from hierret.embed import EngineUnavailableError
+
+    def fail(*args: object, **kw: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(ray, "init", fail)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
+    with pytest.raises(EngineUnavailableError, match="--engine local") as err:
+        embed_texts(TEXTS[:10], enc, engine="ray", model="hash", model_kw={"dimension": 16})
+    assert type(failure).__name__ in str(err.value)
+    assert VectorCache(tmp_path).count(enc.identity) == 0
+    assert embed_ray.PARTITION_TEXTS  # the module stays importable
+    argv = ["embed", "--encoder", "hash", "--engine", "ray", "--no-progress"]
+    assert main([*argv, "--cache-dir", str(tmp_path / "c")]) == 2
+    said = capsys.readouterr().err
+    assert "--engine local" in said
+    assert "Traceback" not in said

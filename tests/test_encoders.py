@@ -227,3 +227,30 @@ def test_minilm_token_windows_cover_and_fit(minilm: SentenceTransformerEncoder) 
     assert sum(c - 2 for c in counts) == minilm.count_tokens([text])[0] - 2  # no token lost
     small = minilm.token_window_spans(text, window=40)
     assert max(minilm.count_tokens([text[s:e] for s, e in small])) <= 40
+
+
+@pytest.mark.parametrize("name", ["", "  ", "\t\n"])
+def test_an_empty_encoder_name_is_refused_before_loading_anything(name: str) -> None:
+    """An unset shell variable (--encoder "$MODEL") once loaded the current folder as a model."""
+    import sys
+
+    from hierret.encoders import load_encoder_lazily
+
+    had_torch = "torch" in sys.modules
+    with pytest.raises(ValueError, match="the encoder name is empty"):
+        load_encoder(name)
+    with pytest.raises(ValueError, match="unset shell variable"):
+        load_encoder_lazily(name, ".")
+    assert ("torch" in sys.modules) == had_torch
+
+
+def test_an_empty_encoder_name_is_a_usage_error_on_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hierret.cli import main
+
+    for command in (["search", "q"], ["embed"]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*command, "--encoder", ""])
+        assert exit_.value.code == 2
+        assert "the encoder name is empty" in capsys.readouterr().err

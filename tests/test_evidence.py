@@ -187,3 +187,26 @@ def test_the_sensitivity_line_shows_what_one_family_would_change() -> None:
         "not established."
     )
     assert math.isclose(0.02 * 3, 0.06)
+
+
+@pytest.mark.parametrize("ids", [("NA", "None", "null", "N/A"), ("nan", "NULL", "#N/A", "007")])
+def test_question_ids_that_look_missing_read_back_as_written(tmp_path, ids) -> None:
+    """Ids pandas' default reads as NaN (or as numbers) come back as written, by
+    :func:`evidence.load` and by the reading line the module and docs recommend."""
+    t = ledger.PairedTest("mean", "NA", "None", ids, (0.9, 0.8, 0.7, 0.6),
+                          (0.5, 0.6, 0.7, 0.8), 0.1, -0.2, 0.4, 0.5, 0.95, 99, 0)  # fmt: skip
+    _ = ledger.adjust([ledger.keep(t)])
+    evidence.write(tmp_path, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4})
+    tests, questions = evidence.load(tmp_path, "x")
+    assert list(questions["query"]) == list(ids)
+    assert list(tests[["arm_a", "arm_b"]].iloc[0]) == ["NA", "None"]
+    path = evidence.paths(tmp_path, "x")[1]
+    assert list(pd.read_csv(path, **evidence.READ_OPTIONS)["query"]) == list(ids)
+    recommended = {
+        "sep": "\t",
+        "keep_default_na": False,
+        "na_values": [""],
+        "dtype": {"query": str},
+    }
+    assert list(pd.read_csv(path, **recommended)["query"]) == list(ids)
+    assert 'keep_default_na=False, na_values=[""], dtype={"query": str}' in evidence.__doc__

@@ -39,9 +39,11 @@ ALPHA = 0.05
 
 
 def _read(name: str) -> tuple[pd.DataFrame, dict[str, tuple[np.ndarray, np.ndarray]], dict]:
-    tests = pd.read_csv(RESULTS / "evidence" / f"{name}-tests.tsv", sep="\t", dtype={"key": str})
+    read = {"sep": "\t", "keep_default_na": False, "na_values": [""]}
+    read["dtype"] = {"query": str, "key": str}
+    tests = pd.read_csv(RESULTS / "evidence" / f"{name}-tests.tsv", **read)
     tests["key"] = tests["key"].fillna("")
-    questions = pd.read_csv(RESULTS / "evidence" / f"{name}-questions.tsv.gz", sep="\t")
+    questions = pd.read_csv(RESULTS / "evidence" / f"{name}-questions.tsv.gz", **read)
     pairs = {
         t: (g["a"].to_numpy(float), g["b"].to_numpy(float)) for t, g in questions.groupby("test")
     }

@@ -155,3 +155,58 @@ def test_heading_styles_can_be_restricted() -> None:
     assert [h.title for h in detect_headings(text, ("markdown",))] == ["Paper", "Intro"]
     with pytest.raises(ValueError, match="unknown heading styles"):
         detect_headings(text, ("latex",))
+
+
+def _brute_ends(headings: list, length: int) -> list[int]:
+    return [
+        next((g.start for g in headings[n + 1 :] if g.level <= h.level), length)
+        for n, h in enumerate(headings)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_section_ends_and_passage_owners_equal_the_quadratic_rule(seed: int) -> None:
+    """The linear steps give what the old all-pairs ones gave, on random outlines."""
+    import random
+
+    from hierret import hierarchy as hmod
+
+    rng = random.Random(seed)
+    parts = ["Preamble text here.\n\n"] if rng.random() < 0.5 else []
+    for i in range(rng.randint(1, 40)):
+        parts.append("#" * rng.randint(1, 4) + f" H{i}\n\n")
+        parts.append(("word " * rng.randint(0, 120)).strip() + "\n\n")
+    text = "".join(parts)
+    heads = hmod.detect_headings(text, ("markdown",))
+    assert hmod._section_ends(heads, len(text)) == _brute_ends(heads, len(text))
+    doc = Document("d", "D", text)
+    secs = hmod._sections_of(doc, ("markdown",))
+    assign = hmod._Assigner(secs)
+    for max_chars, overlap in ((60, 0), (200, 50), (900, 150)):
+        for span in hmod.chunk_text(text, max_chars, overlap):
+            assert assign(span) is hmod._assign(span, secs)
+
+
+def test_building_the_hierarchy_examines_sections_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sections examined per passage stay bounded as the document grows (no wall clock):
+    a document 4x as long is examined about 4x as much, not 16x."""
+    from hierret import hierarchy as hmod
+
+    real, seen = hmod._assign, [0]
+
+    def counting(span: tuple[int, int], sections: list) -> object:
+        seen[0] += len(sections)
+        return real(span, sections)
+
+    monkeypatch.setattr(hmod, "_assign", counting)
+
+    def examined(n_sections: int) -> int:
+        seen[0] = 0
+        text = "".join(
+            f"## Part {i}\n\n" + "Some words of text. " * 40 + "\n\n" for i in range(n_sections)
+        )
+        build_hierarchy(Corpus("c", [Document("d", "D", text)]), 300, 0)
+        return seen[0]
+
+    small, large = examined(50), examined(200)
+    assert large / small < 5  # quadratic would be ~16

@@ -397,3 +397,36 @@ def test_large_index_uses_faiss_and_bad_backend_is_named(monkeypatch: pytest.Mon
     assert index._faiss is not None
     with pytest.raises(ValueError, match="backend must be 'auto', 'numpy' or 'faiss'"):
         index.search(vectors(1), 2, "toy", backend="gpu")  # type: ignore[arg-type]
+
+
+def test_mapped_index_ranks_a_key_stored_twice_once(tmp_path: Path) -> None:
+    """Two writers stored one key in two shards (the cache documents it): ranked once."""
+    from hierret.cache import VectorCache, text_keys
+    from hierret.index import MappedIndex
+
+    ident = EncoderIdentity("m", "hash", "v1", "fp32", 8, 16)
+    vecs = vectors(6, 8, seed=3)
+    keys = text_keys(ident, "passage", [f"t{i}" for i in range(6)])
+    cache = VectorCache(tmp_path, max_shards=99)
+    cache.put(ident, keys[:4], vecs[:4])
+    cache.put(ident, keys[2:], vecs[2:])  # keys 2 and 3 again, same vectors
+    parts = cache.mapped(ident)
+    assert sum(len(k) for k, _ in parts) == 8
+    mapped = MappedIndex(parts, ident)
+    assert len(mapped) == 6
+    plain = VectorIndex(keys, vecs, ident)
+    q = vectors(3, 8, seed=4)
+    assert mapped.search(q, 6, ident) == plain.search(q, 6, ident)
+
+
+def test_mapped_index_names_ids_whose_copies_differ() -> None:
+    from hierret.index import MappedIndex
+
+    a = np.eye(3, dtype=np.float32)
+    parts = [(["x", "y"], a[:2]), (["y", "z"], a[[0, 2]])]  # y: two different vectors
+    with pytest.raises(
+        ValueError, match=r"1 unit id\(s\) appear more than once.*'y' at rows \[1, 2\]"
+    ):
+        MappedIndex(parts, "toy")
+    with pytest.raises(ValueError, match=r"VectorCache\.compact"):
+        MappedIndex(parts, "toy")

@@ -669,3 +669,58 @@ def test_each_exercise_runs_at_class_size_and_its_prose_gives_its_command_and_ti
     assert set(exercise_times(path.stem, record)) == set(range(1, len(exercises) + 1)), (
         f"{path.stem}: an exercise without a measured time: run `nox -s sizes -- --record`"
     )
+
+
+@pytest.mark.parametrize(
+    ("make", "option", "message"),
+    [
+        (lambda t: (t / "out.txt").write_text("x") and t / "out.txt", "--out", "is a file"),
+        (
+            lambda t: (t / "f").write_text("x") and t / "f" / "site",
+            "--out",
+            "is inside",
+        ),
+        (lambda t: (t / "r.json").write_text("{}") and t / "r.json", "--results", "is a file"),
+        (
+            lambda t: (t / "gone").symlink_to(t / "nowhere") or t / "gone",
+            "--out",
+            "link to nothing",
+        ),
+    ],
+)
+def test_execute_checks_its_output_folders_before_running_anything(
+    execute: Callable[[list[str]], int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], Path],
+    option: str,
+    message: str,
+) -> None:
+    bad = make(tmp_path)
+    argv = ["--out", str(tmp_path / "site"), "--only", "01_structure"]
+    argv = [*argv, option, str(bad)] if option == "--results" else ["--out", str(bad), *argv[2:]]
+    with pytest.raises(SystemExit) as info:
+        execute(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} {bad}" in err
+    assert message in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_execute_refuses_a_file_where_the_figures_go(
+    execute: Callable[[list[str]], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "figures").write_text("not a folder")
+    with pytest.raises(SystemExit):
+        execute(["--out", str(tmp_path), "--only", "01_structure"])
+    assert "save their figures in a folder of that name" in capsys.readouterr().err
+
+
+def test_execute_refuses_a_dir_parameter_naming_a_file(
+    execute: Callable[[list[str]], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "figs.png").write_text("not a folder")
+    with pytest.raises(SystemExit):
+        execute(["--out", str(tmp_path), "--only", "01_structure", "-p", "figures_dir", "figs.png"])
+    assert "-p figures_dir" in capsys.readouterr().err

@@ -208,3 +208,43 @@ def test_snippet_drops_underlines_and_cuts_at_a_word() -> None:
     assert snippet("Finally\n=======\n\nIt always runs.") == "Finally It always runs."
     assert snippet("alpha beta gamma", 12) == "alpha beta…"
     assert len(snippet("x" * 50, 10)) == 10
+
+
+@pytest.mark.parametrize("level", ["passages", "sections", "documents"])
+def test_bm25_search_gives_no_hit_that_matches_no_word(level: str) -> None:
+    """A question with no word BM25 can match gets no hits at any level (no 0.0000 rows)."""
+    from hierret.encoders import HashEncoder
+    from hierret.hierarchy import build_hierarchy
+    from hierret.profile import Profile
+    from hierret.units import Corpus, Document
+
+    corpus = Corpus(
+        "c",
+        [Document("a", "A", "# A\n\nCats purr all day.\n"), Document("b", "B", "Dogs bark.\n")]
+        + [Document(f"o{i}", "O", f"Owls hoot {i} times.\n") for i in range(4)],
+    )
+    searcher = Searcher(build_hierarchy(corpus), HashEncoder(dimension=8))
+    profile = Profile(level=level, ranker="bm25")
+    assert searcher.search("zebra quagga", profile, k=3) == []
+    hits = searcher.search("cats zebra", profile, k=3)
+    assert [h.doc_id for h in hits] == ["a"]
+    assert all(h.score > 0 for h in hits)
+    run = searcher.run([Query("q", "zebra quagga", ())], profile, 3)["q"]
+    assert run  # an evaluation's run still ranks every unit (ties among zeros)
+
+
+def test_hits_on_a_tiny_corpus_are_ranked_with_lucene_idf(caplog: pytest.LogCaptureFixture) -> None:
+    """Two documents: Okapi's idf of every word is <= 0; the hits use Lucene's, and say so,
+    while an evaluation run keeps Okapi's (rank_bm25's)."""
+    corpus = Corpus(
+        "c", [Document("a", "A", "Dogs bark at cats."), Document("b", "B", "Cats purr.")]
+    )
+    searcher = Searcher(build_hierarchy(corpus), HashEncoder(dimension=8))
+    profile = Profile(level="documents", ranker="bm25")
+    with caplog.at_level("WARNING", logger="hierret"):
+        hits = searcher.search("cats purr", profile, k=2)
+    assert [h.doc_id for h in hits] == ["b", "a"]
+    assert all(h.score > 0 for h in hits)
+    assert "ranked with Lucene's" in caplog.text
+    okapi = searcher.run([Query("q", "cats purr", ())], profile, 2)["q"]
+    assert okapi[0][0] == "a"  # rank_bm25's order, unchanged for evaluations

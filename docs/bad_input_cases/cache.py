@@ -10,10 +10,15 @@ called directly), what the package said, and what is left on disk.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import stat
+import struct
+import subprocess
+import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -413,7 +418,171 @@ def _interrupt_checks() -> tuple[Check, ...]:
     )
 
 
+def _other_format(fmt: object) -> Facts:
+    """A shard whose header says another ``format`` and whose records hold other numbers
+    (every checksum recomputed): what a newer hierret sharing the folder writes."""
+    root = Path(tempfile.mkdtemp())
+    shard = _fill(root)
+    data = shard.read_bytes()
+    (hlen,) = struct.unpack_from("<I", data, 8)
+    meta = json.loads(data[12 : 12 + hlen])
+    meta["format"] = fmt
+    head = json.dumps(meta, sort_keys=True).encode()
+    body = bytearray(data[16 + hlen :])
+    seed, size = zlib.crc32(meta["identity"].encode()), 32 + 4 * 16 + 4
+    for r in range(meta["count"]):
+        body[r * size + 32 : (r + 1) * size - 4] = np.arange(16, dtype="<f4").tobytes()
+        rec = bytes(body[r * size : (r + 1) * size - 4])
+        body[(r + 1) * size - 4 : (r + 1) * size] = struct.pack("<I", zlib.crc32(rec, seed))
+    new = b"HRVCACHE" + struct.pack("<I", len(head)) + head
+    shard.write_bytes(new + struct.pack("<I", zlib.crc32(head)) + bytes(body))
+    before = shard.read_bytes()
+    first = _reread(root)
+    with listen():
+        VectorCache(root).compact(HashEncoder(dimension=16).identity)
+    left = shard.exists() and shard.read_bytes() == before
+    return Facts(
+        f"{first}; the shard of format {fmt!r} {'left as it was' if left else 'changed or gone'}",
+        first=first,
+        left=left,
+        fmt=fmt,
+    )
+
+
+_CUT_SETUP = """
+import os, sys, numpy as np
+from pathlib import Path
+from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders import HashEncoder
+from hierret.index import MappedIndex
+root = Path(sys.argv[1])
+texts = [f"note {i}: a line about subject {i % 9}" for i in range(3000)]
+truth = CachedEncoder(HashEncoder(dimension=32), VectorCache(root)).encode_passages(texts)
+(shard,) = sorted(root.rglob("*.hvc"))
+def cut(path, keep):  # rsync --inplace of a shorter file: write over it, then truncate
+    data = path.read_bytes()[:keep]
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+"""
+
+
+def _cut_under(body: str) -> Facts:
+    """Run ``body`` in a child process (a SIGBUS there is its exit status, not ours)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CUT_SETUP + body, tempfile.mkdtemp()],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    out = proc.stdout.strip()
+    said = f"exit status {proc.returncode}" + (" (SIGBUS)" if proc.returncode == -7 else "")
+    refused = out.split("REFUSED ", 1)[1] if "REFUSED " in out else ""
+    return Facts(
+        f"{said}; {out[:300] or '(nothing printed)'}",
+        refused=SystemExit(refused) if refused else None,
+        status=proc.returncode,
+        out=out,
+    )
+
+
+def _lookup_after_cut() -> Facts:
+    return _cut_under(
+        "reader = CachedEncoder(HashEncoder(dimension=32), VectorCache(root))\n"
+        "reader.encode_passages(texts[:5])\n"
+        "cut(shard, 9000)\n"
+        "out = reader.encode_passages(texts)\n"
+        "print('wrong', int((out != truth).any(axis=1).sum()))\n"
+    )
+
+
+def _search_after_cut() -> Facts:
+    return _cut_under(
+        "cache = VectorCache(root)\n"
+        "ident = HashEncoder(dimension=32).identity\n"
+        "index = MappedIndex(cache.mapped(ident), ident, block_rows=256)\n"
+        "cut(shard, 5000)\n"
+        "try:\n"
+        "    index.search(truth[:1], 5, ident)\n"
+        "except OSError as err:\n"
+        "    print('REFUSED', err)\n"
+    )
+
+
+def _two_writers() -> Facts:
+    """Two processes embedded overlapping texts into one cache: some keys are in two
+    shards (the cache documents it). A MappedIndex over the cache must rank each once."""
+    from hierret.index import MappedIndex, VectorIndex
+
+    root = Path(tempfile.mkdtemp())
+    model = HashEncoder(dimension=16)
+    CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS[:20])
+    CachedEncoder(model, VectorCache(root)).encode_passages(_TEXTS[:5])  # a warm one: no copy
+    other = VectorCache(root, max_shards=99)
+    keys = text_keys(model.identity, "passage", _TEXTS[10:30])
+    other.put(model.identity, keys, _TRUTH[10:30])  # the second writer, unaware of the first
+    parts = VectorCache(root).mapped(model.identity)
+    index = MappedIndex(parts, model.identity)
+    every = text_keys(model.identity, "passage", _TEXTS)
+    plain = VectorIndex(every, _TRUTH, model.identity)
+    q = model.encode_queries(["a paragraph about topic 3"])
+    same = index.search(q, 30, model.identity) == plain.search(q, 30, model.identity)
+    return Facts(
+        f"{sum(len(k) for k, _ in parts)} rows for {len(index)} distinct keys; ranking "
+        f"{'identical to' if same else 'DIFFERENT from'} one copy of each",
+        same=same,
+        n=len(index),
+    )
+
+
+_OTHER_FORMAT = (
+    right("0 wrong vectors", lambda f: f.first.wrong == 0),
+    right(
+        "a warning names the format found and the fix (upgrade, or a folder per version)",
+        lambda f: any(f"format {f.fmt!r}" in w and "upgrade" in w for w in f.first.heard),
+    ),
+    kept("the other version's shard is never deleted (a compaction leaves it)", lambda f: f.left),
+)
+
+
 CASES: list[Case] = [
+    (
+        "a shard whose header says format 2 and whose records hold other numbers, every "
+        "checksum recomputed (a newer hierret sharing the folder)",
+        lambda: _other_format(2),
+        _OTHER_FORMAT,
+    ),
+    (
+        "a shard whose header has no format field at all (checksums recomputed)",
+        lambda: _other_format(None),
+        _OTHER_FORMAT,
+    ),
+    (
+        "a mapped shard cut short in place (rsync --inplace) while a CachedEncoder that "
+        "opened it looks vectors up",
+        _lookup_after_cut,
+        (
+            right("the process lives (no SIGBUS)", lambda f: f.status == 0),
+            right(
+                "0 wrong vectors (what the cut lost is recomputed)", lambda f: "wrong 0" in f.out
+            ),
+        ),
+    ),
+    (
+        "a mapped shard cut short in place while a MappedIndex over the cache searches",
+        _search_after_cut,
+        right("the process lives (no SIGBUS) and names the file cut", lambda f: f.status == 0),
+    ),
+    (
+        "a MappedIndex over a cache where two writers stored 10 keys twice, in two shards",
+        _two_writers,
+        right(
+            "each of the 30 keys ranked once, as an index over one copy of each ranks them",
+            lambda f: f.same and f.n == 30,
+        ),
+    ),
     ("a cache shard with random bytes appended", _appended, _damage_checks(0, "nothing")),
     (
         "a cache shard with one record's 50 bytes flipped",

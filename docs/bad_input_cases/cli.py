@@ -242,6 +242,10 @@ CASES: list[Case] = [
         _run("what is a list?", "--max-chars", "300", "--overlap-chars", "300"),
     ),
     ("--k -1", _run("what is a list?", "--k", "-1")),
+    (
+        "--encoder '' (an unset shell variable: --encoder \"$MODEL\")",
+        _run("what is a list?", "--encoder", ""),
+    ),
     ("--section-weight abc", _run("what is a list?", "--section-weight", "abc")),
     (
         "Ctrl-C (SIGINT) while the sections are embedded, after the passages were stored",

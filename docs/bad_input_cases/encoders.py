@@ -27,7 +27,12 @@ import transformers
 from bad_input_cases import Case, Check, Facts, listen, right
 from bad_input_cases import _tiny_model as tiny
 from hierret.cache import CachedEncoder, VectorCache
-from hierret.encoders import HashEncoder, SentenceTransformerEncoder, load_encoder
+from hierret.encoders import (
+    HashEncoder,
+    SentenceTransformerEncoder,
+    load_encoder,
+    load_encoder_lazily,
+)
 from hierret.encoders.base import EncoderIdentity, l2_normalize
 from hierret.index import IdentityMismatchError, VectorIndex
 
@@ -162,6 +167,11 @@ def _edit_case(what: str, edit: Callable[[Path], None]) -> Case:
 
 CASES: list[Case] = [
     ("an encoder name that is not registered, not a folder, not a hub id", _unknown_encoder),
+    ("load_encoder('') (an empty name: as a path, the current folder)", lambda: load_encoder("")),
+    (
+        "load_encoder_lazily('\\t') (whitespace only)",
+        lambda: load_encoder_lazily("\t", tempfile.mkdtemp()),
+    ),
     ("a vector with NaN given to the normaliser", _nan_rows),
     (
         "an index written by one 8-dimensional encoder, queried with another of the same width "

@@ -233,6 +233,55 @@ def save_onto_a_file() -> Facts:
     return Facts(f"the file holds {held!r}", refused=refused, untouched=held == "q1,0.5\n")
 
 
+def _no_word(level: str, text: str) -> Facts:
+    """A BM25 search whose words the corpus never holds: every unit scores 0."""
+    hits = _searcher().search(text, Profile(level=level, ranker="bm25"), 3)
+    return Facts(
+        f"{len(hits)} hits" + "".join(f"; {h.unit_id} {h.score:.4f}" for h in hits),
+        n=len(hits),
+        zero=[h.unit_id for h in hits if h.score <= 0],
+    )
+
+
+_NO_ZERO_HITS = right("no hits: a unit that matches no word is no hit", lambda f: f.n == 0)
+
+
+def _tiny(texts: list[str], question: str, idf: str = "okapi") -> Facts:
+    """BM25 over a folder of a few documents: Okapi's idf of every common word is <= 0."""
+    docs = [Document(f"d{i}", f"D{i}", t) for i, t in enumerate(texts)]
+    searcher = Searcher(build_hierarchy(Corpus("tiny", docs)), ENCODER, bm25_idf=idf)
+    with listen() as heard:
+        hits = searcher.search(question, Profile(level="documents", ranker="bm25"), 3)
+    first = hits[0].doc_id if hits else None
+    return Facts(
+        f"first: {first} ({texts[int(first[1:])] if first else '-'})"
+        + "".join(f"; {w.splitlines()[0][:160]}" for w in heard),
+        first=first,
+        warned=any("Lucene" in w for w in heard),
+    )
+
+
+_TINY_RIGHT = right(
+    "the document holding both words first",
+    lambda f: f.first == "d1",
+)
+
+
+def mapped_copies_differ() -> object:
+    from hierret.index import MappedIndex
+
+    rows = np.eye(3, dtype=np.float32)
+    return MappedIndex([(["a", "b"], rows[:2]), (["b", "c"], rows[[0, 2]])], "toy")
+
+
+def index_of_another_format() -> object:
+    folder = Path(tempfile.mkdtemp())
+    VectorIndex(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], "toy").save(folder)
+    meta = folder / "index.json"  # a newer hierret's layout, same file names
+    meta.write_text(meta.read_text().replace('"format": 1', '"format": 7'))
+    return VectorIndex.load(folder, "toy")
+
+
 def _bm25_scores(level: str, text: str) -> dict[str, float]:
     searcher = _searcher()
     scores = searcher.bm25_index(level).score(get_analyzer("english")(text))  # type: ignore[arg-type]
@@ -292,6 +341,44 @@ _DENSE_ORDER = right(
 )
 
 CASES: list[Case] = [
+    ("a saved index whose index.json says format 7", index_of_another_format),
+    (
+        'BM25 passages for a question of words no document holds ("xylophone quagga")',
+        lambda: _no_word("passages", "xylophone quagga"),
+        _NO_ZERO_HITS,
+    ),
+    (
+        'BM25 sections for a misspelt question ("finnaly clauze")',
+        lambda: _no_word("sections", "finnaly clauze"),
+        _NO_ZERO_HITS,
+    ),
+    (
+        'BM25 documents for a question in another script ("наконец исключение")',
+        lambda: _no_word("documents", "наконец исключение"),
+        _NO_ZERO_HITS,
+    ),
+    (
+        'BM25 on a two-document folder: "cats purr" over "Dogs bark at cats" and "Cats purr"',
+        lambda: _tiny(["Dogs bark at cats", "Cats purr all day"], "cats purr"),
+        _TINY_RIGHT,
+    ),
+    (
+        "BM25 on a three-document folder where every query word is in two of them",
+        lambda: _tiny(
+            ["Red apples and green pears", "Green apples, red pears, ripe", "Blue plums"],
+            "green apples red",
+        ),
+        right(
+            "a document holding all three words first",
+            lambda f: f.first in ("d0", "d1"),
+        ),
+    ),
+    (
+        "BM25 with bm25_idf='lucene' on the two-document folder",
+        lambda: _tiny(["Dogs bark at cats", "Cats purr all day"], "cats purr", "lucene"),
+        right("the document holding both words first", lambda f: f.first == "d1"),
+    ),
+    ("MappedIndex parts giving the id 'b' two different vectors", mapped_copies_differ),
     ("an empty query at the fused level", empty_query_fused),
     ("a whitespace-only query to the hybrid ranker", whitespace_query_hybrid),
     ("a query of control and zero-width characters", control_characters_query),

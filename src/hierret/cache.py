@@ -30,6 +30,11 @@ memory-mapped, for exact search over the whole cache
 (:class:`hierret.index.MappedIndex`, bit-identical to
 :class:`~hierret.index.VectorIndex`).
 
+Every shard header carries the layout's ``format`` (1), checked where a shard
+is read: a shard of another format (written by a newer hierret sharing the
+folder) is logged as a warning naming the fix, left alone (never served,
+never deleted by a repair or a merge), and its texts are recomputed.
+
 Caches written before key indexes existed (the shard format is unchanged) are
 read directly: a shard without a key index gets one on first open (reading its
 keys once; written atomically beside it when the folder is writable, kept in
@@ -61,6 +66,12 @@ are unique, and a lookup that misses re-lists the folder for shards written by
 others since. A shard that vanishes between listing and reading was merged into
 a newer shard by another process's compaction; the folder is listed again
 (a bounded number of times) and whatever is still missing is recomputed.
+A mapped file that shrinks under a reader (``cp`` or ``rsync --inplace`` over
+a cache in use: touching a page past its new end would kill the process with
+SIGBUS) is noticed before its bytes are touched: every operation first checks
+each mapped file's size (:mod:`hierret._mapped`, one ``fstat`` a file: about
+70 µs a lookup for 32 shards, measured), and a shard found shorter is logged,
+read again as it now is, and what it lost is recomputed.
 Files and folders get the modes a plain :func:`open` and :func:`os.mkdir` would
 give under the current umask (``0o666 & ~umask``, ``0o777 & ~umask``), so a
 group-shared cache stays readable by its group.
@@ -117,6 +128,7 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._env import CACHE_ENV, default_cache_dir
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
+from hierret._mapped import MappedFileShrankError, check_extents, mapped_extent
 from hierret._validate import check_texts, describe_rows
 from hierret.encoders import Encoder, EncoderIdentity, Role
 
@@ -128,6 +140,7 @@ __all__ = [
     "CacheNotWritableError",
     "CacheNotWritableWarning",
     "CacheStats",
+    "CacheWriteError",
     "CachedEncoder",
     "MissingVectorsError",
     "TokenIdentity",
@@ -182,6 +195,22 @@ class CacheNotWritableError(CacheAccessError, PermissionError):
 
 class CacheNotReadableError(CacheAccessError, PermissionError):
     """A vector cache folder exists but cannot be listed."""
+
+
+class CacheWriteError(CacheAccessError):
+    """A write to the vector cache failed part way (a full disk, a folder made
+    read-only meanwhile) when storing was the point of the call
+    (:meth:`CachedEncoder.fill` with ``strict=True``: ``hierret embed``).
+
+    Attributes
+    ----------
+    stored : int
+        Vectors this call stored before the failure (kept).
+    """
+
+    def __init__(self, message: str, folder: Path, stored: int) -> None:
+        super().__init__(message, folder)
+        self.stored = stored
 
 
 class CacheNotWritableWarning(UserWarning):
@@ -418,6 +447,10 @@ class _Shard:
         row_bytes: int = 0,
     ) -> None:
         self.path = path
+        #: the memory-mapped files behind it, checked before their bytes are touched
+        self.maps: list[object] = [m for m in (raw, payload) if isinstance(m, np.memmap)]
+        self.raw_map = raw
+        self._extents: list[tuple[Any, int, str]] | None = None  # found on first check
         self.raw = memoryview(raw).cast("B")  # type: ignore[arg-type]
         self.size = dtype.itemsize
         self.records = np.frombuffer(self.raw, dtype=dtype)
@@ -453,6 +486,25 @@ class _Shard:
                 except OSError as err:  # a read-only cache: kept in memory
                     log.debug("vector cache: key index %s not written (%s)", keys_path, err)
         self.prefix, self.rows = found
+        self.maps = _widest(self.maps + [m for m in found if isinstance(m, np.memmap)])
+
+    def shrank(self) -> MappedFileShrankError | None:
+        """The error to raise if a file behind this shard is now shorter than its
+        mapping (reading it would SIGBUS), else ``None``: one ``fstat`` a file."""
+        if self._extents is None:
+            self._extents = [e for e in map(mapped_extent, self.maps) if e is not None]
+        try:
+            check_extents(self._extents, "vectors")
+        except MappedFileShrankError as err:
+            return err
+        return None
+
+    def vectors(self) -> NDArray[np.float32]:
+        """Every record's vector: a view of the memory-mapped file (a
+        :class:`numpy.memmap`, so :func:`~hierret._mapped.check_mapped` can check it)."""
+        if isinstance(self.raw_map, np.memmap):
+            return self.raw_map.view(self.records.dtype)["vec"]
+        return np.asarray(self.records["vec"])
 
     def find(
         self, keys: Sequence[bytes], prefix: NDArray[np.uint64]
@@ -527,6 +579,17 @@ class _Shard:
                 ok[j] = False
                 self.bad.add(r)
         return ok
+
+
+def _widest(maps: list[object]) -> list[object]:
+    """One mapping per file, the one reaching furthest into it: checking its file's
+    size covers the others (one ``fstat`` a file, not one a mapping)."""
+    best: dict[str, tuple[int, object]] = {}
+    for m in maps:
+        found = mapped_extent(m)
+        if found is not None and found[1] >= best.get(found[2], (-1, None))[0]:
+            best[found[2]] = (found[1], m)
+    return [m for _, m in best.values()]
 
 
 def _keys_path(shard: Path) -> Path:
@@ -653,6 +716,17 @@ class _Shelf:
             if zlib.crc32(head) != hcrc:
                 raise ValueError("header checksum mismatch")
             meta = json.loads(head)
+            if meta.get("format") != _FORMAT:
+                log.warning(
+                    "vector cache: shard %s is in format %r, and this hierret reads format "
+                    "%d only: it is left alone (not read, not deleted) and the vectors it may "
+                    "hold are recomputed here; upgrade hierret to the version that wrote it, "
+                    "or give each version its own cache folder (HIERRET_CACHE or --cache-dir)",
+                    path,
+                    meta.get("format"),
+                    _FORMAT,
+                )
+                raise _UnreadableShard(path)
             if meta.get("identity") != self.ident_key:
                 raise ValueError(f"written for identity {meta.get('identity')!r}")
             if meta.get("dimension") != self.identity.dimension:
@@ -689,8 +763,30 @@ class _Shelf:
     def _add(self, shard: _Shard) -> None:
         self.shards.append(shard)
 
+    def drop_shrunk(self) -> None:
+        """Before the shards' mapped bytes are touched: forget each shard whose file
+        became shorter than its mapping (overwritten in place under this process:
+        reading it would SIGBUS), with a warning, and read it again as it is now."""
+        shrunk = [(s, err) for s in self.shards if (err := s.shrank()) is not None]
+        if not shrunk:
+            return
+        for shard, err in shrunk:
+            log.warning(
+                "vector cache: %s shrank from %d to %d bytes under this process (a cp or "
+                "rsync --inplace over a cache in use?); it is read again as it is now and "
+                "what it lost is recomputed. Copy a cache in use to a new folder, never over it",
+                err.path,
+                err.mapped,
+                err.size,
+            )
+            self.seen.discard(shard.path.name)
+        gone = {id(s) for s, _ in shrunk}
+        self.shards = [s for s in self.shards if id(s) not in gone]
+        self.refresh()
+
     def count(self) -> int:
         """Distinct keys stored (by their 8-byte prefixes; reads the key indexes only)."""
+        self.drop_shrunk()
         parts = [s.prefix for s in self.shards if len(s.prefix)]
         return len(np.unique(np.concatenate(parts))) if parts else 0
 
@@ -698,6 +794,7 @@ class _Shelf:
         """Which keys some shard holds (key indexes and keys only; no vector is copied)."""
         found = np.zeros(len(keys), dtype=bool)
         if keys:
+            self.drop_shrunk()
             prefix = _prefixes(b"".join(keys))
             for shard in self.shards:
                 found[shard.find(keys, prefix)[0]] = True
@@ -730,6 +827,7 @@ class _Shelf:
         are logged, counted and never served again."""
         if not keys:
             return []
+        self.drop_shrunk()
         prefix = _prefixes(b"".join(keys))
         owner = np.full(len(keys), -1, dtype=np.intp)
         where = np.zeros(len(keys), dtype=np.intp)
@@ -843,7 +941,10 @@ class _Shelf:
         record for 10,000 batches, 11 for 300,000), not one rewrite of the whole
         cache per merge.
         """
+        self.drop_shrunk()
         sizes = [len(s) for s in self.shards]
+        if len(sizes) < 2:
+            return
         target = max(max_shards - 8, max_shards // 2, 1)
         tier = min(_tier(n) for n in sizes)
         while True:
@@ -865,6 +966,7 @@ class _Shelf:
         block); token matrices are gathered in memory.
         """
         if chosen is None:
+            self.drop_shrunk()
             chosen = [i for i, s in enumerate(self.shards) if everything or s.damaged]
         plan: list[tuple[_Shard, NDArray[np.intp]]] = []
         for i in chosen:
@@ -1252,7 +1354,11 @@ class VectorCache:
         """Every shard's keys and vectors, the vectors memory-mapped (read when used).
 
         For exact search over the whole cache without loading it
-        (:class:`hierret.index.MappedIndex`). A key stored in several shards
+        (:class:`hierret.index.MappedIndex`). The vectors are
+        :class:`numpy.memmap` views: a shard overwritten in place later (``cp``
+        over a cache in use) makes :class:`~hierret.index.MappedIndex` raise
+        :class:`~hierret._mapped.MappedFileShrankError` before reading it,
+        instead of the process dying of SIGBUS. A key stored in several shards
         appears in each (same vector); with ``verify`` every record's checksum
         is checked first (reading each shard once) and damaged records are left
         out (their vectors are then a copy, not a mapping).
@@ -1270,10 +1376,11 @@ class VectorCache:
         """
         shelf = self._shelf(identity, ragged=False)
         shelf.refresh()
+        shelf.drop_shrunk()
         out = []
         for shard in shelf.shards:
             rows = np.arange(len(shard), dtype=np.intp)
-            vecs = shard.records["vec"]
+            vecs = shard.vectors()
             if verify:
                 ok = shard.verify(rows)
                 if not ok.all():
@@ -1490,6 +1597,8 @@ class CachedEncoder(Encoder):
         role: Role = "passage",
         progress: Callable[[int], object] | None = None,
         embed: Batches | None = None,
+        *,
+        strict: bool = False,
     ) -> tuple[int, int, int]:
         """Embed the texts of ``texts`` not yet in the cache and store them, batch by
         batch, without keeping their vectors (for corpora larger than memory).
@@ -1507,11 +1616,23 @@ class CachedEncoder(Encoder):
             :meth:`~hierret.encoders.Encoder.encode_batches`); called only
             when a text is missing. Another engine plugs in here
             (:mod:`hierret.embed_ray`) while this process stays the only writer.
+        strict : bool, default False
+            Storing is the point of the call (``hierret embed``): a cache that
+            cannot be written raises :class:`CacheNotWritableError` before
+            anything is embedded (``embed`` is not called), and a write that
+            fails part way raises :class:`CacheWriteError` at once (the batches
+            stored before it are kept), instead of warning and going on
+            computing vectors nobody keeps.
 
         Returns
         -------
         tuple of int
             Distinct texts, those found in the cache, those embedded now.
+
+        Raises
+        ------
+        CacheNotWritableError, CacheWriteError
+            With ``strict``: nothing could be stored, or a write failed.
 
         Examples
         --------
@@ -1528,15 +1649,42 @@ class CachedEncoder(Encoder):
         found = self.cache.contains(self.identity, keys)
         missing = np.flatnonzero(~found)
         if len(missing):
-            store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
-            self._warned |= not store
+            if strict:
+                self.cache.check_writable(self.identity)  # before any model is loaded
+                store = True
+            else:
+                store = can_store(self.cache, self.identity, warn=not self._warned, what="Vectors")
+                self._warned |= not store
             todo = [items[j] for j in missing]
+            stored_before = self.stats.stored
             for idx, fresh in (embed or self.encoder.encode_batches)(todo, role):
-                if store:
+                if strict:
+                    self._store_or_raise([keys[j] for j in missing[idx]], fresh, stored_before)
+                elif store:
                     store = self._store(self.identity, [keys[j] for j in missing[idx]], fresh)
                 if progress is not None:
                     progress(len(idx))
         return len(items), len(items) - len(missing), len(missing)
+
+    def _store_or_raise(
+        self, keys: list[bytes], fresh: NDArray[np.float32], stored_before: int
+    ) -> None:
+        """Put one batch for :meth:`fill` with ``strict``: a failure raises
+        :class:`CacheWriteError` naming what was kept and the fix."""
+        try:
+            self.cache.put(self.identity, keys, fresh)
+        except OSError as err:
+            folder = self.cache.folder(self.identity)
+            done = self.stats.stored - stored_before
+            raise CacheWriteError(
+                f"vector cache folder {folder} could not store vectors "
+                f"({err.strerror or err}) after {done} were stored by this run (they are "
+                f"kept): free space there or fix its permissions, or {_FIX}; then run "
+                "again, and only the rest is embedded",
+                folder,
+                done,
+            ) from err
+        self.stats.stored += len(keys)
 
     def _store(self, ident: EncoderIdentity, keys: list[bytes], fresh: NDArray[np.float32]) -> bool:
         """Put one batch; when the disk is full or the folder became unwritable,

@@ -5,7 +5,7 @@
     python -m hierret search "how does finally work?" --profile sections --k 5
 
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
-takes, your own folder of documents with ``questions.jsonl`` too; default: the
+takes, your own folder of documents with or without ``questions.jsonl``; default: the
 Python Language Reference) with a profile a decision record recommends
 (``--profile``, :data:`hierret.profile.RECOMMENDED`: the default, dense ranking of
 passages, or DR-004's ``sections``), each option overriding one of its fields, and
@@ -22,7 +22,10 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 ``hierret embed`` fills the cache ahead of searching: the passages of a corpus
 (those ``search`` ranks), batch by batch, with a progress bar counted in texts
-(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored.
+(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored. Storing is
+its point: a cache that cannot be written, or a write that fails part way (a
+full disk), ends it with exit status 2 and the fix, never a success that stored
+nothing.
 
 Examples
 --------
@@ -61,10 +64,12 @@ from hierret.embed import (
     corpus_passages,
     embed_texts,
 )
+from hierret.encoders.registry import check_encoder_name
 from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
+from hierret.rankers.bm25 import IDFS
 from hierret.search import Searcher
 
 __all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
@@ -105,6 +110,14 @@ def _weight(text: str) -> float:
     return value
 
 
+def _encoder(text: str) -> str:
+    """An argparse type: an encoder name that is not empty (an unset shell variable)."""
+    try:
+        return check_encoder_name(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hierret`` (subcommands ``search`` and ``embed``)."""
     parser = argparse.ArgumentParser(
@@ -126,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="python-reference",
         help="corpus name (e.g. scifact, qasper, scifact-sections) or path of a "
         "BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
-        "with questions.jsonl (default: python-reference)",
+        "(questions.jsonl beside them is not needed to search) (default: python-reference)",
     )
     s.add_argument(
         "--profile",
@@ -169,6 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="candidates each leg retrieves before fusion (hybrid, fused) "
         f"(default: {DEFAULT.pool})",
     )
+    s.add_argument(
+        "--bm25-idf",
+        choices=IDFS,
+        default="okapi",
+        help="BM25's idf: okapi (rank_bm25's, as every published figure) or lucene (always "
+        "positive). With okapi, a question whose every word has an idf <= 0 (a folder of "
+        "a few documents) is ranked with lucene's, and a warning says so (default: okapi)",
+    )
     s.add_argument("--k", type=_positive, default=5, help="hits to print (default: 5)")
     s.add_argument(
         "--max-chars",
@@ -184,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--encoder",
+        type=_encoder,
         default="all-MiniLM-L6-v2",
         help="encoder name for load_encoder (default: all-MiniLM-L6-v2, offline; "
         "'hash' needs no model)",
@@ -207,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         "embeds only the rest. A progress bar counts texts.",
     )
     e.add_argument("--corpus", default="python-reference", help="as for 'hierret search'")
-    e.add_argument("--encoder", default="all-MiniLM-L6-v2", help="as for 'hierret search'")
+    e.add_argument(
+        "--encoder", type=_encoder, default="all-MiniLM-L6-v2", help="as for 'hierret search'"
+    )
     e.add_argument("--cache-dir", default=None, help="as for 'hierret search'")
     e.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS)
     e.add_argument("--overlap-chars", type=_not_negative, default=DEFAULT_OVERLAP_CHARS)
@@ -390,14 +414,14 @@ def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
             file=sys.stderr,
         )
         return 2
-    bundle = load(args.corpus)
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
     corpus = bundle.corpus
     hierarchy = build_hierarchy(
         corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )
     encoder = cached_encoder(args.encoder, cache)
     profile = profile_from_args(args)
-    searcher = Searcher(hierarchy, encoder)
+    searcher = Searcher(hierarchy, encoder, bm25_idf=args.bm25_idf)
     n_sections = sum(len(s) for s in hierarchy.sections.values())
     print(
         f"{printable(corpus.name)}: {len(corpus)} documents, {n_sections} sections, "
@@ -408,7 +432,11 @@ def _search_quietly(args: argparse.Namespace, cache: VectorCache) -> int:
     for hit in hits:
         print(format_hit(hit, args.snippet_chars))
     if not hits:
-        print("no hits: nothing in the corpus matches a word of the question", file=sys.stderr)
+        print(
+            "no hits: nothing in the corpus matches a word of the question"
+            + (" with a BM25 score above 0" if profile.ranker == "bm25" else ""),
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -421,7 +449,7 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
             "embed",
         )
     check_engine(args.engine)  # before loading anything
-    bundle = load(args.corpus)
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
     hierarchy = build_hierarchy(
         bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
     )

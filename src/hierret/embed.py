@@ -168,6 +168,12 @@ def embed_texts(
     ------
     EngineUnavailableError
         ``engine="ray"`` without Ray installed.
+    CacheNotWritableError
+        A text is missing and the cache cannot be written: raised before any
+        model is loaded (storing is the point of the call).
+    CacheWriteError
+        A write failed part way (a full disk); the batches stored before it are
+        kept, and the next run embeds only the rest.
     ValueError
         ``engine="ray"`` without ``model``.
     """
@@ -183,6 +189,8 @@ def embed_texts(
     items = check_texts(texts)
     keys = text_keys(encoder.identity, role, list(dict.fromkeys(items)))
     cached = int(encoder.cache.contains(encoder.identity, keys).sum())
+    if cached < len(keys):  # storing is the point: refuse before loading a model
+        encoder.cache.check_writable(encoder.identity)
     loaded: Any = None
     if cached < len(keys) and engine == "local":  # the model is needed: load it now,
         loaded = getattr(encoder.encoder, "encoder", encoder.encoder)  # and let our bar
@@ -191,7 +199,7 @@ def embed_texts(
             loaded.show_progress = False
     bar = _bar(len(keys), cached, show_progress)
     try:
-        _, found, embedded = encoder.fill(items, role, bar.update, embed)
+        _, found, embedded = encoder.fill(items, role, bar.update, embed, strict=True)
     finally:
         bar.close()
         if loaded is not None and hasattr(loaded, "show_progress"):

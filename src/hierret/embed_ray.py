@@ -33,11 +33,16 @@ Ray. The driver (this process) has already diffed the corpus against the cache
   Ray's log names the dying actor.
 - **A local cluster** when none is running: on 127.0.0.1 with ``num_cpus``
   CPUs (default 2), usage statistics off (``RAY_USAGE_STATS_ENABLED=0``),
-  shut down afterwards.
+  shut down afterwards. When it does not start (on a loaded machine Ray's
+  helper processes can take longer to report than Ray waits), whatever Ray
+  raises becomes :class:`~hierret.embed.EngineUnavailableError` naming the
+  fix, ``--engine local`` (the same vectors): ``hierret embed`` exits 2 with
+  it, no traceback, and nothing is stored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable, Iterator, Mapping
@@ -108,6 +113,37 @@ class _Embedder:
         return {"pos": np.concatenate(pos), "vector": np.concatenate(vecs)}
 
 
+def _start(ray: Any, num_cpus: int) -> None:
+    """Start a local Ray cluster, or raise
+    :class:`~hierret.embed.EngineUnavailableError` saying why and what to do.
+
+    Ray's own errors when its helper processes do not come up in time (a loaded
+    machine: they may take longer to report their ports than Ray waits) are
+    tracebacks through ``ray.init``; the message here names the fix.
+    """
+    from hierret.embed import EngineUnavailableError
+
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    except Exception as err:  # Ray raises many kinds (ConnectionError, RuntimeError, ...)
+        with contextlib.suppress(Exception):  # whatever it half started
+            ray.shutdown()
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        raise EngineUnavailableError(
+            f"--engine ray could not start a local Ray cluster ({type(err).__name__}: "
+            f"{first}); on a loaded machine Ray's helper processes can take longer to start "
+            "than Ray waits for them. Nothing was embedded and the cache is as it was: embed "
+            "here with --engine local (the same vectors, in this process; "
+            "embed_texts(..., engine='local')), or try --engine ray again on a quieter machine"
+        ) from err
+
+
 def ray_batches(
     name: Model,
     kw: Mapping[str, Any],
@@ -128,13 +164,7 @@ def ray_batches(
 
         started = not ray.is_initialized()
         if started:
-            ray.init(
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                log_to_driver=False,
-                configure_logging=False,
-            )
+            _start(ray, num_cpus)
         try:
             ctx = ray.data.DataContext.get_current()
             ctx.enable_progress_bars = False

@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -206,6 +207,7 @@ def _sections_of(doc: Document, styles: Sequence[str]) -> list[Section]:
                 (title or doc.id,),
             )
         )
+    ends = _section_ends(headings, len(text))
     stack: list[tuple[int, str, tuple[str, ...], list[int]]] = []  # level, id, path, counters
     top_counter = [0]
     for n, h in enumerate(headings):
@@ -217,10 +219,46 @@ def _sections_of(doc: Document, styles: Sequence[str]) -> list[Section]:
         sid = f"{parent}.{counters[0]}" if parent else f"{doc.id}#s{counters[0]}"
         path = (stack[-1][2] if stack else ()) + (h.title,)
         own_end = headings[n + 1].start if n + 1 < len(headings) else len(text)
-        end = next((g.start for g in headings[n + 1 :] if g.level <= h.level), len(text))
-        sections.append(Section(sid, doc.id, h.start, own_end, end, len(path), parent, path))
+        sections.append(Section(sid, doc.id, h.start, own_end, ends[n], len(path), parent, path))
         stack.append((h.level, sid, path, [0]))
     return sections
+
+
+def _section_ends(headings: Sequence[Heading], length: int) -> list[int]:
+    """Where each heading's section ends: at the next heading of its level or above
+    (else the text's end). One pass from the end with a stack, so a document of
+    ``n`` headings costs ``O(n)``, not ``O(n^2)``."""
+    ends = [length] * len(headings)
+    stack: list[int] = []  # later headings, levels strictly increasing from the bottom
+    for n in range(len(headings) - 1, -1, -1):
+        level = headings[n].level
+        while stack and headings[stack[-1]].level > level:
+            stack.pop()
+        if stack:
+            ends[n] = headings[stack[-1]].start
+        stack.append(n)
+    return ends
+
+
+class _Assigner:
+    """:func:`_assign` for the passages of one document, in ``O(log n)`` each: the
+    sections' own spans are in text order and do not overlap, so only those next
+    to the passage can hold most of it."""
+
+    def __init__(self, sections: list[Section]) -> None:
+        self.sections = sections
+        self.starts = [sec.start for sec in sections]
+        self.own_ends = [sec.own_end for sec in sections]
+        self.ordered = all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
+        self.ordered &= all(a <= b for a, b in zip(self.own_ends, self.own_ends[1:], strict=False))
+
+    def __call__(self, passage: tuple[int, int]) -> Section:
+        if not self.ordered:  # never seen; kept exact all the same
+            return _assign(passage, self.sections)
+        s, e = passage
+        lo = max(bisect.bisect_left(self.own_ends, s) - 1, 0)
+        hi = min(bisect.bisect_left(self.starts, e) + 1, len(self.sections))
+        return _assign(passage, self.sections[lo:hi])
 
 
 def _assign(passage: tuple[int, int], sections: list[Section]) -> Section:
@@ -378,8 +416,9 @@ def _build(
             ]
         else:
             spans = chunk_text(doc.text, max_chars, overlap_chars)
+        assign = _Assigner(secs)
         for n, span in enumerate(spans):
-            owner = _assign(span, secs)
+            owner = assign(span)
             passages.append(Unit(f"{doc.id}#p{n}", doc.id, "passages", span[0], span[1], owner.id))
     params = {
         "max_chars": max_chars,

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hierret._files import atomic_write
+from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders import EncoderIdentity
 from hierret.runs import Ranking, tie_keys
@@ -586,6 +587,13 @@ must be finite (check the encoder's output before indexing or searching)
             ) from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise IndexFileError(f"{meta_path} is damaged ({err}). {_REBUILD}") from err
+        fmt = doc.get("format", _FORMAT) if isinstance(doc, dict) else None  # older: none
+        if fmt != _FORMAT:
+            raise IndexFileError(
+                f"{meta_path} is in format {fmt!r}, and this hierret reads format {_FORMAT} "
+                "only (a newer hierret, or another program, wrote it): load it with the "
+                f"version that saved it, or {_REBUILD[0].lower()}{_REBUILD[1:]}"
+            )
         try:
             ids = doc["ids"]
             dimension = int(doc["dimension"])
@@ -665,6 +673,13 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _shown(unit: object) -> str:
+    """An id for a message: a cache key (32 bytes) as hex, others as their repr."""
+    if isinstance(unit, bytes):
+        return f"key {unit.hex()[:16]}..."
+    return repr(unit)
+
+
 class MappedIndex:
     """Exact inner-product search over parts of vectors, as one :class:`VectorIndex`.
 
@@ -681,13 +696,22 @@ class MappedIndex:
     rule, as the one-matrix index does.
 
     Memory: one block of scores (``block_rows`` x queries float32) and the
-    candidates; the parts stay on disk until read.
+    candidates; the parts stay on disk until read. Before each block of a
+    memory-mapped part is read, its file's size is checked
+    (:func:`hierret._mapped.check_mapped`, one ``fstat``): a file cut short
+    since (``cp`` over a cache in use) raises
+    :class:`~hierret._mapped.MappedFileShrankError` naming it and the fix,
+    instead of the process dying of SIGBUS.
 
     Parameters
     ----------
     parts : sequence of (ids, vectors)
         Unit ids and their vectors (any array, e.g. a :class:`numpy.memmap`),
-        part by part; ids unique over all parts.
+        part by part. An id given more than once with the same vector (a key
+        two writers stored in two shards of a cache, which
+        :meth:`~hierret.cache.VectorCache.mapped` documents) is ranked once,
+        as its last copy; copies with different vectors raise
+        :class:`ValueError` naming the ids and the fix.
     identity : EncoderIdentity or str
         The encoder that wrote the vectors (checked against the queries').
     block_rows : int, default 65536
@@ -708,14 +732,13 @@ class MappedIndex:
         identity: IdentityLike,
         block_rows: int = 1 << 16,
     ) -> None:
+        self._maps = [m for _, m in parts]  # memory-mapped parts, checked before each read
         self.parts = [np.asarray(m) for _, m in parts]
         self.ids = [u for ids, _ in parts for u in ids]
         if any(p.ndim != 2 for p in self.parts):
             raise ValueError("each part's vectors must be a 2-d array")
         if sum(len(p) for p in self.parts) != len(self.ids):
             raise ValueError("give one id per row of each part")
-        if len(set(self.ids)) != len(self.ids):
-            raise ValueError("unit ids must be unique")
         dims = {p.shape[1] for p in self.parts if len(p)}
         if len(dims) > 1:
             raise ValueError(f"parts have different dimensions: {sorted(dims)}")
@@ -724,15 +747,61 @@ class MappedIndex:
         self.block_rows = check_count(block_rows, "block_rows")
         self._starts = np.cumsum([0] + [len(p) for p in self.parts])
         self._ties: npt.NDArray[np.int64] | None = None
+        self._skip = self._duplicates()
+        self._n = len(self.ids) - (int(self._skip.sum()) if self._skip is not None else 0)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self._n
+
+    def _duplicates(self) -> npt.NDArray[np.bool_] | None:
+        """Rows left out as copies of a later row with the same id and the same vector
+        (a key two writers stored in two shards); ``None`` when every id is unique.
+
+        Raises :class:`ValueError` naming the ids whose copies hold different vectors.
+        """
+        last: dict[object, int] = {}
+        groups: dict[object, list[int]] = {}
+        for row, unit in enumerate(self.ids):
+            if unit in last:
+                groups.setdefault(unit, [last[unit]]).append(row)
+            last[unit] = row
+        if not groups:
+            return None
+        skip = np.zeros(len(self.ids), dtype=bool)
+        differ = []
+        for uid, rows in groups.items():
+            vecs = self._raw_rows(np.asarray(rows, dtype=np.intp))
+            if not (vecs == vecs[-1]).all():
+                differ.append((uid, rows))
+            skip[rows[:-1]] = True  # the last copy (the newest shard's) is kept
+        if differ:
+            shown = "; ".join(f"{_shown(u)} at rows {rows[:4]}" for u, rows in differ[:3]) + (
+                f"; and {len(differ) - 3} more" if len(differ) > 3 else ""
+            )
+            raise ValueError(
+                f"{len(differ)} unit id(s) appear more than once with different vectors "
+                f"({shown}): the index cannot tell which to rank. Give each id once; for "
+                "the parts of VectorCache.mapped(identity), VectorCache.compact(identity) "
+                "first keeps one copy of each key (copies with equal vectors, as two "
+                "writers store them, are resolved here by keeping the last)"
+            )
+        return skip
+
+    def _raw_rows(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """The stored vectors of global ``rows`` (not normalised), read from their parts."""
+        out = np.empty((len(rows), self.dimension), dtype=np.float32)
+        part = np.searchsorted(self._starts, rows, side="right") - 1
+        for j, (p, r) in enumerate(zip(part.tolist(), rows.tolist(), strict=True)):
+            check_mapped([self._maps[p]], "vectors")
+            out[j] = self.parts[p][r - self._starts[p]]
+        return out
 
     def _rows(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Unit vectors of global ``rows`` (any order), read from their parts."""
         out = np.empty((len(rows), self.dimension), dtype=np.float32)
         part = np.searchsorted(self._starts, rows, side="right") - 1
         for p in np.unique(part).tolist():
+            check_mapped([self._maps[p]], "vectors")
             sel = np.flatnonzero(part == p)
             local = rows[sel] - self._starts[p]
             out[sel] = _unit_rows(self.parts[p][np.sort(local)], "vectors")[
@@ -764,12 +833,18 @@ class MappedIndex:
         cand_scores = [np.zeros(0, np.float32) for _ in range(len(q))]
         for p, part in enumerate(self.parts):
             for lo in range(0, len(part), self.block_rows):
+                check_mapped([self._maps[p]], "vectors")  # not SIGBUS: see hierret._mapped
                 block = _unit_rows(part[lo : lo + self.block_rows], "vectors")
                 scores = q @ block.T
                 first = int(self._starts[p]) + lo
+                fresh = first + np.arange(len(block))
+                live = None if self._skip is None else ~self._skip[fresh]
                 for j in range(len(q)):
-                    rows = np.concatenate([cand_rows[j], first + np.arange(len(block))])
-                    s = np.concatenate([cand_scores[j], scores[j]])
+                    new_rows, new_scores = fresh, scores[j]
+                    if live is not None:
+                        new_rows, new_scores = fresh[live], new_scores[live]
+                    rows = np.concatenate([cand_rows[j], new_rows])
+                    s = np.concatenate([cand_scores[j], new_scores])
                     if len(s) >= k:
                         kth = np.partition(s, len(s) - k)[len(s) - k]
                         keep = s >= kth - slack

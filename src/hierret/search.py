@@ -100,7 +100,7 @@ from hierret.levels import PoolingReport, Strategy, empty_units, text_units, uni
 from hierret.lifting import lift_overlapping
 from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
-from hierret.rankers.bm25 import BM25
+from hierret.rankers.bm25 import BM25, IDFS
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
@@ -216,6 +216,11 @@ class Searcher:
         Embeds units and queries (wrap it in a
         :class:`~hierret.cache.CachedEncoder` to embed each text once across
         runs).
+    bm25_idf : {"okapi", "lucene"}, default "okapi"
+        The idf of every BM25 index (:class:`~hierret.rankers.bm25.BM25`):
+        Okapi's, as ``rank_bm25`` and every published figure, or Lucene's,
+        always positive, for corpora of a few documents where Okapi's idf of
+        every common term is <= 0 (BM25 then logs a warning naming this).
 
     Attributes
     ----------
@@ -228,9 +233,12 @@ class Searcher:
         excluded).
     """
 
-    def __init__(self, hierarchy: Hierarchy, encoder: Encoder) -> None:
+    def __init__(self, hierarchy: Hierarchy, encoder: Encoder, bm25_idf: str = "okapi") -> None:
+        if bm25_idf not in IDFS:
+            raise ValueError(f"bm25_idf must be one of {IDFS}, got {bm25_idf!r}")
         self.hierarchy = hierarchy
         self.encoder = encoder
+        self.bm25_idf = bm25_idf
         self.reports: dict[IndexKey, PoolingReport] = {}
         self.build_seconds: dict[IndexKey, float] = {}
         self.latency: dict[str, list[float]] = {}
@@ -364,7 +372,9 @@ class Searcher:
         """
         if (level, analyzer) not in self._bm25:
             with _clock.stage("index"):
-                self._bm25[(level, analyzer)] = BM25.from_texts(self.texts(level), analyzer)
+                self._bm25[(level, analyzer)] = BM25.from_texts(
+                    self.texts(level), analyzer, idf=self.bm25_idf
+                )
         return self._bm25[(level, analyzer)]
 
     def _timed(self, key: str, n: int, seconds: float) -> None:
@@ -409,6 +419,21 @@ class Searcher:
         ]
         self._timed(f"{level}/bm25", len(texts), time.perf_counter() - start)
         return rankings
+
+    def _lucene_ranking(
+        self, level: Level, analyzer: str, tokens: list[str], k: int
+    ) -> list[tuple[str, float]]:
+        """The top ``k`` units holding a word of ``tokens`` by BM25 with Lucene's idf
+        (:meth:`search`'s ranking where Okapi's idf cannot rank)."""
+        key = (level, analyzer + "/lucene")
+        if key not in self._bm25:
+            self._bm25[key] = BM25.from_texts(self.texts(level), analyzer, idf="lucene")
+        _lucene_note(self._bm25[key].n_docs)
+        unit_ids = [u.id for u in self.units(level)]
+        ties = self._tie_keys.setdefault(level, tie_keys(unit_ids))
+        keep = self._has_text.setdefault(level, [has_text(t) for t in self.texts(level)])
+        found = self._bm25[key].search(tokens, k + keep.count(False), ties)
+        return [(unit_ids[i], s) for i, s in found if keep[i] and s > 0][:k]
 
     def _rank(
         self,
@@ -653,7 +678,15 @@ class Searcher:
 
         Runs :meth:`run` on the one question (parameters, errors and warnings
         are its own) and decorates the ranking with each unit's span, section
-        path and snippet.
+        path and snippet. A BM25 ranking (not fused: fusion reads BM25's
+        matches only) keeps only the units holding a word of the question with
+        a score above 0: a unit that matches nothing is no hit, whatever its
+        place among the zeros (an evaluation's :meth:`run` keeps them, as
+        ranked lists do). On a corpus of a few documents, where Okapi's idf of
+        every word of the question is <= 0 (so its scores would rank a unit
+        lower the more of them it holds), the hits are ranked with Lucene's
+        always-positive idf instead, and a warning says so (``run`` keeps
+        Okapi's: every published figure is an evaluation run).
 
         Examples
         --------
@@ -668,9 +701,28 @@ class Searcher:
         TypeError: k must be an int >= 1, got '3' (str)
         """
         ranking = self.run([Query("q", text, ())], profile, k, rerankers)["q"]
+        if profile.ranker == "bm25" and profile.level != "fused":
+            level: Level = profile.level
+            tokens = get_analyzer(profile.analyzer)(text)
+            bm25 = self.bm25_index(level, profile.analyzer)
+            if profile.reranker is None and bm25.cannot_rank(tokens):
+                ranking = self._lucene_ranking(level, profile.analyzer, tokens, k)
+            matched = bm25.matches(tokens)
+            where = {u.id: i for i, u in enumerate(self.units(level))}
+            ranking = [(u, s) for u, s in ranking if matched[where[u]] and s > 0]
         if self._hits is None:
             self._hits = Hits(self.hierarchy)
         return self._hits(ranking, profile.level)
+
+
+def _lucene_note(n: int) -> None:
+    log.warning(
+        "BM25: every word of the question found here has an Okapi idf <= 0 (a corpus of "
+        "%d units, each word in half of them or more): its hits are ranked with Lucene's "
+        "always-positive idf instead (bm25_idf='lucene'; hierret search --bm25-idf lucene "
+        "ranks every question so)",
+        n,
+    )
 
 
 def _index_key(level: Level, vectors: Strategy) -> IndexKey:

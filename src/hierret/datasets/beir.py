@@ -44,6 +44,7 @@ from typing import Any
 
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets._dropped import describe_dropped, nonzero
+from hierret.datasets._encoding import not_utf8
 from hierret.datasets._ids import BOM, clean_id, shown_id
 from hierret.datasets.download import (
     DATA_ENV,
@@ -366,10 +367,13 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
+                with open(path, "rb") as head:
+                    sample = head.read(1 << 16)
                 raise BeirFormatError(
                     f"{path}:{lineno}: not valid UTF-8: byte {err.start} of the line is "
-                    f"{raw[err.start : err.end]!r} ({err.reason}); BEIR files are UTF-8: "
-                    "re-encode the file as UTF-8 (or download it again)"
+                    f"{raw[err.start : err.end]!r} ({err.reason}); "
+                    + not_utf8(sample, path, "BEIR files")
+                    + " (or download it again)"
                 ) from None
             yield lineno, line.removeprefix(BOM) if lineno == 1 else line
 

@@ -356,6 +356,7 @@ def load(
     seed: int = 0,
     split: str | None = None,
     download: bool = True,
+    questions: bool = True,
 ) -> Bundle:
     """Load a corpus by name or path, with its queries, cut down by the one sampler.
 
@@ -383,6 +384,11 @@ def load(
     download : bool, default True
         Allow downloading a named dataset that is not under
         :func:`~hierret.datasets.data_home`.
+    questions : bool, default True
+        Whether the source must hold questions (to evaluate). ``False`` (to
+        search, as ``hierret search`` and ``hierret embed`` do) also takes a
+        folder of documents without ``questions.jsonl``: its bundle has no
+        queries.
 
     Returns
     -------
@@ -420,7 +426,7 @@ def load(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     with _clock.stage("load"):
-        full = _load_full(source, split, seed=int(seed), download=download)
+        full = _load_full(source, split, seed=int(seed), download=download, questions=questions)
         return _cut(full, max_queries, max_docs, int(seed))
 
 
@@ -430,7 +436,12 @@ def _check_count(name: str, value: int | None) -> None:
 
 
 def _load_full(
-    source: str | os.PathLike[str], split: str | None, *, seed: int, download: bool
+    source: str | os.PathLike[str],
+    split: str | None,
+    *,
+    seed: int,
+    download: bool,
+    questions: bool = True,
 ) -> Bundle:
     """The whole source as a bundle (nothing sampled)."""
     if isinstance(source, str) and source in source_names():
@@ -446,17 +457,19 @@ def _load_full(
     if path.is_dir():
         if (path / "corpus.jsonl").is_file():
             return _beir(load_beir(path, split or "test", download=False), path.resolve().name)
-        if not (path / QUESTIONS_FILE).is_file():
+        if not (path / QUESTIONS_FILE).is_file() and questions:
             raise DataFormatError(
                 f"{path} is a folder without corpus.jsonl or {QUESTIONS_FILE}: not a "
-                f"recognised format; give {_FORMATS}"
+                f"recognised format to evaluate on; give {_FORMATS} (hierret search and "
+                "hierret embed take a folder of documents without questions: questions are "
+                "needed to evaluate, not to search)"
             )
         _no_split(path.resolve().name, split)
-        return _folder(load_folder(path))
+        return _folder(load_folder(path, questions=questions), questions)
     if path.is_file():
         if path.name == QUESTIONS_FILE:
             _no_split(path.resolve().parent.name, split)
-            return _folder(load_folder(path))
+            return _folder(load_folder(path), questions)
         if path.suffix.lower() != ".json":
             raise DataFormatError(f"{path} is not a recognised format; give {_FORMATS}")
         _no_split(path.name, split)
@@ -531,8 +544,8 @@ def _qasper(split_or_path: str | Path, source: str, *, download: bool = False) -
     )
 
 
-def _folder(data: FolderDataset) -> Bundle:
-    finest = max(data.judged_at.values(), key=ALL_TARGETS.index)
+def _folder(data: FolderDataset, questions: bool = True) -> Bundle:
+    finest = max(data.judged_at.values(), key=ALL_TARGETS.index, default=None)
     bundle = _whole(
         data.name,
         None,
@@ -541,10 +554,11 @@ def _folder(data: FolderDataset) -> Bundle:
         data.heading_styles,
         details=_full_details(data.identity()),
         dropped={_FOLDER_REASONS[k]: n for k, n in data.problems.items()},
+        questions=questions,
     )
     return replace(
         bundle,
-        targets=ALL_TARGETS[: ALL_TARGETS.index(finest) + 1],
+        targets=ALL_TARGETS[: ALL_TARGETS.index(finest) + 1] if finest else (),
         judged_at=dict(data.judged_at),
     )
 
@@ -566,10 +580,12 @@ def _whole(
     judgments: Mapping[str, Mapping[str, int]] | None = None,
     details: Mapping[str, str | int],
     dropped: Mapping[str, int] | None = None,
+    questions: bool = True,
 ) -> Bundle:
-    """The full source as a bundle; no documents or no questions is an error."""
+    """The full source as a bundle; no documents, or no questions when ``questions``
+    (to evaluate; searching needs none), is an error."""
     lost = describe_dropped(dropped or {})
-    if not len(corpus) or not queries:
+    if not len(corpus) or (questions and not queries):
         what = "no documents" if not len(corpus) else "no questions"
         raise DataFormatError(
             f"{source}: {what} to load (dropped: {lost}); a study needs documents and "

@@ -21,10 +21,18 @@ is NFD; ids in ``relevant`` are stripped and put in NFC too, by the one id rule
 of :func:`~hierret.datasets._ids.clean_id`); two files that differ only by suffix
 (``a.md``, ``a.rst``) are refused. Files are UTF-8 (a byte-order mark is
 dropped; ``\r\n`` and ``\r`` line ends become ``\n`` before quotes are
-located). A symlinked file is read when it points inside the folder;
-symlinked folders and links pointing outside it are not followed, and an empty
-file is skipped: each is named in the warning. The title is the document's
-first heading, else the file stem.
+located), and their text is put in Unicode NFC, as ids are (a document saved
+in NFD holds the quotes typed in NFC; quotes are compared in NFC too). A
+symlinked file is read when it points inside the folder; symlinked folders
+and links pointing outside it are not followed, and an empty file is skipped:
+each is named in the warning. The title is the document's first heading, else
+the file stem. A Markdown file's front matter (a YAML block between ``---``
+lines, or TOML between ``+++`` lines, at the very start) is not text of the
+document: its ``title`` names the document (before the first heading), and
+the block is neither embedded nor searched. A file that is a whole HTML page
+(a web page saved as ``.md`` or ``.txt``) is read as the text a browser
+shows, its ``<h1>``..``<h6>`` as headings and its ``<title>`` as the title,
+never with its tags, and is named in the warning.
 
 **Sections** come from headings, by :func:`~hierret.hierarchy.detect_headings`
 with the styles of the file's kind: Markdown ``#`` headings, and underlined
@@ -72,7 +80,8 @@ refused with a :class:`FolderFormatError` naming the file, the line, the
 question id and the fix: malformed JSON, a line that is not an object, an
 unknown key, a missing or empty ``question``, a question with neither
 evidence nor relevant ids (or both), a quote shorter than 40 characters, a
-duplicate id, a file that is not UTF-8, no documents, no questions file, no
+duplicate id, a file that is not UTF-8 (the error names the encoding it most
+likely is and the ``iconv`` command for it) or holds NUL bytes, no documents, no questions file, no
 question left, a question or quote holding a lone surrogate (a JSON escape such
 as ``\ud800`` without the other half of its pair), a file name that is not
 UTF-8. What the gold set drops, this loader drops too, keeping the
@@ -90,6 +99,7 @@ import hashlib
 import inspect
 import json
 import os
+import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +113,9 @@ from hierret._validate import (
     surrogate_escape,
     surrogate_message,
 )
+from hierret.datasets._encoding import not_utf8
+from hierret.datasets._frontmatter import front_matter_title, split_front_matter
+from hierret.datasets._html import html_to_text, looks_like_html
 from hierret.datasets._ids import clean_id, shown_id
 from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
@@ -220,13 +233,17 @@ class FolderDataset:
         }
 
 
-def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
+def load_folder(path: str | os.PathLike[str], *, questions: bool = True) -> FolderDataset:
     r"""Read a folder of documents and locate the evidence of its ``questions.jsonl``.
 
     Parameters
     ----------
     path : path-like
         The folder, or its ``questions.jsonl``.
+    questions : bool, default True
+        Whether ``questions.jsonl`` must be there (to evaluate). ``False`` (to
+        search) loads a folder without it with no questions; one that is
+        there is read and checked all the same.
 
     Returns
     -------
@@ -284,7 +301,7 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
     report = _Report(root.name)
     files = _document_files(root, report)
     questions_file = root / QUESTIONS_FILE
-    if not questions_file.is_file():
+    if not questions_file.is_file() and questions:
         found = f"it holds {len(files)} document(s)" if files else "it holds no documents either"
         raise FolderFormatError(
             f"{root} has no {QUESTIONS_FILE} ({found}): a folder of documents needs its "
@@ -303,9 +320,12 @@ def load_folder(path: str | os.PathLike[str]) -> FolderDataset:
     styles = tuple(s for s in HEADING_STYLES if any(s in SUFFIXES[k] for k in kinds.values()))
     _check_headings(docs, kinds, styles, report)
     corpus = Corpus(f"folder-{root.name}", docs)
-    raw = questions_file.read_bytes()
-    contents.append((QUESTIONS_FILE, raw))
-    queries, judged_at = _Questions(questions_file, raw, corpus, styles, report).read()
+    queries: list[Query] = []
+    judged_at: dict[str, Level] = {}
+    if questions_file.is_file():
+        raw = questions_file.read_bytes()
+        contents.append((QUESTIONS_FILE, raw))
+        queries, judged_at = _Questions(questions_file, raw, corpus, styles, report).read()
     report.warn()
     problems = {
         "dropped_questions": len(report.lists["dropped"]),
@@ -337,6 +357,8 @@ class _Report:
         "(the gold set's rule)",
         "section_many": "section path(s) naming several sections: each is evidence",
         "skipped": "file(s) or folder(s) skipped",
+        "converted": "HTML page(s) saved under a text name, read as the text a browser shows "
+        "(save them as Markdown to keep more of their layout)",
         "headings": "document(s) whose headings the folder's heading styles read "
         "differently from their own kind's",
     }
@@ -436,25 +458,45 @@ def _read_documents(
         raw = file.read_bytes()
         contents.append((rel, raw))
         text = _decode(raw, file).removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        text = unicodedata.normalize("NFC", text)  # as ids are: a file saved on macOS is NFD
+        title = None
+        if looks_like_html(text):  # a web page saved as .md or .txt: what a browser shows
+            title, text = html_to_text(text)
+            title = title or None
+            report.add("converted", f"{rel} (an HTML page: its text and headings kept)")
+            suffix = ".md"  # its headings are now Markdown's
+        elif suffix in (".md", ".markdown"):
+            meta, text, _ = split_front_matter(text)
+            title = front_matter_title(meta)
         if not has_text(text):
             report.add("skipped", f"{rel} (empty: nothing to retrieve)")
             continue
         heads = detect_headings(text, SUFFIXES[suffix])
-        docs.append(Document(doc_id, heads[0].title if heads else file.stem, text))
+        title = title or (heads[0].title if heads else file.stem)
+        docs.append(Document(doc_id, title, text))
         kinds[doc_id] = suffix
     return docs, kinds, contents
 
 
 def _decode(raw: bytes, file: Path) -> str:
+    """The file's text; a file that is not UTF-8 text (NUL bytes too: UTF-16 of
+    ASCII is valid UTF-8, NUL-separated) is refused naming what it most likely is."""
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
+        if "\x00" in text:
+            at = raw.index(0)
+            line = raw[:at].count(b"\n") + 1
+            raise FolderFormatError(
+                f"{file}: not UTF-8 text: byte {at} (line {line}) is a NUL byte, which text "
+                "never holds; " + not_utf8(raw, file, f"documents and {QUESTIONS_FILE}")
+            )
+        return text
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise FolderFormatError(
             f"{file}: not UTF-8 text: byte {err.start} (line {line}) is "
-            f"{raw[err.start : err.end]!r} ({err.reason}); documents and {QUESTIONS_FILE} "
-            "must be UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or move "
-            "it out of the folder"
+            f"{raw[err.start : err.end]!r} ({err.reason}); "
+            + not_utf8(raw, file, f"documents and {QUESTIONS_FILE}")
         ) from None
 
 

@@ -74,6 +74,7 @@ from typing import Any
 
 from hierret._validate import find_lone_surrogate, surrogate_escape, surrogate_message
 from hierret.datasets._dropped import describe_dropped, nonzero
+from hierret.datasets._encoding import not_utf8
 from hierret.datasets.download import (
     DATA_ENV,
     CorruptArchiveError,
@@ -522,8 +523,9 @@ def _read_json(path: Path) -> dict[str, Any]:
         line = data.count(b"\n", 0, err.start) + 1
         raise QasperFormatError(
             f"{path}: not valid UTF-8: byte {err.start} (line {line}) is "
-            f"{data[err.start : err.end]!r} ({err.reason}); Qasper files are UTF-8 JSON: "
-            "re-encode the file as UTF-8 (or download it again)"
+            f"{data[err.start : err.end]!r} ({err.reason}); "
+            + not_utf8(data, path, "Qasper files")
+            + " (or download it again)"
         ) from None
     duplicates: list[tuple[dict[str, Any], list[str]]] = []
 

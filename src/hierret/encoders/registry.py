@@ -23,6 +23,7 @@ from hierret.encoders.sentence_transformers import (
 from hierret.encoders.static import WordLlamaEncoder
 
 __all__ = [
+    "check_encoder_name",
     "encoder_recipe",
     "load_encoder",
     "load_encoder_lazily",
@@ -105,8 +106,36 @@ def load_encoder(name: str, **kw: Any) -> Encoder:
     ...
     ValueError: unknown encoder 'no-such-model': not one of ...
     """
+    check_encoder_name(name)
     with _clock.stage("models"):
         return _load(name, **kw)
+
+
+def check_encoder_name(name: object) -> str:
+    """``name`` if it can name an encoder, else :class:`ValueError` (or
+    :class:`TypeError`) saying why and what to give, before anything is loaded.
+
+    An empty name is what an unset shell variable gives (``--encoder "$MODEL"``);
+    as a path it would be the current folder, loaded as a model.
+
+    Examples
+    --------
+    >>> check_encoder_name("hash")
+    'hash'
+    >>> check_encoder_name("  ")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the encoder name is empty (an unset shell variable, as in --encoder "$MODEL"?): ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"an encoder name must be a str, got {type(name).__name__} {name!r}")
+    if not name.strip():
+        raise ValueError(
+            f'the encoder name is empty (an unset shell variable, as in --encoder "$MODEL"?): '
+            f"give one of {', '.join(registered_encoders())}, the path of a "
+            "sentence-transformers folder, or a hub id 'org/model'"
+        )
+    return name
 
 
 def _load(name: str, **kw: Any) -> Encoder:
@@ -146,7 +175,7 @@ def encoder_recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
     >>> encoder_recipe("minilm", {}).name, encoder_recipe("hash", {}) is None
     ('minilm', True)
     """
-    key = name.strip().lower()
+    key = check_encoder_name(name).strip().lower()
     if key in MINILM_ALIASES:
         return Recipe("minilm", kw, _folder_files(minilm_folder()), _TORCH_STACK)
     if key in ("minilm-int8", "minilm-w8a8") and not {"model_path", "tokenizer_path"} & set(kw):

@@ -1,7 +1,15 @@
 """A record's evidence on disk: every published test with its questions, re-analysable.
 
 :func:`hierret.publish.record.publish` writes, beside ``{name}.json``, two files
-in ``evidence/`` that anyone can read with pandas (``read_csv(..., sep="\\t")``):
+in ``evidence/`` that anyone can read with pandas, with the options of
+:data:`READ_OPTIONS`::
+
+    pd.read_csv(path, sep="\\t", keep_default_na=False, na_values=[""], dtype={"query": str})
+
+(pandas' default turns a question id such as ``NA``, ``None``, ``null`` or
+``N/A`` into NaN, and ``007`` into 7; these options keep every id as written,
+only an empty field being missing; in R: ``read.delim(path, na.strings = "",
+colClasses = c(query = "character"))``):
 
 ``{name}-tests.tsv``
     One row per paired test: ``test`` (``T1``, ``T2``, ...), ``key`` (the
@@ -59,7 +67,17 @@ from hierret._files import atomic_write
 from hierret.publish import runfiles
 from hierret.stats import evidence as ledger
 
-__all__ = ["TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
+__all__ = ["READ_OPTIONS", "TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
+
+#: How to read both files back as written: ``pd.read_csv(path, **READ_OPTIONS)``. Ids stay
+#: text (``NA``, ``None``, ``null``, ``N/A``, ``007`` included); only an empty field is missing.
+READ_OPTIONS: dict[str, Any] = {
+    "sep": "\t",
+    "keep_default_na": False,
+    "na_values": [""],
+    "dtype": {"query": str, "key": str, "test": str, "arm_a": str, "arm_b": str,
+              "family": str, "family_name": str},
+}  # fmt: skip
 
 #: The columns of ``{name}-tests.tsv``, in order.
 TEST_COLUMNS = [
@@ -239,8 +257,7 @@ def load(folder: str | os.PathLike[str], name: str) -> tuple[pd.DataFrame, pd.Da
     tests_path, questions_path = paths(folder, name)
     if not tests_path.exists():
         return None
-    tests = pd.read_csv(tests_path, sep="\t", keep_default_na=False, na_values=[""],
-                        dtype={"key": str, "family_name": str})  # fmt: skip
+    tests = pd.read_csv(tests_path, **READ_OPTIONS)
     tests["key"] = tests["key"].fillna("")
-    questions = pd.read_csv(questions_path, sep="\t", dtype={"query": str})
+    questions = pd.read_csv(questions_path, **READ_OPTIONS)
     return tests, questions

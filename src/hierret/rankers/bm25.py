@@ -22,6 +22,25 @@ and a query's score for a document is the sum of ``w(t, d)`` over the
 query's tokens, a repeated query token counting once per repetition (as in
 ``BM25Okapi.get_scores``). Query tokens not in the vocabulary add nothing.
 
+**Tiny corpora.** Okapi's idf is 0 for a term in exactly half of the
+documents and negative above (floored at ``epsilon`` times the mean idf, which
+is itself ≤ 0 when most terms are common). On a corpus of two or three
+documents every term's idf can be ≤ 0, and the scores then rank a document
+*lower* the more query terms it holds ("cats purr" over ``["Dogs bark at
+cats", "Cats purr"]`` puts the dogs first). The default stays Okapi's, equal
+to ``BM25Okapi`` (the seed study and every published figure used it; the
+tests hold it to ``rank_bm25``), and a query whose matching terms all have an
+idf ≤ 0 logs one warning per index naming the fix: ``idf="lucene"``, Lucene's
+``ln(1 + (N − n_t + 0.5) / (n_t + 0.5))``, always positive, which ranks such
+corpora by the terms they hold (and differs from ``BM25Okapi`` everywhere, so
+no published figure uses it). :meth:`BM25.matches` says which documents hold
+a query term at all, whatever their score, and :meth:`BM25.cannot_rank` whether
+Okapi's idf cannot rank a query: :meth:`hierret.search.Searcher.search` (what
+``hierret search`` prints) then ranks that question's hits with Lucene's idf,
+saying so, while evaluation runs keep Okapi's (on every published corpus, at
+every level, no question of the published sets meets that condition:
+measured when the fallback was added).
+
 Departures from ``BM25Okapi``, all where it fails: an empty corpus is a clear
 :class:`ValueError` (``BM25Okapi`` divides by zero); a corpus whose documents
 are all empty gives an empty vocabulary and all-zero scores (``BM25Okapi``
@@ -33,6 +52,7 @@ where ``BM25Okapi`` computes ``0 / 0`` and returns NaN for that document
 from __future__ import annotations
 
 import itertools
+import logging
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,7 +66,11 @@ from numpy.typing import NDArray
 from hierret._validate import check_count
 from hierret.rankers.analyzer import Analyzer, get_analyzer
 
-__all__ = ["BM25", "top_k"]
+__all__ = ["BM25", "IDFS", "top_k"]
+
+log = logging.getLogger(__name__)
+#: The idf formulas: Okapi's (``rank_bm25.BM25Okapi``, the default) and Lucene's.
+IDFS = ("okapi", "lucene")
 
 
 def top_k(
@@ -129,7 +153,11 @@ class BM25:
     b : float, default 0.75
         Document-length normalisation, in [0, 1].
     epsilon : float, default 0.25
-        Negative idfs are replaced by ``epsilon * average_idf``.
+        Negative idfs are replaced by ``epsilon * average_idf`` (Okapi's idf).
+    idf : {"okapi", "lucene"}, default "okapi"
+        Okapi's idf, equal to ``BM25Okapi``'s, or Lucene's always-positive
+        ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (for tiny corpora: see the
+        module docstring).
     analyzer : Analyzer or None
         The analyzer the token lists came from, kept for the caller
         (:meth:`from_texts` sets it); the index itself never uses it.
@@ -177,8 +205,13 @@ class BM25:
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,
+        idf: str = "okapi",
         analyzer: Analyzer | None = None,
     ) -> None:
+        if idf not in IDFS:
+            raise ValueError(f"idf must be one of {IDFS}, got {idf!r}")
+        self.idf_kind = idf
+        self._warned = False
         if not k1 >= 0:
             raise ValueError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:
@@ -227,19 +260,21 @@ class BM25:
 
         self.doc_freq: NDArray[np.int64] = np.diff(indptr)
         df = self.doc_freq.astype(np.float64)
-        idf: NDArray[np.float64] = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+        term_idf: NDArray[np.float64] = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
         # Summed left to right like BM25Okapi (np.sum would sum pairwise, which is more
         # accurate but differs in the last bits over a large vocabulary).
-        self.average_idf = float(np.cumsum(idf)[-1]) / n_terms if n_terms else 0.0
-        idf[idf < 0] = self.epsilon * self.average_idf
-        self.idf = idf
+        self.average_idf = float(np.cumsum(term_idf)[-1]) / n_terms if n_terms else 0.0
+        term_idf[term_idf < 0] = self.epsilon * self.average_idf
+        if self.idf_kind == "lucene":  # always positive; average_idf stays Okapi's
+            term_idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        self.idf = term_idf
 
         # Same operation order as BM25Okapi.get_scores, term by term.
         dl = self.doc_len.astype(np.float64)
         # (avgdl is 0 only when every document is empty: then there are no weights.)
         norm = self.k1 * (1 - self.b + self.b * dl / self.avgdl) if self.avgdl else dl
         row_of = np.repeat(np.arange(n_terms, dtype=np.int64), self.doc_freq)
-        weights = idf[row_of] * (tf * (self.k1 + 1) / (tf + norm[indices]))
+        weights = term_idf[row_of] * (tf * (self.k1 + 1) / (tf + norm[indices]))
         self.matrix: Any = sp.csr_array((weights, indices, indptr), shape=(n_terms, n_docs))
         self._indptr = indptr
         self._indices = indices
@@ -254,6 +289,7 @@ class BM25:
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,
+        idf: str = "okapi",
     ) -> BM25:
         """Analyze `texts` and index them.
 
@@ -264,6 +300,8 @@ class BM25:
         analyzer : str or Analyzer, default "english"
             See :func:`hierret.rankers.analyzer.get_analyzer`.
         k1, b, epsilon : float
+            As for :class:`BM25`.
+        idf : {"okapi", "lucene"}, default "okapi"
             As for :class:`BM25`.
 
         Returns
@@ -281,7 +319,7 @@ class BM25:
         an = get_analyzer(analyzer)
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, not a str")
-        return cls((an(t) for t in texts), k1=k1, b=b, epsilon=epsilon, analyzer=an)
+        return cls((an(t) for t in texts), k1=k1, b=b, epsilon=epsilon, idf=idf, analyzer=an)
 
     @property
     def vocabulary(self) -> Mapping[str, int]:
@@ -297,7 +335,7 @@ class BM25:
         name = self.analyzer.name if self.analyzer is not None else None
         return (
             f"BM25(n_docs={self.n_docs}, n_terms={len(self.vocabulary)}, k1={self.k1}, "
-            f"b={self.b}, epsilon={self.epsilon}, analyzer={name!r})"
+            f"b={self.b}, epsilon={self.epsilon}, idf={self.idf_kind!r}, analyzer={name!r})"
         )
 
     def _query_terms(self, query: Sequence[str]) -> dict[int, int]:
@@ -336,13 +374,53 @@ class BM25:
         """
         scores = np.zeros(self.n_docs, dtype=np.float64)
         indptr, indices, weights = self._indptr, self._indices, self._weights
-        for term, count in self._query_terms(query).items():
+        terms = self._query_terms(query)
+        if not self._warned and self._cannot_rank(terms):
+            self._warned = True  # once per index
+            log.warning(
+                "BM25: every query term found has an Okapi idf <= 0 on this corpus of %d "
+                "documents (each is in half of them or more), so its scores rank a "
+                "document lower the more of them it holds; a corpus this small needs "
+                "Lucene's always-positive idf: BM25(..., idf='lucene') "
+                "(hierret search --bm25-idf lucene, Searcher(..., bm25_idf='lucene'))",
+                self.n_docs,
+            )
+        for term, count in terms.items():
             start, end = indptr[term], indptr[term + 1]
             if count == 1:
                 scores[indices[start:end]] += weights[start:end]
             else:
                 scores[indices[start:end]] += count * weights[start:end]
         return scores
+
+    def _cannot_rank(self, terms: Mapping[int, int]) -> bool:
+        return bool(terms) and all(self.idf[t] <= 0 for t in terms)
+
+    def cannot_rank(self, query: Sequence[str]) -> bool:
+        """Whether every query token found has an idf <= 0 here (Okapi's idf on a corpus
+        of a few documents), so that the scores rank a document *lower* the more of
+        them it holds; ``False`` when no token is found.
+
+        Examples
+        --------
+        >>> tiny = BM25.from_texts(["Dogs bark at cats", "Cats purr"])
+        >>> tiny.cannot_rank(tiny.analyzer("cats purr")), tiny.cannot_rank(["zebra"])
+        (True, False)
+        """
+        return self._cannot_rank(self._query_terms(query))
+
+    def matches(self, query: Sequence[str]) -> NDArray[np.bool_]:
+        """Which documents hold at least one of the query's tokens (whatever their score).
+
+        Examples
+        --------
+        >>> BM25([["a", "b"], ["b"], ["c"]]).matches(["b", "z"]).tolist()
+        [True, True, False]
+        """
+        found = np.zeros(self.n_docs, dtype=bool)
+        for term in self._query_terms(query):
+            found[self._indices[self._indptr[term] : self._indptr[term + 1]]] = True
+        return found
 
     def search(
         self, query: Sequence[str], k: int = 10, tie_keys: NDArray[np.int64] | None = None
