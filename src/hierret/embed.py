@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
+from hierret.embed_ray import EngineUnavailableError
 from hierret.encoders import Encoder, Role
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
@@ -55,10 +56,6 @@ __all__ = [
 #: Where the embedding runs.
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
-
-
-class EngineUnavailableError(RuntimeError):
-    """The engine asked for cannot run here (not built yet, or its extra is missing)."""
 
 
 @dataclass(frozen=True)

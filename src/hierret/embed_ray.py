@@ -35,7 +35,7 @@ Ray. The driver (this process) has already diffed the corpus against the cache
   CPUs (default 2), usage statistics off (``RAY_USAGE_STATS_ENABLED=0``),
   shut down afterwards. When it does not start (on a loaded machine Ray's
   helper processes can take longer to report than Ray waits), whatever Ray
-  raises becomes :class:`~hierret.embed.EngineUnavailableError` naming the
+  raises becomes :class:`EngineUnavailableError` naming the
   fix, ``--engine local`` (the same vectors): ``hierret embed`` exits 2 with
   it, no traceback, and nothing is stored.
 """
@@ -58,7 +58,13 @@ from hierret.encoders import Encoder, EncoderIdentity, Role
 #: encoder no registered name reaches in another process).
 Model = str | Callable[..., Encoder]
 
-__all__ = ["PARTITION_TEXTS", "RAY_PIN", "partitions", "ray_batches"]
+
+class EngineUnavailableError(RuntimeError):
+    """The engine asked for cannot run here (not built yet, its extra is missing, or a
+    local cluster did not start); :mod:`hierret.embed` raises it too."""
+
+
+__all__ = ["PARTITION_TEXTS", "RAY_PIN", "EngineUnavailableError", "partitions", "ray_batches"]
 
 #: The version of Ray the extra pins (``hierret[ray]``).
 RAY_PIN = "2.60.0"
@@ -115,14 +121,12 @@ class _Embedder:
 
 def _start(ray: Any, num_cpus: int) -> None:
     """Start a local Ray cluster, or raise
-    :class:`~hierret.embed.EngineUnavailableError` saying why and what to do.
+    :class:`EngineUnavailableError` saying why and what to do.
 
     Ray's own errors when its helper processes do not come up in time (a loaded
     machine: they may take longer to report their ports than Ray waits) are
     tracebacks through ``ray.init``; the message here names the fix.
     """
-    from hierret.embed import EngineUnavailableError
-
     try:
         ray.init(
             num_cpus=num_cpus,

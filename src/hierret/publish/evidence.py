@@ -63,8 +63,8 @@ from typing import Any
 
 import pandas as pd
 
+import hierret.publish.runfiles as runfiles
 from hierret._files import atomic_write
-from hierret.publish import runfiles
 from hierret.stats import evidence as ledger
 
 __all__ = ["READ_OPTIONS", "TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
