@@ -29,15 +29,15 @@ def test_the_standard_error_of_a_two_sided_p_is_p_2_minus_p() -> None:
 
 
 def test_the_redraw_rule_takes_its_variance_from_the_setting(monkeypatch) -> None:
-    """DR-001's scifact_bm25_abstracts (p 0.0218, adjusted 0.0654 ×3): not drawn again by
-    the published rule, drawn again by the corrected one."""
+    """DR-001's scifact_bm25_abstracts (p 0.0218, adjusted 0.0654 ×3): drawn again by the
+    corrected rule, the default, and not by the rule of the records before it."""
     q = tuple(f"q{i}" for i in range(300))
     t = evidence.PairedTest("mean", "a", "b", q, (0.0,) * 300, (0.0,) * 300, 0.0, 0.0, 0.0,
                             0.0218, 0.95, 10_000, 0)  # fmt: skip
-    assert evidence.REDRAW_VARIANCE == "p(1-p)"  # the published records' rule, until a rerun
-    assert not evidence._near_alpha(t, 0.0654)
-    monkeypatch.setattr(evidence, "REDRAW_VARIANCE", "p(2-p)")
+    assert evidence.REDRAW_VARIANCE == "p(2-p)"  # the two-sided p's variance
     assert evidence._near_alpha(t, 0.0654)
+    monkeypatch.setattr(evidence, "REDRAW_VARIANCE", "p(1-p)")
+    assert not evidence._near_alpha(t, 0.0654)
 
 
 def test_bad_input_to_the_standard_error_is_refused() -> None:

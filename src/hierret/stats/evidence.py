@@ -17,7 +17,7 @@ Two rules of reading live here too:
   :data:`REFINE_FACTOR` times the resamples before the family is adjusted, so
   that no published verdict turns on resampling noise. The standard error is
   :func:`hierret.stats.montecarlo.standard_error` with :data:`REDRAW_VARIANCE`
-  (the published records' ``p(1-p)``; ``p(2-p)`` is the right one). A p-value at the
+  (``p(2-p)``: the p is two-sided). A p-value at the
   smallest value its resamples can give (:func:`floor`) prints as "≤".
 * **What a test could have detected.** :func:`detectable` gives the smallest
   difference the test had 80 % power to find at the family's level (Bonferroni's
@@ -97,12 +97,12 @@ RESOLUTION_SE = 3.0
 #: How many times the resamples a test near ``ALPHA`` is drawn again with.
 REFINE_FACTOR = 10
 #: The variance of a resampled p in the re-draw rule
-#: (:func:`hierret.stats.montecarlo.standard_error`). The published records used
-#: ``"p(1-p)"``, which understates the error of the two-sided p (twice a one-tail
-#: count) by up to 1.4×; ``"p(2-p)"`` is right, but would re-draw DR-001's
-#: ``scifact_bm25_abstracts`` (adjusted 0.065, within 3 corrected standard errors of
-#: 0.05) on a rerun and so move its published p: set it to ``"p(2-p)"`` for a new study.
-REDRAW_VARIANCE: montecarlo.Variance = "p(1-p)"
+#: (:func:`hierret.stats.montecarlo.standard_error`): ``"p(2-p)"``, the two-sided p
+#: being twice a one-tail count. Records before issue 39's revision used ``"p(1-p)"``,
+#: which understates that error by up to 1.4×; the one published test it moved is
+#: DR-001's ``scifact_bm25_abstracts`` (adjusted 0.065, within 3 corrected standard
+#: errors of 0.05, now drawn again; its record says so).
+REDRAW_VARIANCE: montecarlo.Variance = "p(2-p)"
 
 Kind = Literal["mean", "hits"]
 

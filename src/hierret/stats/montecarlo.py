@@ -12,11 +12,10 @@ smaller formula understates the error by up to ``√2`` (``1.4×`` at small
 The rule of :func:`hierret.stats.evidence.adjust` draws a test again with ten
 times the resamples when its Holm-adjusted p lies within three standard errors
 of 0.05 (:func:`near`). Which variance it uses is
-:data:`hierret.stats.evidence.REDRAW_VARIANCE`: the published records were
-computed with ``"p(1-p)"``, and switching to ``"p(2-p)"`` would re-draw a test
-the published records did not (a rerun's p would move), so the corrected
-formula is a setting, not yet the default (see :func:`near` for what it
-would re-draw).
+:data:`hierret.stats.evidence.REDRAW_VARIANCE`: ``"p(2-p)"``, the right one;
+records before issue 39's revision were computed with ``"p(1-p)"``, and the one
+published test the correction re-draws (see :func:`near`) is named in its
+record.
 
 Examples
 --------
@@ -35,7 +34,7 @@ from typing import Literal
 __all__ = ["SE_WIDTH", "Variance", "near", "standard_error"]
 
 #: How the variance of a resampled two-sided p is computed: ``"p(2-p)"`` (right for
-#: twice a one-tail count) or ``"p(1-p)"`` (the published records' rule).
+#: twice a one-tail count) or ``"p(1-p)"`` (the rule of records before issue 39's revision).
 Variance = Literal["p(2-p)", "p(1-p)"]
 #: How many standard errors from 0.05 an adjusted p must lie to be published as drawn.
 SE_WIDTH = 3.0
