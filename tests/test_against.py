@@ -177,6 +177,10 @@ def test_a_path_outside_the_working_folder_reads_as_its_name(
     run = against_published("dr004", RECORDS["dr004"]["values"], identity)
     assert run.settings.loc["parameters.corpora", "this run"] == "notes"
     assert str(tmp_path) not in run.summary
+    identity = _folder_run("dr001", tmp_path / "elsewhere" / "notes")
+    identity["parameters"]["corpus"] = "../elsewhere/notes"  # as the site build gives it
+    run = against_published("dr001", RECORDS["dr001"]["values"], identity)
+    assert run.settings.loc["parameters.corpus", "this run"] == "notes"
 
 
 def test_a_changed_passage_size_is_one_row_not_two() -> None:

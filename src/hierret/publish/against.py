@@ -114,10 +114,12 @@ def _relative(value: Any) -> Any:
 
 
 def shown_path(value: str, cwd: str | os.PathLike[str] | None = None) -> str:
-    """An absolute path as a reader can follow it; any other text unchanged.
+    """A local path as a reader can follow it; any other text unchanged.
 
-    Relative to ``cwd`` (default: the working folder) when it lies below it, else
-    its last part (the name a corpus given as a path goes by).
+    An absolute path, or one that climbs out of ``cwd`` (``../``: the site build
+    gives the notebooks paths relative to their folder), reads relative to
+    ``cwd`` (default: the working folder) when it lies below it, else as its
+    last part (the name a corpus given as a path goes by).
 
     Examples
     --------
@@ -125,12 +127,19 @@ def shown_path(value: str, cwd: str | os.PathLike[str] | None = None) -> str:
     'notes'
     >>> shown_path("/data/elsewhere/notes/", cwd="/home/me/course")
     'notes'
+    >>> shown_path("../../data/examples/handbook", cwd="/home/me/course/build/notebooks")
+    'handbook'
     >>> shown_path("python-reference"), shown_path("a / b")
     ('python-reference', 'a / b')
     """
-    if "\n" in value or not os.path.isabs(value) or len(value) > 4096:
+    here = Path(cwd if cwd is not None else Path.cwd())
+    if "\n" in value or len(value) > 4096:
         return value
-    path, here = Path(value), Path(cwd if cwd is not None else Path.cwd())
+    if value.startswith("../"):  # a path relative to a notebook's folder (a site build's)
+        value = os.path.normpath(here / value)
+    if not os.path.isabs(value):
+        return value
+    path = Path(value)
     try:
         return path.relative_to(here).as_posix() or "."
     except ValueError:
