@@ -6,7 +6,8 @@
     nox -s reproduce    every notebook on its reference parameters (papermill),
                         the result records, the DECISIONS.md check, the site
     nox -s docs         rebuild the site from the last `reproduce` run
-                        (`nox -s docs -- --smoke` executes smoke runs first)
+                        (`nox -s docs -- --smoke` executes smoke runs first,
+                        `-- --size class` class-size runs: a class's site)
     nox -s site_check   the docs build, then every page checked in headless Chromium
                         (`-- --smoke` as for docs)
     nox -s lint         ruff (lint and format check) and mypy on the package
@@ -199,20 +200,34 @@ def reproduce(session: nox.Session) -> None:
     _sphinx(session, site)
 
 
+def _run_size(posargs: list[str]) -> str:
+    """The run size a `docs` session builds: `-- --smoke`, `-- --size class`, else reference."""
+    if "--smoke" in posargs:
+        return "smoke"
+    if "--size" in posargs:
+        i = posargs.index("--size")
+        if i + 1 >= len(posargs) or posargs[i + 1] not in ("smoke", "class", "reference"):
+            raise ValueError("--size takes smoke, class or reference: e.g. -- --size class")
+        return posargs[i + 1]
+    return "reference"
+
+
 def _build_docs(session: nox.Session) -> Path:
-    """The `docs` session's build: the last reproduce run, or smoke runs with `-- --smoke`."""
-    smoke = "--smoke" in session.posargs
-    site = BUILD / ("smoke-site" if smoke else "site")
+    """The `docs` session's build: the last reproduce run, or runs of the size asked for
+    (`-- --smoke`, `-- --size class`: executed first, into build/<size>-site)."""
+    size = _run_size(list(session.posargs))
+    smoke = size != "reference"  # runs of their own, executed here
+    site = BUILD / (f"{size}-site" if smoke else "site")
     if not smoke and not any((site / "src" / "notebooks").glob("*.ipynb")):  # before installing
         session.error(
             "No executed notebooks in build/site: run `nox -s reproduce` first, "
             f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
-            "parameters."
+            f"parameters (`-- --size class` for the class size)."
         )
     _install(session, "notebooks,docs,models")
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
-        _execute(session, src, "--smoke")
+        _execute(session, src, "--size", size)
     elif (site / "results").is_dir():  # the last reproduce's machine facts beside the reference's
         session.run(
             "python",
@@ -228,7 +243,9 @@ def _build_docs(session: nox.Session) -> Path:
 
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
-    """Build the site from the last reproduce run (or smoke runs with `-- --smoke`)."""
+    """Build the site from the last reproduce run (or runs of a size: `-- --smoke`,
+    `-- --size class` for a class's site, about the time of a class-size run of every
+    notebook)."""
     _build_docs(session)
 
 

@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         code = execute.main(["--out", str(runs), *common, *only, "--results", str(runs)])
         if code:
             return code
+    load = os.getloadavg()  # the exercises' load, as the size runs record theirs
     for nb in notebooks if args.size == "class" else []:
         listed[nb.stem] = timing.exercises_of(nb)
         for n, changes in enumerate(listed[nb.stem], 1):
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         "exercises": listed,
         "kernel": args.kernel,
         "cpus": os.cpu_count(),
+        "load_average_before": load,
+        "load_average_after": os.getloadavg(),
     }
     made = [runs / f for f in timing.SIZE_RECORDS[args.size]]
     if listed:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hierret.publish import against_published, robustness
+from hierret.publish import against, against_published, robustness
 from hierret.publish.against import SHOWN, published_files
 from hierret.publish.claims import claims, verdict
 from hierret.publish.report import load_results, write_results
@@ -119,10 +119,132 @@ def test_a_corpus_only_one_run_has_is_one_row_not_one_per_field() -> None:
     identity["corpora"] = {"handbook": {"fingerprint": "abc", "documents": 18}}
     run = against_published("dr004", record["values"], identity)
     rows = run.settings.index.tolist()
-    assert "corpora.handbook" in rows
-    assert "corpora.python-reference" in rows
-    assert not any(r.startswith("corpora.python-reference.") for r in rows)
-    assert run.settings.loc["corpora.handbook"].tolist() == ["(not recorded)", "(2 fields)"]
+    assert "corpora" in rows
+    assert not any(r.startswith("corpora.") for r in rows)
+    published = ", ".join(record["identity"]["corpora"])
+    assert run.settings.loc["corpora"].tolist() == [published, "handbook"]
+    assert "(not recorded)" not in run.settings.to_string()
+
+
+def _folder_run(name: str, folder: Path) -> dict[str, object]:
+    """The identity a run on a folder of documents gives: its own corpus, the path as given."""
+    identity = json.loads(json.dumps(RECORDS[name]["identity"]))
+    corpus = {
+        "dataset": f"folder/{folder.name}",
+        "documents": 15,
+        "queries": 10,
+        "content_fingerprint": "0123456789abcdef",
+        "fingerprint": "fedcba9876543210",
+    }
+    if name == "dr001":  # a flat identity: the corpus's fields beside the parameters
+        for k in ("gold", "gold_digest", "source", "evidence_fingerprint", "sampling"):
+            identity.pop(k)
+        identity |= corpus | {"corpus": folder.name}
+        identity["parameters"]["corpus"] = str(folder)
+    else:
+        identity["corpora"] = {folder.name: corpus}
+        identity["parameters"]["corpora"] = [str(folder)]
+    return identity
+
+
+@pytest.mark.parametrize("name", ["dr001", "dr004", "dr005"])
+def test_a_folder_run_reads_relative_once_each_and_never_not_recorded(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "course" / "notes"
+    monkeypatch.chdir(tmp_path)
+    run = against_published(name, RECORDS[name]["values"], _folder_run(name, folder))
+    shown = run.settings.to_string() + run.summary + run._repr_html_()
+    assert str(tmp_path) not in shown  # no absolute path
+    assert "course/notes" in shown
+    assert "(not recorded)" not in shown
+    assert len(set(run.settings.index)) == len(run.settings)
+    key = "corpus" if name == "dr001" else "corpora"
+    assert run.settings.loc[f"parameters.{key}", "this run"] == "course/notes"
+    assert key not in run.settings.index  # the corpus named by the parameter's row only
+    if name == "dr001":  # the folder's own identity fields: one row of their names
+        assert run.settings.loc[against.ONE_SIDED].tolist() == [
+            "gold, gold_digest, source, evidence_fingerprint, sampling",
+            "dataset, content_fingerprint",
+        ]
+
+
+def test_a_path_outside_the_working_folder_reads_as_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    identity = _folder_run("dr004", tmp_path / "elsewhere" / "notes")
+    run = against_published("dr004", RECORDS["dr004"]["values"], identity)
+    assert run.settings.loc["parameters.corpora", "this run"] == "notes"
+    assert str(tmp_path) not in run.summary
+    identity = _folder_run("dr001", tmp_path / "elsewhere" / "notes")
+    identity["parameters"]["corpus"] = "../elsewhere/notes"  # as the site build gives it
+    run = against_published("dr001", RECORDS["dr001"]["values"], identity)
+    assert run.settings.loc["parameters.corpus", "this run"] == "notes"
+
+
+def test_a_changed_passage_size_is_one_row_not_two() -> None:
+    identity = json.loads(json.dumps(RECORDS["dr001"]["identity"]))
+    identity["parameters"]["max_chars"] = identity["max_chars"] = 600
+    run = against_published("dr001", RECORDS["dr001"]["values"], identity)
+    assert run.settings.index.tolist() == ["parameters.max_chars"]
+    assert "1 setting (parameters.max_chars: 900 → 600)" in run.summary
+
+
+def test_an_encoder_named_once() -> None:
+    identity = json.loads(json.dumps(RECORDS["dr004"]["identity"]))
+    identity["parameters"]["encoder"] = "wordllama"
+    identity["encoder"] = "dleemiller/word-llama-l2-supercat (static, fp32, 256 dims)"
+    run = against_published("dr004", RECORDS["dr004"]["values"], identity)
+    assert run.settings.index.tolist() == ["parameters.encoder"]
+    assert run.settings.loc["parameters.encoder"].tolist() == [
+        "all-MiniLM-L6-v2",
+        "wordllama (dleemiller/word-llama-l2-supercat)",
+    ]
+
+
+def test_a_parameter_the_published_run_did_not_have_says_so() -> None:
+    identity = json.loads(json.dumps(RECORDS["dr002"]["identity"]))
+    identity["parameters"]["new_knob"] = 3
+    run = against_published("dr002", RECORDS["dr002"]["values"], identity)
+    assert run.settings.loc["parameters.new_knob"].tolist() == [against.NOT_A_PARAMETER, "3"]
+
+
+def _moved_detectable(name: str) -> tuple[dict[str, object], str]:
+    """The values with a not-established claim's detectable effect moved, its verdict kept."""
+    c = next(
+        c for c in claims(DECISIONS)
+        if c.key.startswith(f"{name}.") and c.written.startswith("not established")
+        and c.record == "DR-" + name[2:]
+    )  # fmt: skip
+    values = dict(RECORDS[name]["values"])
+    values[f"{c.key.partition('.')[2]}_mde"] = 0.77
+    return values, c.id
+
+
+@pytest.mark.parametrize("name", ["dr001", "dr004", "dr005"])
+def test_a_moved_detectable_effect_is_not_a_disagreement(name: str) -> None:
+    values, cid = _moved_detectable(name)
+    run = against_published(name, values, RECORDS[name]["identity"])
+    row = run.claims.loc[cid]
+    assert "0.77" in row["verdict, this run"]
+    assert row["verdict, this run"] != row["verdict, published"]
+    assert row["agree"] == "yes"
+    assert f"not {cid} (" not in run.summary
+
+
+def test_verdicts_agree_by_class_not_by_words() -> None:
+    assert against.verdict_word("holds (fragile: rank test 0.066)") == "holds"
+    assert against._agree("holds", "holds (fragile: rank test 0.066)") == "yes"
+    assert against._agree("inconclusive (margin 0.02)", "non-inferior (margin 0.02)") == "no"
+    assert (
+        against._agree(
+            "not established (could detect ≥ 0.30)", "not established (could detect ≥ 0.08)"
+        )
+        == "yes"
+    )
+    assert against._agree("contradicted", "holds") == "no"
 
 
 def test_the_page_shows_at_most_a_screenful_of_differing_numbers() -> None:

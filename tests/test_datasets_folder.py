@@ -348,6 +348,10 @@ def test_crlf_and_byte_order_mark_are_read(tmp_path: Path) -> None:
             [{"question": "Logs?", "evidance": [LOGS_QUOTE]}],
             r":1: unknown key\(s\) 'evidance' \(did you mean 'evidence'\?\)",
         ),
+        (
+            [{"question": "Logs?", "evidence": [LOGS_QUOTE], "topic": "logging"}],
+            r":1: unknown key\(s\) 'topic': the keys are .* a topic goes in 'kind' or 'note'",
+        ),
         ([{"id": "x", "question": "Logs?"}], r":1 \(x\): the question has neither 'evidence'"),
         (
             [{"id": "x", "question": "Logs?", "evidence": [], "relevant": []}],

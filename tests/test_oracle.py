@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from pandas import testing as pd_testing
 
+import hierret.study.oracle as oracle_
 from hierret.stats import StatsSettings
 from hierret.study.experiment import Result, compare, compare_hits
 from hierret.study.oracle import oracle, oracle_table
@@ -97,3 +100,14 @@ def test_oracle_arms_not_judged_at_the_target_are_left_out() -> None:
     second = _result({"documents": {"a": A, "c": C}}, "a")
     table = oracle_table([first, second], "sections", "ndcg@10", over=["a", "c"])
     assert table.loc["oracle", "mean"] == pytest.approx(np.mean(list(A.values())))
+
+
+def test_tables_show_the_oracle_as_an_untested_bound_over_its_arms() -> None:
+    frame = pd.DataFrame({"mean": [0.5, 0.9]}, index=["chunk", "oracle"])
+    shown = frame.rename(index=oracle_.RELABEL)
+    assert shown.index[-1] == oracle_.LABEL
+    assert "untested" in oracle_.LABEL
+    assert "its arms" in oracle_.LABEL
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for name in ("05_dr004_hierarchy", "06_dr005_beyond"):  # the tables those pages show
+        assert "rename(index=oracle.RELABEL)" in (root / f"{name}.ipynb").read_text()

@@ -287,6 +287,26 @@ def test_docs_says_reproduce_must_run_first_before_installing(
     assert session.calls == []  # refused before minutes of installing
 
 
+@pytest.mark.parametrize(
+    ("posargs", "size"), [(["--smoke"], "smoke"), (["--size", "class"], "class")]
+)
+def test_docs_builds_a_site_of_the_size_asked_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, posargs: list[str], size: str
+) -> None:
+    noxfile = _noxfile(monkeypatch)
+    monkeypatch.setattr(noxfile, "BUILD", tmp_path / "build")
+    built: list[Path] = []
+    monkeypatch.setattr(noxfile, "_assemble", lambda site, **_: site / "src")
+    monkeypatch.setattr(noxfile, "_sphinx", lambda session, site: built.append(site))
+    session = _Session("docs", posargs)
+    noxfile.docs(session)
+    assert built == [tmp_path / "build" / f"{size}-site"]
+    assert any(c.startswith("run python docs/execute.py") and f"--size {size}" in c
+               for c in session.calls)  # fmt: skip
+    with pytest.raises(ValueError, match="--size takes smoke, class or reference"):
+        noxfile.docs(_Session("docs", ["--size", "huge"]))
+
+
 def test_lint_checks_the_format_with_what_mypy_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     session = _Session("lint", [])
     _noxfile(monkeypatch).lint(session)

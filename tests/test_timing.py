@@ -278,7 +278,35 @@ def test_each_size_shows_its_first_run_and_its_cached_rerun(tmp_path: Path) -> N
     assert table.loc["class", "vectors cached"] == "not measured"
     assert table.loc["smoke", "vectors cached"] == "not measured"  # another notebook's
     assert table.loc["class", "what it changes"].startswith("max_docs 400, sizes: <function")
-    assert table.loc["reference", "measured on"] == "2 × Test CPU"
+    assert table.loc["reference", "measured on"] == "2 × Test CPU, load not recorded"
+
+
+def test_times_say_their_load_and_a_busier_machine_is_warned(tmp_path: Path) -> None:
+    _timing_record(tmp_path, "timing-class-cold.json", {"02_nb": 250.0}, 0)
+    record = json.loads((tmp_path / "timing-class-cold.json").read_text(encoding="utf-8"))
+    record["identity"] |= {"load_average_before": [1.5, 1, 1], "load_average_after": [2.5, 2, 2]}
+    (tmp_path / "timing-class-cold.json").write_text(json.dumps(record), encoding="utf-8")
+    table = timing.run_times("02_nb", results=tmp_path)
+    assert table.loc["class", "measured on"] == "2 × Test CPU, load 1.5 → 2.5"
+    busy = timing.busier_than_measured([record], load=10.0, cpus=2)
+    assert busy is not None
+    assert "load 10.0 on 2 CPUs now (5.0 per CPU)" in busy
+    assert "at most 2.5 on 2 CPUs (1.2 per CPU)" in busy
+    assert timing.busier_than_measured([record], load=3.0, cpus=2) is None  # 1.5 ≤ 1.25 + 0.5
+    assert timing.busier_than_measured([record], load=3.6, cpus=2) is not None
+    assert timing.busier_than_measured([record], load=7.0, cpus=8) is None  # a CPU each
+    assert timing.busier_than_measured([{"identity": {"cpus": 2}}], load=50.0) is None
+    shown: list[object] = []
+    with pytest.MonkeyPatch.context() as mp:  # in a notebook: the warning above the table
+        mp.setattr("IPython.get_ipython", lambda: True)
+        mp.setattr("IPython.display.display", shown.append)
+        mp.setattr("os.getloadavg", lambda: (40.0, 40.0, 40.0))
+        mp.delenv(timing.TIMING_ENV, raising=False)
+        timing.run_times("02_nb", results=tmp_path)
+        mp.setenv(timing.TIMING_ENV, str(tmp_path / "t.json"))  # a site build: not said
+        timing.run_times("02_nb", results=tmp_path)
+    assert len(shown) == 1
+    assert "This machine is busier" in shown[0].data  # type: ignore[attr-defined]
 
 
 def test_exercise_times_are_read_by_number_and_listed_from_the_notebook(tmp_path: Path) -> None:
@@ -302,5 +330,9 @@ def test_a_glued_exercise_time_reads_as_words_not_as_a_quoted_string() -> None:
             "hierret.publish.report.glue",
             lambda name, value: glued.append(format_display_data(value)[0]),
         )
-        timing._glue_exercises("nb", {"values": {"nb_exercise_1_wall_s": 27.0}}, listed=2)
-    assert [g["text/plain"] for g in glued] == ["27 s at class size", "not measured yet"]
+        record = {"values": {"nb_exercise_1_wall_s": 27.0}, "identity": {"cpus": 2},
+                  "machine": {"cpu": "Xeon"}}  # fmt: skip
+        timing._glue_exercises("nb", record, listed=2)
+    said = [g["text/plain"] for g in glued]
+    assert said == ["27 s at class size on 2 × Xeon, load not recorded",
+                    "not measured yet"]  # fmt: skip

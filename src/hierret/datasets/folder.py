@@ -602,7 +602,12 @@ class _Questions:
             hints = ", ".join(
                 f"{k!r}" + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in close.items()
             )
-            raise self._refuse(n, None, f"unknown key(s) {hints}: the keys are {', '.join(_KEYS)}")
+            raise self._refuse(
+                n,
+                None,
+                f"unknown key(s) {hints}: the keys are {', '.join(_KEYS)} (free text such "
+                "as a topic goes in 'kind' or 'note', read and ignored)",
+            )
         if surrogate_escape.search(line) and (bad := find_lone_surrogate(row)):
             where, text, at = bad
             raise self._refuse(n, None, surrogate_message(f"{where!r}", text, at))

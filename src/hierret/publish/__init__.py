@@ -19,6 +19,10 @@ place matplotlib is imported.
   claim quoted from its claims table;
 * :mod:`~hierret.publish.against`: this run against the published record
   (:func:`against_published`: settings, quoted numbers, claims' verdicts);
+* :mod:`~hierret.publish.readable`: an executed notebook readable outside the
+  site (each glued value written where the prose quotes it), a command run on
+  papermill's output (``python -m hierret.publish.readable OUT.ipynb``), not
+  imported here;
 * :mod:`~hierret.publish.timing`: where a run's time went, as a record, a
   table and a figure, and each notebook's measured time per run size
   (:func:`run_times`).

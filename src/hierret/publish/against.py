@@ -73,11 +73,10 @@ from typing import Any
 import pandas as pd
 
 import hierret.publish.claims as claims_
-import hierret.publish.robustness as robustness
 from hierret.publish.report import as_json, format_value, quoted
 from hierret.publish.tables import fields, styled
 
-__all__ = ["Against", "against_published", "published_files"]
+__all__ = ["Against", "against_published", "published_files", "shown_path", "verdict_word"]
 
 
 def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, Path] | None:
@@ -96,9 +95,55 @@ def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, 
 
 
 def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
-    """Identity fields by dotted name, as the record stores them (JSON's view of the values)."""
-    plain = json.loads(json.dumps(dict(identity), default=as_json))
+    """Identity fields by dotted name, as the record stores them (JSON's view of the values).
+
+    A local path reads as a reader can follow it: relative to the working folder
+    when it lies below it, else by its last part (a record holds no local paths).
+    """
+    plain = _relative(json.loads(json.dumps(dict(identity), default=as_json)))
     return {str(k): v for k, v in fields(plain)["value"].items()}
+
+
+def _relative(value: Any) -> Any:
+    """Absolute paths in a JSON value as relative ones (:func:`shown_path`), the rest as is."""
+    if isinstance(value, dict):
+        return {k: _relative(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v) for v in value]
+    return shown_path(value) if isinstance(value, str) else value
+
+
+def shown_path(value: str, cwd: str | os.PathLike[str] | None = None) -> str:
+    """A local path as a reader can follow it; any other text unchanged.
+
+    An absolute path, or one that climbs out of ``cwd`` (``../``: the site build
+    gives the notebooks paths relative to their folder), reads relative to
+    ``cwd`` (default: the working folder) when it lies below it, else as its
+    last part (the name a corpus given as a path goes by).
+
+    Examples
+    --------
+    >>> shown_path("/home/me/course/notes", cwd="/home/me/course")
+    'notes'
+    >>> shown_path("/data/elsewhere/notes/", cwd="/home/me/course")
+    'notes'
+    >>> shown_path("../../data/examples/handbook", cwd="/home/me/course/build/notebooks")
+    'handbook'
+    >>> shown_path("python-reference"), shown_path("a / b")
+    ('python-reference', 'a / b')
+    """
+    here = Path(cwd if cwd is not None else Path.cwd())
+    if "\n" in value or len(value) > 4096:
+        return value
+    if value.startswith("../"):  # a path relative to a notebook's folder (a site build's)
+        value = os.path.normpath(here / value)
+    if not os.path.isabs(value):
+        return value
+    path = Path(value)
+    try:
+        return path.relative_to(here).as_posix() or "."
+    except ValueError:
+        return path.name or value
 
 
 #: Identity fields about the published record itself, not the run (a record adopted
@@ -114,24 +159,92 @@ def _shown(fields_: Mapping[str, Any], key: str) -> str:
     return "None" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
+#: The row that gathers the fields only one of the two runs records (another
+#: corpus's own identity fields: its gold file, its fingerprints).
+ONE_SIDED = "fields only one run records"
+
+#: What a parameter the published run did not have yet reads as in its column.
+NOT_A_PARAMETER = "(not a parameter then)"
+
+
 def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFrame:
+    """The settings that differ, each once (module notes).
+
+    A field both runs record and that differs is one row; a parameter only
+    one run has shows the other's as not a parameter then; a group of fields
+    only one run has (another corpus's identity) is one row naming the group's
+    members on each side (``corpora``: the corpora each run read), and the
+    fields of a flat identity only one run records are one row of their names.
+    A field that says what a parameter says (``max_chars`` beside
+    ``parameters.max_chars``, the encoder's description beside its name) is
+    part of the parameter's row, in brackets where it says more (the model a
+    short name resolved to).
+    """
     a, b = (
         {k: v for k, v in _flat(x).items() if k not in ABOUT_THE_RECORD} for x in (run, published)
     )
     keys = [*b, *(k for k in a if k not in b)]
     keys.sort(key=lambda k: not k.startswith("parameters."))  # what was asked for first
     rows: dict[str, dict[str, str]] = {}
+    only: dict[str, list[str]] = {"published": [], "this run": []}
     for k in keys:
         if _shown(a, k) == _shown(b, k):
             continue
-        absent = a if k not in a else b if k not in b else None
-        if absent is None:
+        if k in a and k in b:
             rows[k] = {"published": _shown(b, k), "this run": _shown(a, k)}
-            continue
-        top = _absent_prefix(k, absent)  # a whole corpus one run has and the other not:
-        if top not in rows:  # one row, not one per field of its identity
-            rows[top] = {"published": _whole(b, top), "this run": _whole(a, top)}
+        elif k.startswith("parameters."):
+            rows[k] = {
+                "published": _shown(b, k) if k in b else NOT_A_PARAMETER,
+                "this run": _shown(a, k) if k in a else NOT_A_PARAMETER,
+            }
+        else:
+            absent, side = (a, "published") if k not in a else (b, "this run")
+            top = _absent_prefix(k, absent)
+            group = top.rpartition(".")[0]
+            if group:  # a corpus one run read and the other not: one row for the corpora
+                rows.setdefault(group, {"published": _members(b, group),
+                                        "this run": _members(a, group)})  # fmt: skip
+            elif top not in only[side]:
+                only[side].append(top)
+    if only["published"] or only["this run"]:
+        rows[ONE_SIDED] = {s: ", ".join(names) or "–" for s, names in only.items()}
+    for k in [k for k in rows if not k.startswith("parameters.") and "." not in k]:
+        said = rows.get(f"parameters.{k}")
+        if said:  # one row: the parameter, with what it resolved to where that says more
+            field = rows.pop(k)
+            for s in ("published", "this run"):
+                if not _restates(field[s], said[s]):
+                    said[s] = f"{said[s]} ({field[s].split(' (')[0]})"
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run"])
+
+
+def _members(fields_: Mapping[str, Any], group: str) -> str:
+    """The names under a group of fields (``corpora`` → the corpora), in order."""
+    names = dict.fromkeys(
+        f[len(group) + 1 :].split(".")[0] for f in fields_ if f.startswith(group + ".")
+    )
+    return ", ".join(names) or "–"
+
+
+def _restates(field: str, parameter: str) -> bool:
+    """Whether an identity field says what a parameter says (its name, its path, its model).
+
+    Examples
+    --------
+    >>> _restates("900", "900"), _restates("notes", "course/notes")
+    (True, True)
+    >>> _restates("sentence-transformers/all-MiniLM-L6-v2 (fp32, 384 dims)", "all-MiniLM-L6-v2")
+    True
+    >>> _restates("python-reference", "qasper")
+    False
+    """
+    head = field.split(" (")[0]
+    return (
+        field == parameter
+        or Path(field).name == Path(parameter).name
+        or head == parameter
+        or head.endswith("/" + parameter)
+    )
 
 
 def _absent_prefix(key: str, fields_: Mapping[str, Any]) -> str:
@@ -142,14 +255,6 @@ def _absent_prefix(key: str, fields_: Mapping[str, Any]) -> str:
         if not any(f == prefix or f.startswith(prefix + ".") for f in fields_):
             return prefix
     return key
-
-
-def _whole(fields_: Mapping[str, Any], prefix: str) -> str:
-    """A setting, or how many fields a group of them holds (a corpus's identity)."""
-    if prefix in fields_:
-        return _shown(fields_, prefix)
-    n = sum(f.startswith(prefix + ".") for f in fields_)
-    return f"({n} fields)" if n else "(not recorded)"
 
 
 def _numbers(
@@ -185,6 +290,27 @@ def _verdict(c: claims_.Claim, values: Mapping[str, Any]) -> str:
     return claims_.judge(c, results)
 
 
+def verdict_word(verdict: str) -> str:
+    """A verdict's class, without what it adds in brackets (a detectable effect, a margin).
+
+    Two runs agree on a claim when their verdicts are of one class: a moved
+    "could detect ≥" or a fragility note is not a disagreement.
+
+    Examples
+    --------
+    >>> verdict_word("not established (could detect ≥ 0.08)"), verdict_word("holds")
+    ('not established', 'holds')
+    >>> verdict_word("holds (fragile: rank test 0.066)"), verdict_word("Non-inferior (margin 0.02)")
+    ('holds', 'non-inferior')
+    """
+    return verdict.split("(")[0].strip().lower()
+
+
+def _agree(mine: str, published: str) -> str:
+    """``yes`` when the two verdicts are of one class, else ``no``."""
+    return "yes" if verdict_word(mine) == verdict_word(published) else "no"
+
+
 def _record_id(name: str) -> str:
     """``dr001`` → ``DR-001``: the heading of the record a result record belongs to."""
     return f"DR-{name[2:]}" if name.startswith("dr") else name
@@ -208,9 +334,7 @@ def _claims(
             "difference, this run": _difference(values, c.key.partition(".")[2]),
             "verdict, published": c.written,
             "verdict, this run": (v := _verdict(c, values)),
-            "agree": "not tested"
-            if v == NOT_TESTED
-            else ("yes" if v == robustness.base(c.written) else "no"),
+            "agree": "not tested" if v == NOT_TESTED else _agree(v, c.written),
         }
         for c in claims_.claims(text)
         if c.key.partition(".")[0] == name and c.record == _record_id(name)

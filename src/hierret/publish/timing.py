@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "BUSIER",
     "EXERCISES_RECORD",
     "SIZE_RECORDS",
     "STAGES",
     "TIMING_ENV",
     "Timings",
+    "busier_than_measured",
     "exercise_times",
     "exercises_of",
     "figure",
@@ -278,14 +280,17 @@ def run_times(
     pandas.DataFrame
         One row per size: what it changes, the wall time of a first run (empty
         vector cache) and of a run that found the vectors cached, and the
-        machine they were measured on. Times are the measuring machine's
+        machine they were measured on with its load (the 1-minute load
+        average at the run's start → end). Times are the measuring machine's
         facts: another machine takes other times.
 
     Notes
     -----
     In a notebook it also glues the measured time of each of the notebook's
     exercises (:data:`EXERCISES_RECORD`) as ``exercise_<n>_time``, for the
-    exercises' prose (``{glue}`exercise_1_time```).
+    exercises' prose (``{glue}`exercise_1_time```), with the machine that
+    measured it, and shows a warning above the table when this machine is
+    busier than the one that measured the times (:func:`busier_than_measured`).
 
     Examples
     --------
@@ -304,27 +309,46 @@ def run_times(
         folder = found[0] if found is not None else None
     else:
         folder = Path(results)
-    rows = {}
+    rows: dict[str, dict[str, str]] = {}
+    shown: list[Mapping[str, Any]] = []
     for size, files in SIZE_RECORDS.items():
-        times, machine = [], ""
+        times: list[float | None] = []
+        runs: list[Mapping[str, Any]] = []
         for file in files:
             record = _read_record(folder / file) if folder is not None else None
             wall = (record or {}).get("values", {}).get(f"{notebook}_wall_s")
             cold = record is not None and record["identity"].get("cache_bytes_before") == 0
             fits = cold if file == files[0] else not cold  # a cold latest run is no rerun
             times.append(wall if record is not None and fits else None)
-            if record is not None and wall is not None:
-                machine = _machine_text(record)
+            if record is not None and wall is not None and fits:
+                shown.append(record)
+                runs.append(record)
         rows[size] = {
             "what it changes": "" if presets is None else _preset_text(presets.get(size, {})),
             "first run (empty cache)": _duration(times[0]),
             "vectors cached": _duration(times[1]),
-            "measured on": machine,
+            "measured on": _machine_text(*runs) if runs else "",
         }
     if folder is not None:
         listed = exercises_of(folder.parent.parent / "notebooks" / f"{notebook}.ipynb")
         _glue_exercises(notebook, _read_record(folder / EXERCISES_RECORD), len(listed))
+    _say(busier_than_measured(shown))
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _say(warning: str | None) -> None:
+    """Show a warning above a notebook's table of times: in a notebook a person runs.
+
+    Nothing outside a notebook, nor in a timed run (``$HIERRET_TIMING``: the
+    site build, whose pages are read on other machines than the one building).
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:  # pragma: no cover - IPython comes with the notebooks extra
+        return
+    if warning and get_ipython() is not None and not os.environ.get(TIMING_ENV):
+        display(Markdown(f"**{warning}**"))  # type: ignore[no-untyped-call]
 
 
 def exercise_times(notebook: str, record: Mapping[str, Any] | None) -> dict[int, str]:
@@ -373,7 +397,8 @@ def _glue_exercises(notebook: str, record: Mapping[str, Any] | None, listed: int
     times = exercise_times(notebook, record)
     for n in sorted({*times, *range(1, listed + 1)}):  # every exercise's role resolves
         text = times.get(n)
-        glue(f"exercise_{n}_time", _Words(f"{text} at class size" if text else "not measured yet"))
+        said = f"{text} at class size on {_machine_text(record or {})}" if text else ""
+        glue(f"exercise_{n}_time", _Words(said or "not measured yet"))
 
 
 class _Words(str):
@@ -390,7 +415,107 @@ def _read_record(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _machine_text(record: Mapping[str, Any]) -> str:
-    cpus = record.get("identity", {}).get("cpus")
-    cpu = record.get("machine", {}).get("cpu", "")
-    return f"{cpus} × {cpu}".strip(" ×") if cpus else str(cpu)
+def _machine_text(*records: Mapping[str, Any]) -> str:
+    """The machine the records measured on and its load: ``2 × Xeon, load 1.2 → 2.2``.
+
+    The load is the 1-minute load average when each run started and when it
+    ended (``docs/execute.py`` records both), one pair per record (``;``); a
+    record without them says so.
+
+    Examples
+    --------
+    >>> r = {"identity": {"cpus": 2, "load_average_before": [1.23, 1, 1],
+    ...                   "load_average_after": [2.2, 2, 2]}, "machine": {"cpu": "Xeon"}}
+    >>> _machine_text(r), _machine_text(r, {"machine": {"cpu": "Xeon"}})
+    ('2 × Xeon, load 1.2 → 2.2', '2 × Xeon, load 1.2 → 2.2; not recorded')
+    >>> _machine_text({"machine": {"cpu": "Xeon"}}, {"machine": {"cpu": "Xeon"}})
+    'Xeon, load not recorded'
+    """
+    cpus = next((r["identity"]["cpus"] for r in records if r.get("identity", {}).get("cpus")), 0)
+    cpu = next((r["machine"]["cpu"] for r in records if r.get("machine", {}).get("cpu")), "")
+    text = f"{cpus} × {cpu}".strip(" ×") if cpus else str(cpu)
+    said = "; ".join(" → ".join(f"{x:.1f}" for x in _loads(r)) or "not recorded" for r in records)
+    if not any(_loads(r) for r in records):
+        said = "not recorded"
+    return f"{text or 'a machine not recorded'}, load {said}"
+
+
+def _loads(record: Mapping[str, Any]) -> list[float]:
+    """The 1-minute load averages a record states (start, end), as numbers."""
+    ident = record.get("identity", {})
+    out = []
+    for k in ("load_average_before", "load_average_after"):
+        v = ident.get(k)
+        if isinstance(v, list | tuple) and v and isinstance(v[0], int | float):
+            out.append(float(v[0]))
+    return out
+
+
+#: How much busier (load per CPU) this machine may be than the one that measured a
+#: notebook's times before its header says the times will not hold here.
+BUSIER = 0.5
+
+
+def _cpus_here() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def busier_than_measured(
+    records: list[Mapping[str, Any]],
+    *,
+    load: float | None = None,
+    cpus: int | None = None,
+) -> str | None:
+    """A warning when this machine is busier than the one that measured ``records``.
+
+    Parameters
+    ----------
+    records : list of mapping
+        The timing records whose times a page prints (their ``identity``
+        holds ``cpus`` and the load averages of the run).
+    load, cpus : optional
+        This machine's 1-minute load average and CPU count (default:
+        :func:`os.getloadavg` and the CPUs this process may use).
+
+    Returns
+    -------
+    str or None
+        ``None`` when this machine's load per CPU is at most :data:`BUSIER`
+        above the highest the records measured at, or is under one (every
+        process has a CPU to itself), or no record states its load;
+        else one sentence with both loads.
+
+    Examples
+    --------
+    >>> measured = [{"identity": {"cpus": 2, "load_average_before": [1.2, 1, 1],
+    ...                           "load_average_after": [2.2, 2, 2]}}]
+    >>> busier_than_measured(measured, load=1.5, cpus=2) is None
+    True
+    >>> print(busier_than_measured(measured, load=10.4, cpus=2))
+    This machine is busier than the one that measured these times: load 10.4 on 2 CPUs \
+now (5.2 per CPU), against at most 2.2 on 2 CPUs (1.1 per CPU) when they were \
+measured. Expect every run to take longer than the times printed here, several \
+times longer when each CPU is shared by several processes.
+    """
+    measured = [
+        (max(_loads(r)), int(r.get("identity", {}).get("cpus") or 1)) for r in records if _loads(r)
+    ]
+    if not measured:
+        return None
+    then, then_cpus = max(measured, key=lambda m: m[0] / m[1])
+    if load is None:
+        load = os.getloadavg()[0]
+    cpus = cpus or _cpus_here()
+    now, before = load / cpus, then / then_cpus
+    if now <= 1.0 or now <= before + BUSIER:
+        return None
+    return (
+        f"This machine is busier than the one that measured these times: load {load:.1f} "
+        f"on {cpus} CPUs now ({now:.1f} per CPU), against at most {then:.1f} on {then_cpus} "
+        f"CPUs ({before:.1f} per CPU) when they were measured. Expect every run to take "
+        "longer than the times printed here, several times longer when each CPU is shared "
+        "by several processes."
+    )

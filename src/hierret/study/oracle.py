@@ -35,7 +35,13 @@ import pandas as pd
 
 from hierret.study.experiment import Result, compare, compare_hits
 
-__all__ = ["oracle", "oracle_table"]
+__all__ = ["LABEL", "RELABEL", "oracle", "oracle_table"]
+
+#: How a table of arms shows the oracle's row: what it is, not an arm. It chooses
+#: among the arms it was given only (``over``), so an arm outside them can exceed it.
+LABEL = "oracle over its arms (optimistic bound, untested)"
+#: ``frame.rename(index=RELABEL)``: the default row name as :data:`LABEL`.
+RELABEL = {"oracle": LABEL}
 
 
 def oracle(per_query: pd.DataFrame) -> pd.Series:
