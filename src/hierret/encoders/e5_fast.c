@@ -28,7 +28,30 @@
  * Changes by hierret (each keeps, for every output float, the operations of
  * the original in their original order; only independent elements are
  * computed side by side, and integer sums, which are exact, in any order):
+ *   - matmul_q4q8: each group of 8 output rows is computed by group8_q4q8 with
+ *     the rows side by side in the lanes (weights re-laid out per group); the
+ *     integer block sums are the same exact integers, and each output's float
+ *     lanes, fused multiply-adds, correction sum and final hsum tree are the
+ *     original's operations in the original order;
+ *   - attention (heads of 32 dimensions): attention_hd32 computes the scores
+ *     of 8 keys at once (one key per lane, each lane summing its 32 products
+ *     in order, multiply and add separate), from K transposed per head; the
+ *     softmax's max, expf (glibc's, scalar) and sum are scalar in order; the
+ *     context sums run over the keys in order, 32 dimensions side by side;
+ *   - quantize_acts: quantize_block does a block of 32 activations 8 at a
+ *     time (order-free max, the same scalar scale, cvtps2dq = lrintf in the
+ *     default rounding, saturating packs = the clamp), falling back to the
+ *     original code for a block with a NaN or huge product;
+ *   - GELU: gelu8 computes glibc's erff (fdlibm's float algorithm) 8 at a
+ *     time on its two polynomial branches and calls erff for every other
+ *     lane; the engine uses it only after a sampled self-check at the first
+ *     call, and e5_gelu_check(1) checks all 2^32 floats (a test, a sample);
+ *   - on CPUs with AVX512-VNNI (at run time; E5_NO_AVX512=1 turns it off),
+ *     group16_q4q8 does 16 rows per vector with vpdpbusd for the integer
+ *     sums, the float operations as in group8_q4q8;
  *   - stage timers, compiled in only with -DE5_PROFILE (e5_profile()).
+ * Nothing else changed: tokenizer, embeddings, layer norms, pooling, windows
+ * and the sparse head are the original code.
  */
 /* e5.c - blazing-fast CPU inference for multilingual-e5-small.
  *
@@ -152,6 +175,56 @@ static inline __m256i load_w(const block_q4_0 *RESTRICT w) {
 }
 #endif
 
+#if defined(__AVX2__)
+/* hierret: one block of 32 activations quantized 8 at a time. The largest |x|
+ * does not depend on the order; dd = amax/127 and id = 1/dd are the original's
+ * scalar operations; each x*id is one multiply, rounded to the nearest integer
+ * (ties to even) like lrintf in the default rounding mode, and the saturating
+ * packs clamp to [-128, 127] as the original does; the sum is of integers.
+ * Returns 0 (the caller then runs the original scalar code) for a block where
+ * some x*id is NaN or not below 2^31 in magnitude, where lrintf's long result
+ * cast to int and cvtps2dq would differ. */
+static inline int quantize_block(const float *RESTRICT x, int8_t *RESTRICT qq,
+                                 float *RESTRICT dout, int32_t *RESTRICT sout) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8),
+           x2 = _mm256_loadu_ps(x + 16), x3 = _mm256_loadu_ps(x + 24);
+    /* max(a, m) returns m when a is NaN: NaNs are skipped, as `a > amax` does */
+    __m256 m = _mm256_setzero_ps();
+    m = _mm256_max_ps(_mm256_and_ps(x0, absmask), m);
+    m = _mm256_max_ps(_mm256_and_ps(x1, absmask), m);
+    m = _mm256_max_ps(_mm256_and_ps(x2, absmask), m);
+    m = _mm256_max_ps(_mm256_and_ps(x3, absmask), m);
+    float mm[8]; _mm256_storeu_ps(mm, m);
+    float amax = 0.f;
+    for (int j = 0; j < 8; j++) if (mm[j] > amax) amax = mm[j];
+    float dd = amax / 127.f, id = dd > 0.f ? 1.f / dd : 0.f;
+    __m256 vid = _mm256_set1_ps(id);
+    __m256 p0 = _mm256_mul_ps(x0, vid), p1 = _mm256_mul_ps(x1, vid),
+           p2 = _mm256_mul_ps(x2, vid), p3 = _mm256_mul_ps(x3, vid);
+    const __m256 big = _mm256_set1_ps(2147483648.f);
+    __m256 bad = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(_mm256_and_ps(p0, absmask), big, _CMP_NLT_UQ),
+                     _mm256_cmp_ps(_mm256_and_ps(p1, absmask), big, _CMP_NLT_UQ)),
+        _mm256_or_ps(_mm256_cmp_ps(_mm256_and_ps(p2, absmask), big, _CMP_NLT_UQ),
+                     _mm256_cmp_ps(_mm256_and_ps(p3, absmask), big, _CMP_NLT_UQ)));
+    if (_mm256_movemask_ps(bad)) return 0;
+    __m256i i0 = _mm256_cvtps_epi32(p0), i1 = _mm256_cvtps_epi32(p1),
+            i2 = _mm256_cvtps_epi32(p2), i3 = _mm256_cvtps_epi32(p3);
+    __m256i w01 = _mm256_packs_epi32(i0, i1), w23 = _mm256_packs_epi32(i2, i3);
+    __m256i bytes = _mm256_packs_epi16(w01, w23);
+    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)qq, bytes);
+    __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes);
+    __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+    int32_t lanes[8]; _mm256_storeu_si256((__m256i *)lanes, s32);
+    int32_t sum = 0;
+    for (int j = 0; j < 8; j++) sum += lanes[j];
+    *dout = dd; *sout = sum;
+    return 1;
+}
+#endif
+
 /* Quantize activations X[L,nin] to per-block int8 (Q8_0). */
 static void quantize_acts(const float *RESTRICT X, int L, int nin,
                           int8_t *RESTRICT q, float *RESTRICT d, int32_t *RESTRICT s) {
@@ -160,6 +233,11 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
     for (int t = 0; t < L; t++) {
         for (int b = 0; b < nb; b++) {
             const float *x = X + (size_t)t * nin + b * QK;
+#if defined(__AVX2__)
+            if (quantize_block(x, q + ((size_t)t * nb + b) * QK, d + (size_t)t * nb + b,
+                               s + (size_t)t * nb + b))
+                continue;
+#endif
             float amax = 0.f;
             for (int j = 0; j < QK; j++) { float a = fabsf(x[j]); if (a > amax) amax = a; }
             float dd = amax / 127.f, id = dd > 0.f ? 1.f / dd : 0.f;
@@ -238,10 +316,97 @@ static void group8_q4q8(const block_q4_0 *W, const float *bias,
 }
 #endif
 
+#if defined(__AVX2__) && defined(__GNUC__) && !defined(__clang__)
+/* hierret: group8_q4q8 with 16 rows per vector (AVX-512) and the integer sums by
+ * vpdpbusd (AVX512-VNNI: the same exact sums of 4 products per lane). Chosen at
+ * run time on CPUs that have both; E5_NO_AVX512=1 in the environment turns it
+ * off (the tests compare both paths). */
+#define RW 16
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void group16_q4q8(const block_q4_0 *W, const float *bias,
+                         const int8_t *aq, const float *ad, const int32_t *as,
+                         float *Y, int L, int nout, int nin, int oo,
+                         int8_t *RESTRICT wt, float *RESTRICT dwt) {
+    int nb = nin / QK;
+    for (int r = 0; r < RW; r++) {
+        const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
+        for (int b = 0; b < nb; b++) {
+            dwt[b * RW + r] = fp16_to_fp32(wr[b].d);
+            const uint8_t *qs = wr[b].qs;
+            for (int e = 0; e < QK; e++) {
+                int8_t w = (int8_t)(e < 16 ? (qs[e] & 0x0F) : (qs[e - 16] >> 4));
+                wt[((size_t)b * 8 + e / 4) * 64 + r * 4 + (e & 3)] = w;
+            }
+        }
+    }
+    const __m512 eight = _mm512_set1_ps(8.f);
+    const __m512 bv = bias ? _mm512_loadu_ps(bias + oo) : _mm512_setzero_ps();
+    const __m512i zero = _mm512_setzero_si512();
+    for (int t = 0; t < L; t++) {
+        const int8_t *a = aq + (size_t)t * nin;
+        const float *dT = ad + (size_t)t * nb;
+        const int32_t *sT = as + (size_t)t * nb;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0,
+               acc4 = acc0, acc5 = acc0, acc6 = acc0, acc7 = acc0, corr = acc0;
+        for (int b = 0; b < nb; b++) {
+            __m512 scale = _mm512_mul_ps(_mm512_load_ps(dwt + b * RW), _mm512_set1_ps(dT[b]));
+            corr = _mm512_add_ps(corr, _mm512_mul_ps(scale, _mm512_set1_ps((float)sT[b])));
+            const int8_t *ab = a + b * QK;
+            const int8_t *wb = wt + (size_t)b * 8 * 64;
+#define LANE(J, ACC) { int32_t a4; memcpy(&a4, ab + 4 * (J), 4); \
+            __m512i s = _mm512_dpbusd_epi32(zero, _mm512_load_si512((const void *)(wb + (J) * 64)), \
+                                            _mm512_set1_epi32(a4)); \
+            ACC = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, ACC); }
+            LANE(0, acc0) LANE(1, acc1) LANE(2, acc2) LANE(3, acc3)
+            LANE(4, acc4) LANE(5, acc5) LANE(6, acc6) LANE(7, acc7)
+#undef LANE
+        }
+        __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc4), _mm512_add_ps(acc2, acc6)),
+                                   _mm512_add_ps(_mm512_add_ps(acc1, acc5), _mm512_add_ps(acc3, acc7)));
+        _mm512_storeu_ps(Y + (size_t)t * nout + oo,
+                         _mm512_sub_ps(_mm512_add_ps(bv, sum), _mm512_mul_ps(eight, corr)));
+    }
+}
+
+static int use_avx512 = -1;
+static int avx512_ok(void) {
+    if (use_avx512 < 0) {
+        const char *off = getenv("E5_NO_AVX512");
+        __builtin_cpu_init();
+        use_avx512 = !(off && *off && strcmp(off, "0") != 0) &&
+                     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vnni");
+    }
+    return use_avx512;
+}
+
+/* The whole product by groups of 16 rows; returns 0 when this path does not apply. */
+static int matmul_q4q8_avx512(const block_q4_0 *W, const float *bias,
+                              const int8_t *aq, const float *ad, const int32_t *as,
+                              float *Y, int L, int nout, int nin) {
+    if (nout % RW != 0 || !avx512_ok()) return 0;
+    int nb = nin / QK;
+#pragma omp parallel if (!omp_in_parallel())
+    {
+        int8_t *wt = (int8_t *)aligned_alloc(64, (size_t)RW * nin);
+        float *dwt = (float *)aligned_alloc(64, sizeof(float) * RW * (size_t)nb);
+#pragma omp for schedule(static)
+        for (int oo = 0; oo < nout; oo += RW)
+            group16_q4q8(W, bias, aq, ad, as, Y, L, nout, nin, oo, wt, dwt);
+        free(wt); free(dwt);
+    }
+    return 1;
+}
+#undef RW
+#endif
+
 static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                         const int8_t *aq, const float *ad, const int32_t *as,
                         float *Y, int L, int nout, int nin) {
     int nb = nin / QK;
+#if defined(__AVX2__) && defined(__GNUC__) && !defined(__clang__)
+    if (matmul_q4q8_avx512(W, bias, aq, ad, as, Y, L, nout, nin)) return;
+#endif
 #pragma omp parallel if (!omp_in_parallel())
     {
         /* per-row-group weights pre-expanded to int8 once, reused over all L
@@ -333,6 +498,113 @@ static void add_layernorm(float *x, const float *y, const float *w,
 static inline float gelu(float x) {
     return 0.5f * x * (1.f + erff(x * 0.70710678118654752440f));
 }
+
+#if defined(__AVX2__)
+/* hierret: GELU of 8 values at once, bit for bit the scalar gelu() above with
+ * glibc's erff. glibc (2.36 here) computes erff with fdlibm's float algorithm
+ * (s_erff.c, built without FMA: mulss/addss/divss only); its two polynomial
+ * branches, |u| < 0.84375 (not below 2^-28) and 0.84375 <= |u| < 1.25, are
+ * written here with the same constants and the same operations in the same
+ * order, 8 lanes at once. Every other lane (|u| >= 1.25, where erff calls expf;
+ * tiny, infinite or NaN u) calls erff itself. e5_gelu_check(1) compares this
+ * with gelu() on all 2^32 floats (tests/test_e5_fast.py on a sample), and the engine
+ * uses it only after a sampled self-check at its first GELU (gelu8_sample_ok). */
+static const float
+    erx_ = 8.4506291151e-01f, pp0_ = 1.2837916613e-01f, pp1_ = -3.2504209876e-01f,
+    pp2_ = -2.8481749818e-02f, pp3_ = -5.7702702470e-03f, pp4_ = -2.3763017452e-05f,
+    qq1_ = 3.9791721106e-01f, qq2_ = 6.5022252500e-02f, qq3_ = 5.0813062117e-03f,
+    qq4_ = 1.3249473704e-04f, qq5_ = -3.9602282413e-06f,
+    pa0_ = -2.3621185683e-03f, pa1_ = 4.1485610604e-01f, pa2_ = -3.7220788002e-01f,
+    pa3_ = 3.1834661961e-01f, pa4_ = -1.1089469492e-01f, pa5_ = 3.5478305072e-02f,
+    pa6_ = -2.1663755178e-03f, qa1_ = 1.0642088205e-01f, qa2_ = 5.4039794207e-01f,
+    qa3_ = 7.1828655899e-02f, qa4_ = 1.2617121637e-01f, qa5_ = 1.3637083583e-02f,
+    qa6_ = 1.1984500103e-02f;
+
+#define S1(c) _mm256_set1_ps(c)
+#define ADD _mm256_add_ps
+#define MUL _mm256_mul_ps
+static inline __m256 gelu8(__m256 v) {
+    const __m256 one = S1(1.f);
+    __m256 u = MUL(v, S1(0.70710678118654752440f));
+    __m256i ix = _mm256_and_si256(_mm256_castps_si256(u), _mm256_set1_epi32(0x7fffffff));
+    __m256 a = _mm256_castsi256_ps(ix);                                   /* |u| */
+    /* |u| < 0.84375: u + u*(r/s) */
+    __m256 z = MUL(u, u);
+    __m256 r = ADD(S1(pp0_), MUL(z, ADD(S1(pp1_), MUL(z, ADD(S1(pp2_), MUL(z, ADD(S1(pp3_), MUL(z, S1(pp4_)))))))));
+    __m256 s = ADD(one, MUL(z, ADD(S1(qq1_), MUL(z, ADD(S1(qq2_), MUL(z, ADD(S1(qq3_), MUL(z, ADD(S1(qq4_), MUL(z, S1(qq5_)))))))))));
+    __m256 ea = ADD(u, MUL(u, _mm256_div_ps(r, s)));
+    /* 0.84375 <= |u| < 1.25: sign(u) * (erx + P/Q), s = |u| - 1 */
+    __m256 t = _mm256_sub_ps(a, one);
+    __m256 P = ADD(S1(pa0_), MUL(t, ADD(S1(pa1_), MUL(t, ADD(S1(pa2_), MUL(t, ADD(S1(pa3_), MUL(t, ADD(S1(pa4_), MUL(t, ADD(S1(pa5_), MUL(t, S1(pa6_)))))))))))));
+    __m256 Q = ADD(one, MUL(t, ADD(S1(qa1_), MUL(t, ADD(S1(qa2_), MUL(t, ADD(S1(qa3_), MUL(t, ADD(S1(qa4_), MUL(t, ADD(S1(qa5_), MUL(t, S1(qa6_)))))))))))));
+    __m256 eb = ADD(S1(erx_), _mm256_div_ps(P, Q));
+    eb = _mm256_or_ps(eb, _mm256_and_ps(u, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000))));
+    __m256i inA = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x317fffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3f580000), ix));
+    __m256i inB = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f57ffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3fa00000), ix));
+    __m256 e = _mm256_blendv_ps(eb, ea, _mm256_castsi256_ps(inA));
+    int other = ~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inA, inB))) & 0xff;
+    if (other) {
+        float ev[8], uv[8];
+        _mm256_storeu_ps(ev, e); _mm256_storeu_ps(uv, u);
+        for (int j = 0; j < 8; j++) if (other >> j & 1) ev[j] = erff(uv[j]);
+        e = _mm256_loadu_ps(ev);
+    }
+    return MUL(MUL(S1(0.5f), v), ADD(one, e));
+}
+#undef S1
+#undef ADD
+#undef MUL
+
+/* 1 when gelu8 equals gelu bit for bit on every float (checked once, at load:
+ * about 10 s of one core is too long for a load, so the check is a test's job:
+ * e5_gelu_check; here a sample of 2^20 floats spread over all exponents
+ * guards against a glibc whose erff is not fdlibm's; e5_gelu_check(1) is the
+ * whole check). */
+static int gelu8_ok = -1;
+static int gelu8_sample_ok(void) {
+    for (uint32_t i = 0; i < (1u << 20); i++) {
+        uint32_t bits = i * 4096u + (i * 2654435761u >> 20);
+        float x[8], y[8];
+        for (int j = 0; j < 8; j++) { uint32_t b = bits + (uint32_t)j * 997u; memcpy(&x[j], &b, 4); }
+        _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
+        for (int j = 0; j < 8; j++) {
+            float g = gelu(x[j]);
+            if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) return 0;
+        }
+        i += 7;
+    }
+    return 1;
+}
+
+/* Floats x through gelu8 and gelu: every x whose top 16 bits are a multiple
+ * of `stride` (stride 1: all 2^32 floats). Returns the number of x whose
+ * results differ in any bit (NaN results count as equal when both are NaN);
+ * `first` gets the first such x's bits. */
+uint64_t e5_gelu_check(uint32_t stride, uint32_t *first) {
+    uint64_t bad = 0; uint32_t firstbad = 0;
+    if (stride < 1) stride = 1;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+:bad)
+    for (uint32_t hi = 0; hi < 65536; hi += stride) {
+        float x[8], y[8];
+        for (uint32_t lo = 0; lo < 65536; lo += 8) {
+            for (int j = 0; j < 8; j++) { uint32_t b = hi << 16 | (lo + j); memcpy(&x[j], &b, 4); }
+            _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
+            for (int j = 0; j < 8; j++) {
+                float g = gelu(x[j]);
+                if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) {
+                    bad++;
+#pragma omp critical
+                    if (!firstbad) firstbad = hi << 16 | (lo + j);
+                }
+            }
+        }
+    }
+    if (first) *first = firstbad;
+    return bad;
+}
+#endif
 
 /* ============================== model ================================== */
 typedef struct {
@@ -702,6 +974,16 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         PROF_LAP(P_LNORM);
 
         QUANT(x, H); MAT(ly->fiw, ly->fib, mid, FF, H); PROF_LAP(P_FFN_IN);
+#if defined(__AVX2__)
+        if (gelu8_ok < 0) gelu8_ok = gelu8_sample_ok();
+        if (gelu8_ok) {
+            size_t n8 = (size_t)T * FF / 8;
+#pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < n8; i++)
+                _mm256_storeu_ps(mid + 8 * i, gelu8(_mm256_loadu_ps(mid + 8 * i)));
+            for (size_t i = 8 * n8; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);
+        } else
+#endif
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);
         PROF_LAP(P_GELU);
