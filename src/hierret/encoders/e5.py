@@ -45,8 +45,11 @@ activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's
 fdlibm polynomial branches (every other value calls ``erff``; the whole
 float range is checked). glibc's ``expf`` in the softmax stays scalar. Its
 vectors equal the exact engine's bit for bit (``tests/test_e5_fast.py``;
-``tests/benchmarks/e5_fast_corpus.py`` on whole corpora); its own profile is
-``tests/benchmarks/e5_profile_fast.json``.
+``tests/benchmarks/e5_fast_corpus.py`` on whole corpora). Its profile
+(``--source fast``, record ``tests/benchmarks/e5_profile_fast.json``, the same
+texts, one thread, load about 8): 0.21 CPU seconds per passage against 0.61,
+of which projections 0.10, attention 0.070 (now the largest stage, the scalar
+``expf`` most of it), GELU 0.029, quantisation 0.007, layer norms 0.004.
 
 Its identity names its own source (``e5_fast.c sha256:...``), so it does not
 share cache entries with the exact engine even though its vectors are the
