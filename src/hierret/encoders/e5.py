@@ -369,9 +369,10 @@ def _cpu_seconds() -> tuple[float, float, float] | None:
 class BusyWatch:
     """How many CPUs other processes kept busy since the last look (Linux ``/proc/stat``).
 
-    The machine's busy CPU time less this process's own, over the time since
-    the previous call (over 50 ms on the first call, or when calls come closer
-    together), so that this process's own threads never count as load.
+    The busy time of this process's CPUs less this process's own CPU time, over
+    the time since the previous look, so that this process's own threads never
+    count as load. The first look takes 50 ms; a look less than 50 ms after the
+    previous one returns the previous answer rather than wait.
 
     Examples
     --------
@@ -383,19 +384,23 @@ class BusyWatch:
 
     def __init__(self) -> None:
         self._last: tuple[float, float, float] | None = None
+        self._busy: float | None = None
 
     def others(self) -> float | None:
-        """CPUs' worth of other processes' work since the last call; None off Linux."""
+        """CPUs' worth of other processes' work since the last look; None off Linux."""
         now = _cpu_seconds()
         if now is None:
             return None
         last = self._last
-        if last is None or now[0] - last[0] < 0.05:
+        if last is not None and now[0] - last[0] < 0.05:
+            return self._busy
+        if last is None:
             time.sleep(0.05)
             last, now = now, _cpu_seconds() or now
         self._last = now
         wall = max(now[0] - last[0], 1e-9)
-        return max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
+        self._busy = max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
+        return self._busy
 
 
 def engine_threads(cpus: int, others_busy: float | None) -> int:
