@@ -119,7 +119,8 @@ def main() -> None:
     if not args.only:
         result["gelu_floats_differing"] = gelu_check()
     result["load_1min_after"] = os.getloadavg()[0]
-    result["identical"] = all(c["identical"] for c in result["corpora"].values())
+    if not args.only:
+        result["identical"] = all(c["identical"] for c in result["corpora"].values())
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
