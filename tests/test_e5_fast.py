@@ -6,8 +6,9 @@ the same operations in the same order, so the vectors must be equal bit for
 bit, not close: compared here as SHA-256 digests of the float32 bytes, on a
 small fixed set (Python-reference passages and questions, SciFact abstracts when
 the data is there, a text of several 512-token windows, edge cases). The whole
-Python reference corpus and a 300-abstract SciFact sample are compared by
-``tests/benchmarks/e5_fast_corpus.py``.
+Python reference corpus and a seeded SciFact sample are compared by
+``tests/benchmarks/e5_fast_corpus.py`` (its result:
+``tests/benchmarks/e5_fast_corpus.json``).
 """
 
 from __future__ import annotations
