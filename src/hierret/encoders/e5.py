@@ -50,7 +50,15 @@ processes), and ``tests/benchmarks/e5_fast_corpus.py --scifact 100`` (record
 ``tests/benchmarks/e5_fast_corpus.json``) on the whole Python reference (668
 passages of DR-002's testbed, 157 questions) and 100 SciFact abstracts (seed
 0) with 300 questions: 0 of 1,225 texts differ, and the GELU equals glibc's on
-all 2^32 floats. Its profile
+all 2^32 floats. Speed on the bench's texts (``tests/benchmarks/e5_threads.py
+--corpus scifact --passages 16 --repeat 2 --rounds 2 --settings 1:default
+2:default --encoders e5-small e5-small:engine=fast``, record
+``tests/benchmarks/e5_fast_speed.json``: 16 whole SciFact abstracts of 1,556
+characters on average, the builds taking turns, load 3.6 to 5.5 from other
+work): one thread, exact 0.71 passages/s (best of 4) and 0.86 per CPU second,
+fast 1.81 passages/s and 2.50 per CPU second (2.5x in wall time, 2.9x in CPU
+time); two threads were slower for both on that busy machine. A quiet-machine
+bench has not been run with the fast build. Its profile
 (``--source fast``, record ``tests/benchmarks/e5_profile_fast.json``, the same
 texts, one thread, load about 8): 0.21 CPU seconds per passage against 0.61,
 of which projections 0.10, attention 0.070 (now the largest stage; glibc's
