@@ -154,7 +154,7 @@ def _e5_without_prefix() -> object:
 def _e5_unknown_engine() -> object:
     from hierret.encoders.e5 import E5Encoder
 
-    return E5Encoder(engine="fast")
+    return E5Encoder(engine="turbo")
 
 
 def _edit_case(what: str, edit: Callable[[Path], None]) -> Case:
@@ -180,7 +180,7 @@ CASES: list[Case] = [
     ),
     ("a stored identity whose dimension is the string '384'", _identity_with_wrong_types),
     ("e5-small asked to embed without its engine's prefix", _e5_without_prefix),
-    ("e5-small asked for an engine build that does not exist ('fast')", _e5_unknown_engine),
+    ("e5-small asked for an engine build that does not exist ('turbo')", _e5_unknown_engine),
     _edit_case("pooling mean -> CLS", tiny.pooling_cls),
     _edit_case("a Normalize module added", tiny.normalize_module),
     _edit_case("the tokenizer keeps case (do_lower_case false)", tiny.keeps_case),
