@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import Encoder, EncoderIdentity, Role
+from hierret.encoders.base import Encoder, EncoderIdentity, Role
 
 #: What an actor loads: a :func:`~hierret.encoders.load_encoder` name, or a
 #: factory called with the keyword arguments (pickled to the actors: for an
@@ -90,7 +90,7 @@ class _Embedder:
     """A Ray Data actor: loads the encoder once, checks its identity, embeds partitions."""
 
     def __init__(self, name: Model, kw: Mapping[str, Any], identity: dict[str, Any], role: Role):
-        from hierret.encoders import load_encoder
+        from hierret.encoders.registry import load_encoder
         from hierret.index import IdentityMismatchError
 
         self.encoder = load_encoder(name, **kw) if isinstance(name, str) else name(**kw)
