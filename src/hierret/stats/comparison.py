@@ -79,14 +79,22 @@ HIT_COLUMNS += ("only_base", "neither", "diff", "diff_low", "diff_high", "p", "p
 
 
 def _adjust(
-    kept: Mapping[str, int], rows: Mapping[str, dict[str, Any]], name: str = ""
-) -> dict[str, float]:
-    """Holm over the kept tests as one family (:func:`hierret.stats.evidence.adjust`);
-    a test drawn again near 0.05 gets its new ``p`` in ``rows``."""
-    adjusted = dict(zip(kept, evidence.adjust(list(kept.values()), name), strict=True))
-    for name, i in kept.items():
-        rows[name]["p"] = evidence.kept()[i].p
-    return adjusted
+    tests: Mapping[str, evidence.PairedTest],
+    rows: Mapping[str, dict[str, Any]],
+    ledger: evidence.Ledger | None,
+    name: str = "",
+) -> tuple[dict[str, float], dict[str, evidence.PairedTest]]:
+    """Keep the tests in ``ledger`` (a ledger of their own when ``None``) and Holm-adjust
+    them there as one family (:meth:`hierret.stats.evidence.Ledger.adjust`): their adjusted
+    p-values and the tests as published, by row; a test drawn again near 0.05 gets its new
+    ``p`` in ``rows``."""
+    book = evidence.Ledger() if ledger is None else ledger
+    ids = [book.keep(t) for t in tests.values()]
+    adjusted = dict(zip(tests, book.adjust(ids, name), strict=True))
+    published = {row: book.tests[i] for row, i in zip(tests, ids, strict=True)}
+    for row, test in published.items():
+        rows[row]["p"] = test.p
+    return adjusted, published
 
 
 def _keep(
@@ -99,42 +107,43 @@ def _keep(
     d: Any,
     p: float,
     stats: StatsSettings,
-) -> int:
-    """Keep one paired test's evidence (its questions, both arms' scores, its settings)."""
-    return evidence.keep(
-        evidence.PairedTest(
-            kind,
-            a,
-            b,
-            tuple(map(str, frame.index)),
-            tuple(map(float, x)),
-            tuple(map(float, y)),
-            float(d.estimate),
-            float(d.low),
-            float(d.high),
-            float(p),
-            stats.confidence,
-            stats.n_resamples if kind == "mean" else 0,
-            stats.seed,
-            stats.n_resamples,
-        )
+) -> evidence.PairedTest:
+    """One paired test's evidence (its questions, both arms' scores, its settings)."""
+    return evidence.PairedTest(
+        kind,
+        a,
+        b,
+        tuple(map(str, frame.index)),
+        tuple(map(float, x)),
+        tuple(map(float, y)),
+        float(d.estimate),
+        float(d.low),
+        float(d.high),
+        float(p),
+        stats.confidence,
+        stats.n_resamples if kind == "mean" else 0,
+        stats.seed,
+        stats.n_resamples,
     )
 
 
 def _table(
     rows: dict[str, dict[str, Any]],
-    kept: Mapping[str, int],
+    kept: Mapping[str, evidence.PairedTest],
     baseline: str,
     declared: Sequence[str],
     confidence: float,
     columns: tuple[str, ...],
+    ledger: evidence.Ledger | None,
 ) -> pd.DataFrame:
     """One row per arm, Holm-adjusted p-values over the declared family."""
-    adjusted = _adjust(kept, rows)
+    adjusted, published = _adjust(kept, rows, ledger)
     table = pd.DataFrame.from_dict(dict(rows), orient="index").reindex(columns=list(columns[:-1]))
     table["p_holm"] = pd.Series(adjusted, dtype=float)
     table.index.name = "arm"
-    table.attrs.update(baseline=baseline, family=list(declared), confidence=confidence)
+    table.attrs.update(
+        baseline=baseline, family=list(declared), confidence=confidence, tests=published
+    )
     return table
 
 
@@ -148,6 +157,8 @@ def compare(
     baseline: str,
     family: Sequence[str] | None = None,
     stats: StatsSettings = DEFAULT_STATS,
+    *,
+    ledger: evidence.Ledger | None = None,
 ) -> pd.DataFrame:
     """Compare arms' per-query scores (e.g. nDCG@10) with a baseline.
 
@@ -163,6 +174,9 @@ def compare(
     stats : StatsSettings, optional
         Interval level and resampling settings (bootstrap, randomisation);
         :data:`~hierret.stats.DEFAULT_STATS` by default.
+    ledger : Ledger, optional
+        The study's ledger, which keeps the tests and their family
+        (:class:`hierret.stats.evidence.Ledger`); default: a ledger of their own.
 
     Returns
     -------
@@ -171,12 +185,14 @@ def compare(
         of the mean), and for family members ``diff``, ``diff_low``,
         ``diff_high`` (paired bootstrap), ``p`` (paired randomisation) and
         ``p_holm``: the columns :data:`MEAN_COLUMNS`, empty (NaN) for the arms
-        not tested, whether or not any arm is.
+        not tested, whether or not any arm is. Its ``attrs["tests"]`` holds
+        each tested arm's test as published
+        (:class:`hierret.stats.evidence.PairedTest`), by row.
     """
     frame = align(per_query)
     declared = _family(list(frame.columns), baseline, family)
     rows: dict[str, dict[str, Any]] = {}
-    kept: dict[str, int] = {}
+    kept: dict[str, evidence.PairedTest] = {}
     base = frame[baseline].to_numpy()
     for arm in frame.columns:
         x = frame[arm].to_numpy()
@@ -188,7 +204,7 @@ def compare(
             kept[arm] = _keep("mean", str(arm), baseline, frame, x, base, d, p, stats)
             row |= {"diff": d.estimate, "diff_low": d.low, "diff_high": d.high, "p": p}
         rows[arm] = row
-    return _table(rows, kept, baseline, declared, stats.confidence, MEAN_COLUMNS)
+    return _table(rows, kept, baseline, declared, stats.confidence, MEAN_COLUMNS, ledger)
 
 
 def compare_hits(
@@ -196,13 +212,15 @@ def compare_hits(
     baseline: str,
     family: Sequence[str] | None = None,
     stats: StatsSettings = DEFAULT_STATS,
+    *,
+    ledger: evidence.Ledger | None = None,
 ) -> pd.DataFrame:
     """Compare arms' per-query hits (e.g. hit@1) with a baseline.
 
     Returns one row per arm: ``hits``, ``n``, ``rate`` with its Wilson interval
     (``low``, ``high``), and for family members the paired counts, the
     difference with Newcombe's paired score interval, McNemar's exact ``p`` and
-    ``p_holm``.
+    ``p_holm``; the tests in ``attrs["tests"]`` and ``ledger`` as :func:`compare`'s.
 
     Examples
     --------
@@ -215,7 +233,7 @@ def compare_hits(
     frame = align({a: {q: float(v) for q, v in h.items()} for a, h in hits.items()})
     declared = _family(list(frame.columns), baseline, family)
     rows: dict[str, dict[str, Any]] = {}
-    kept: dict[str, int] = {}
+    kept: dict[str, evidence.PairedTest] = {}
     base = frame[baseline].to_numpy() > 0
     for arm in frame.columns:
         x = frame[arm].to_numpy() > 0
@@ -243,7 +261,7 @@ def compare_hits(
                 "p": pp.mcnemar_p,
             }
         rows[arm] = row
-    return _table(rows, kept, baseline, declared, stats.confidence, HIT_COLUMNS)
+    return _table(rows, kept, baseline, declared, stats.confidence, HIT_COLUMNS, ledger)
 
 
 def paired_tests(
@@ -253,6 +271,7 @@ def paired_tests(
     *,
     hits: bool = False,
     name: str = "",
+    ledger: evidence.Ledger | None = None,
 ) -> pd.DataFrame:
     """Paired comparisons ``a − b`` for a declared family of arm pairs, Holm-adjusted.
 
@@ -277,6 +296,9 @@ def paired_tests(
     name : str, optional
         The family's name, kept with its evidence
         (:mod:`hierret.stats.evidence`).
+    ledger : Ledger, optional
+        The study's ledger, which keeps the tests and their family; default: a
+        ledger of their own. The tests as published are in ``attrs["tests"]``.
 
     Returns
     -------
@@ -300,7 +322,7 @@ def paired_tests(
     if unknown:
         raise ValueError(f"pairs name unknown arms {unknown}; arms: {list(per_query)}")
     rows: dict[str, dict[str, Any]] = {}
-    kept: dict[str, int] = {}
+    kept: dict[str, evidence.PairedTest] = {}
     sizes: set[int] = set()
     for a, b in pairs:  # each pair on its queries: targets may judge different questions
         frame = align({a: per_query[a], b: per_query[b]})
@@ -325,10 +347,10 @@ def paired_tests(
             "diff_high": d.high,
             "p": p,
         }
-    adjusted = _adjust(kept, rows, name)  # a p drawn again near 0.05 is in rows too
+    adjusted, published = _adjust(kept, rows, ledger, name)  # a p drawn again is in rows too
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(adjusted, dtype=float)
-    table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0))
+    table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0), tests=published)
     return table
 
 
@@ -343,6 +365,8 @@ def compare_metric(
     baseline: str,
     family: Sequence[str] | None = None,
     stats: StatsSettings = DEFAULT_STATS,
+    *,
+    ledger: evidence.Ledger | None = None,
 ) -> pd.DataFrame:
     """Compare arms on ``metric`` as its kind says: :func:`compare_hits` or :func:`compare`.
 
@@ -357,5 +381,5 @@ def compare_metric(
     """
     if is_binary(metric):
         hits = {a: {q: v > 0 for q, v in s.items()} for a, s in per_query.items()}
-        return compare_hits(hits, baseline, family, stats)
-    return compare(per_query, baseline, family, stats)
+        return compare_hits(hits, baseline, family, stats, ledger=ledger)
+    return compare(per_query, baseline, family, stats, ledger=ledger)

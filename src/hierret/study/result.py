@@ -36,7 +36,13 @@ if TYPE_CHECKING:
     from hierret.hierarchy import Hierarchy
     from hierret.publish.figures import Figure
 
-__all__ = ["TEST_COLUMNS", "Result", "between"]
+__all__ = ["LEDGER", "TEST_COLUMNS", "Result", "between"]
+
+#: The ledger every :class:`Result` keeps its tests in unless given its own: one per
+#: process, a notebook's kernel being one study. A notebook hands it to
+#: :func:`hierret.publish.record.publish` (``evidence=LEDGER``), which writes the
+#: evidence of every published test from it; ``LEDGER.clear()`` starts a new study.
+LEDGER = evidence.Ledger()
 
 #: The columns of a table of tests (:meth:`Result.tests`, :func:`between`).
 TEST_COLUMNS = [
@@ -55,13 +61,13 @@ TEST_COLUMNS = [
 ]
 
 
-def _attach(start: int, sources: Mapping[str, evidence.Judged]) -> None:
-    """Attach to every test kept from number ``start`` on the runs its arms were scored
-    from (:func:`hierret.stats.evidence.attach`), by the arm names the test was kept
-    with; a test with an arm ``sources`` does not hold (an added arm) gets none."""
-    for i, t in enumerate(evidence.kept()[start:], start):
+def _attach(ledger: evidence.Ledger, start: int, sources: Mapping[str, evidence.Judged]) -> None:
+    """Attach to every test ``ledger`` kept from number ``start`` on the runs its arms were
+    scored from (:meth:`hierret.stats.evidence.Ledger.attach`), by the arm names the test
+    was kept with; a test with an arm ``sources`` does not hold (an added arm) gets none."""
+    for i, t in enumerate(ledger.kept()[start:], start):
         if t.a in sources and t.b in sources:
-            evidence.attach(i, sources[t.a], sources[t.b])
+            ledger.attach(i, sources[t.a], sources[t.b])
 
 
 @dataclass
@@ -113,6 +119,8 @@ class Result:
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     added: list[str] = field(default_factory=list)
     added_runs: dict[str, dict[str, tuple[Run, Qrels]]] = field(default_factory=dict, repr=False)
+    #: where its tests are kept (:data:`LEDGER` unless given)
+    ledger: evidence.Ledger = field(default_factory=lambda: LEDGER, repr=False, compare=False)
     _tables: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
     #: what :func:`run` judged with: the arms' searchers, the queries, the qrels given
     _judging: (
@@ -237,9 +245,11 @@ class Result:
         if key not in self._tables:
             self._check(target, metric)
             per_q = self.scores[target][metric]
-            start = len(evidence.kept())
-            table = compare_metric(per_q, metric, self.baseline, self._members(), self.stats)
-            _attach(start, self.judged(target, metric))
+            start = len(self.ledger.kept())
+            table = compare_metric(
+                per_q, metric, self.baseline, self._members(), self.stats, ledger=self.ledger
+            )
+            _attach(self.ledger, start, self.judged(target, metric))
             self._tables[key] = table
         return self._tables[key]
 
@@ -278,9 +288,11 @@ class Result:
             if not pairs:  # nothing declared, nothing tested
                 table = pd.DataFrame(columns=TEST_COLUMNS)
             else:
-                start = len(evidence.kept())
-                table = paired_tests(scores, pairs, self.stats, hits=is_binary(metric), name=name)
-                _attach(start, {f"{arm}@{t}": j for t in chosen
+                start = len(self.ledger.kept())
+                table = paired_tests(
+                    scores, pairs, self.stats, hits=is_binary(metric), name=name, ledger=self.ledger
+                )
+                _attach(self.ledger, start, {f"{arm}@{t}": j for t in chosen
                                 for arm, j in self.judged(t, metric).items()})  # fmt: skip
                 table["target"] = [t for t in chosen for _ in pairs_]
                 table["arm_a"] = [a for _ in chosen for a, _ in pairs_]
@@ -364,6 +376,7 @@ class Result:
             rankings,
             judged,
             self.hierarchies,
+            ledger=self.ledger,
             _judging=(resolved, queries, given),
         )
 
@@ -548,10 +561,11 @@ def between(
     pairs = [(f"{label}@{t}", f"{labels[0]}@{t}") for t in chosen for label in labels[1:]]
     if not pairs:
         return pd.DataFrame(columns=columns)
-    start = len(evidence.kept())
-    table = paired_tests(scores, pairs, first.stats, hits=is_binary(metric))
-    _attach(start, {f"{label}@{t}": r.judged(t, metric)[arm] for label, r in results.items()
-                    for t in chosen if arm in r.judged(t, metric)})  # fmt: skip
+    start = len(first.ledger.kept())
+    table = paired_tests(scores, pairs, first.stats, hits=is_binary(metric), ledger=first.ledger)
+    sources = {f"{label}@{t}": r.judged(t, metric)[arm] for label, r in results.items()
+               for t in chosen if arm in r.judged(t, metric)}  # fmt: skip
+    _attach(first.ledger, start, sources)
     table["target"] = [t for t in chosen for _ in labels[1:]]
     table["run_a"] = [label for _ in chosen for label in labels[1:]]
     table["run_b"] = labels[0]
