@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from statsmodels.stats.power import NormalIndPower
 
 from hierret.publish import claims, evidence, record
 from hierret.stats import StatsSettings, paired_randomization
-from hierret.stats.evidence import PairedTest, detectable
+from hierret.stats.evidence import Ledger, PairedTest, adjust, detectable
 from hierret.study import experiment
 from hierret.study.result import LEDGER as ledger
 
@@ -71,6 +72,34 @@ def test_a_p_value_near_alpha_is_drawn_again_with_more_resamples() -> None:
     assert kept.n_resamples == 10_000
     assert table.loc["a", "p"] == paired_randomization(x, y, n_resamples=10_000, seed=0)
     assert ledger.families()[-1].refined == [len(ledger.kept()) - 1]
+    assert table.attrs["tests"]["a"] is kept  # the comparison returns the test it published
+    first = replace(kept, p=p, n_resamples=1_000, interval_resamples=1_000)
+    tests, _, redrawn = adjust([first])  # adjusting returns new tests, changes none
+    assert (redrawn, tests[0]) == ([0], kept)
+    assert (first.p, first.n_resamples) == (p, 1_000)
+
+
+def test_a_comparison_returns_its_tests_and_keeps_them_only_where_it_is_told() -> None:
+    a, b = _scores(1, 60, 0.3)
+    c, _ = _scores(2, 60, 0.1)
+    stats = StatsSettings(n_resamples=200)
+    book = Ledger()
+    table = experiment.compare({"a": a, "b": b, "c": c}, "b", stats=stats, ledger=book)
+    assert table.attrs["tests"] == {"a": book.tests[0], "c": book.tests[1]}
+    assert [f.members for f in book.families()] == [[0, 1]]
+    assert ledger.kept() == []  # the study's ledger saw nothing: it was not handed
+    alone = experiment.compare({"a": a, "b": b, "c": c}, "b", stats=stats)
+    assert alone.attrs["tests"] == table.attrs["tests"]
+    assert ledger.kept() == []
+    assert table.loc["a", "p"] == table.attrs["tests"]["a"].p
+
+
+def test_publish_refuses_differences_it_is_not_handed_the_tests_of(tmp_path) -> None:
+    values = {"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4}
+    with pytest.raises(ValueError, match=r"differences \['x'\].*pass evidence="):
+        record.publish("dr009", values, {}, tmp_path)
+    assert not list(tmp_path.iterdir())
+    record.publish("dr009", {"n": 3}, {}, tmp_path)  # nothing tested: no ledger needed
 
 
 def test_a_p_value_far_from_alpha_is_not_redrawn() -> None:
