@@ -47,9 +47,11 @@ def test_every_kind_has_a_summary_column() -> None:
     assert set(SUMMARY) == set(KINDS.values()) == {"binary", "graded"}
 
 
-def test_an_unknown_metric_names_the_ones_known() -> None:
-    with pytest.raises(ValueError, match=r"unknown metric 'hits@1'.*'hit@K'"):
-        kind("hits@1")
+def test_a_studys_own_measure_is_graded() -> None:
+    """A per-question measure evaluate does not compute (sets' "set precision") is
+    compared as means, as every study has compared it."""
+    assert kind("set precision") == kind("hit") == "graded"  # hit without a cutoff: not hit@k
+    assert not is_binary("hits@1")
 
 
 def test_a_binary_metric_is_compared_as_hits_and_a_graded_one_as_means() -> None:

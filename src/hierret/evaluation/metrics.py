@@ -222,24 +222,20 @@ def kind(metric: str) -> MetricKind:
     Parameters
     ----------
     metric : str
-        A metric name :func:`evaluate` knows (``"hit@1"``, ``"ndcg@10"``, ``"mrr"``...).
-
-    Raises
-    ------
-    ValueError
-        An unknown metric name.
+        A metric name :func:`evaluate` knows (``"hit@1"``, ``"ndcg@10"``,
+        ``"mrr"``...). A name it does not know is a study's own per-question
+        measure (``"set precision"``, :mod:`hierret.study.sets`), compared as
+        a graded one.
 
     Examples
     --------
-    >>> kind("hit@1"), kind("ndcg@10"), kind("mrr")
-    ('binary', 'graded', 'graded')
-    >>> kind("hits@1")
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown metric 'hits@1'; use 'ndcg@K', 'recall@K', 'hit@K', 'p@K', 'mrr', \
-'mrr@K', 'map', 'map@K' or 'rprec'
+    >>> kind("hit@1"), kind("ndcg@10"), kind("mrr"), kind("set precision")
+    ('binary', 'graded', 'graded', 'graded')
     """
-    return KINDS[_parse(metric)[1]]
+    try:
+        return KINDS[_parse(metric)[1]]
+    except ValueError:  # not evaluate's: a study's own measure
+        return "graded"
 
 
 def is_binary(metric: str) -> bool:

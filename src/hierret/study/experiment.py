@@ -14,8 +14,9 @@ per-query score and renders the tables, figures and record values.
 
 The statistics underneath are :mod:`hierret.stats.comparison`'s
 (:func:`compare`, :func:`compare_hits`, :func:`paired_tests`); this module
-re-exports them, with :class:`Result`, :func:`between` and :func:`judge`, under
-the names notebooks use.
+re-exports them, with :class:`~hierret.study.result.Result`,
+:func:`~hierret.study.result.between` and :func:`~hierret.study.judging.judge`,
+under the names notebooks use.
 
 Examples
 --------
@@ -36,24 +37,19 @@ from hierret.profile import Profile
 from hierret.rerank.base import Reranker
 from hierret.runs import Qrels
 from hierret.search import Searcher
-from hierret.stats.comparison import align, compare, compare_hits, paired_tests
+from hierret.stats.comparison import align as align
+from hierret.stats.comparison import compare as compare
+from hierret.stats.comparison import compare_hits as compare_hits
+from hierret.stats.comparison import paired_tests as paired_tests
 from hierret.stats.settings import DEFAULT_STATS, StatsSettings
-from hierret.study.judging import ORDER, judge, score, unit_level
-from hierret.study.result import TEST_COLUMNS, Result, between
+from hierret.study.judging import ORDER, score, unit_level
+from hierret.study.judging import judge as judge
+from hierret.study.result import TEST_COLUMNS as TEST_COLUMNS
+from hierret.study.result import Result as Result
+from hierret.study.result import between as between
 from hierret.units import Level, Query
 
-__all__ = [
-    "TEST_COLUMNS",
-    "Arm",
-    "Result",
-    "align",
-    "between",
-    "compare",
-    "compare_hits",
-    "judge",
-    "paired_tests",
-    "run",
-]
+__all__ = ["Arm", "run"]
 
 
 @dataclass(frozen=True)
