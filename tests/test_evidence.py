@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,8 +18,9 @@ from statsmodels.stats.power import NormalIndPower
 
 from hierret.publish import claims, evidence, record
 from hierret.stats import StatsSettings, paired_randomization
-from hierret.stats import evidence as ledger
+from hierret.stats.evidence import Ledger, PairedTest, adjust, detectable
 from hierret.study import experiment
+from hierret.study.result import LEDGER as ledger
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +44,9 @@ def test_any_pair_of_hit_arms_is_tested_with_mcnemar() -> None:
         "x": {f"q{i}": float(i % 3 != 0) for i in range(40)},
         "y": {f"q{i}": float(i % 5 != 0) for i in range(40)},
     }
-    table = experiment.paired_tests(hits, [("x", "y")], StatsSettings(n_resamples=99), hits=True)
+    table = experiment.paired_tests(
+        hits, [("x", "y")], StatsSettings(n_resamples=99), hits=True, ledger=ledger
+    )
     x = np.array([hits["x"][f"q{i}"] for i in range(40)]) > 0
     y = np.array([hits["y"][f"q{i}"] for i in range(40)]) > 0
     only_x, only_y = int(np.sum(x & ~y)), int(np.sum(~x & y))
@@ -61,16 +65,46 @@ def test_a_p_value_near_alpha_is_drawn_again_with_more_resamples() -> None:
             break
     else:
         pytest.fail("no seed gave a p-value near 0.05")
-    table = experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000))
+    table = experiment.compare(
+        {"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000), ledger=ledger
+    )
     kept = ledger.kept()[-1]
     assert kept.n_resamples == 10_000
     assert table.loc["a", "p"] == paired_randomization(x, y, n_resamples=10_000, seed=0)
     assert ledger.families()[-1].refined == [len(ledger.kept()) - 1]
+    assert table.attrs["tests"]["a"] is kept  # the comparison returns the test it published
+    first = replace(kept, p=p, n_resamples=1_000, interval_resamples=1_000)
+    tests, _, redrawn = adjust([first])  # adjusting returns new tests, changes none
+    assert (redrawn, tests[0]) == ([0], kept)
+    assert (first.p, first.n_resamples) == (p, 1_000)
+
+
+def test_a_comparison_returns_its_tests_and_keeps_them_only_where_it_is_told() -> None:
+    a, b = _scores(1, 60, 0.3)
+    c, _ = _scores(2, 60, 0.1)
+    stats = StatsSettings(n_resamples=200)
+    book = Ledger()
+    table = experiment.compare({"a": a, "b": b, "c": c}, "b", stats=stats, ledger=book)
+    assert table.attrs["tests"] == {"a": book.tests[0], "c": book.tests[1]}
+    assert [f.members for f in book.families()] == [[0, 1]]
+    assert ledger.kept() == []  # the study's ledger saw nothing: it was not handed
+    alone = experiment.compare({"a": a, "b": b, "c": c}, "b", stats=stats)
+    assert alone.attrs["tests"] == table.attrs["tests"]
+    assert ledger.kept() == []
+    assert table.loc["a", "p"] == table.attrs["tests"]["a"].p
+
+
+def test_publish_refuses_differences_it_is_not_handed_the_tests_of(tmp_path) -> None:
+    values = {"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4}
+    with pytest.raises(ValueError, match=r"differences \['x'\].*pass evidence="):
+        record.publish("dr009", values, {}, tmp_path)
+    assert not list(tmp_path.iterdir())
+    record.publish("dr009", {"n": 3}, {}, tmp_path)  # nothing tested: no ledger needed
 
 
 def test_a_p_value_far_from_alpha_is_not_redrawn() -> None:
     a, b = _scores(1, 60, 0.3)
-    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000))
+    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=1_000), ledger=ledger)
     assert ledger.kept()[-1].n_resamples == 1_000
 
 
@@ -78,13 +112,13 @@ def test_detectable_effect_matches_statsmodels_power() -> None:
     """The smallest detectable difference: statsmodels' normal power solved for the effect
     size, times the standard deviation of the differences over the root of n."""
     a, b = _scores(3, 80, 0.02)
-    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=200))
+    experiment.compare({"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=200), ledger=ledger)
     t = ledger.kept()[-1]
     d = np.array(t.x) - np.array(t.y)
     for m in (1, 4):
         es = NormalIndPower().solve_power(nobs1=len(d), alpha=0.05 / m, power=0.8, ratio=0)
         want = es * np.std(d, ddof=1)
-        assert ledger.detectable(t, m) == pytest.approx(want, rel=1e-3)
+        assert detectable(t, m) == pytest.approx(want, rel=1e-3)
 
 
 def test_margin_verdicts() -> None:
@@ -116,11 +150,13 @@ def _published(tmp_path, p_shift: float = 0.15):
     q8, q32 = _scores(6, 50, 0.0)
     stats = StatsSettings(n_resamples=2_000)
     values: dict[str, float] = {"margin": 0.05}
-    t1 = experiment.compare({"dense": a, "bm25": b, "other": q8}, "bm25", stats=stats)
+    t1 = experiment.compare(
+        {"dense": a, "bm25": b, "other": q8}, "bm25", stats=stats, ledger=ledger
+    )
     values |= record.table_values(t1, "", {"dense": "d"}, ["diff", "diff_low", "diff_high"])
-    t2 = experiment.compare({"int8": q8, "fp32": q32}, "fp32", stats=stats)
+    t2 = experiment.compare({"int8": q8, "fp32": q32}, "fp32", stats=stats, ledger=ledger)
     values |= record.table_values(t2, "", {"int8": "q"}, ["diff", "diff_low", "diff_high"])
-    record.publish("dr009", values, {}, tmp_path)
+    record.publish("dr009", values, {}, tmp_path, evidence=ledger)
     return values
 
 
@@ -193,10 +229,10 @@ def test_the_sensitivity_line_shows_what_one_family_would_change() -> None:
 def test_question_ids_that_look_missing_read_back_as_written(tmp_path, ids) -> None:
     """Ids pandas' default reads as NaN (or as numbers) come back as written, by
     :func:`evidence.load` and by the reading line the module and docs recommend."""
-    t = ledger.PairedTest("mean", "NA", "None", ids, (0.9, 0.8, 0.7, 0.6),
-                          (0.5, 0.6, 0.7, 0.8), 0.1, -0.2, 0.4, 0.5, 0.95, 99, 0)  # fmt: skip
+    t = PairedTest("mean", "NA", "None", ids, (0.9, 0.8, 0.7, 0.6),
+                    (0.5, 0.6, 0.7, 0.8), 0.1, -0.2, 0.4, 0.5, 0.95, 99, 0)  # fmt: skip
     _ = ledger.adjust([ledger.keep(t)])
-    evidence.write(tmp_path, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4})
+    evidence.write(tmp_path, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
     tests, questions = evidence.load(tmp_path, "x")
     assert list(questions["query"]) == list(ids)
     assert list(tests[["arm_a", "arm_b"]].iloc[0]) == ["NA", "None"]

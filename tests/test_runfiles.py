@@ -37,8 +37,9 @@ from hierret.profile import Profile
 from hierret.publish import record, runfiles
 from hierret.search import Searcher
 from hierret.stats import StatsSettings
-from hierret.stats import evidence as ledger
+from hierret.stats.evidence import Judged, PairedTest
 from hierret.study import casebook, experiment, merging, router
+from hierret.study.result import LEDGER as ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "data" / "results"
@@ -134,7 +135,7 @@ def _study(results: Path) -> dict[str, float]:
     for (target, a), row in sizes.set_index(["target", "arm_a"]).iterrows():
         for col in ("diff", "diff_low", "diff_high"):
             values[f"size_{target}_{a}_{col}"] = float(row[col])
-    record.publish("dr9", values, {}, results)
+    record.publish("dr9", values, {}, results, evidence=ledger)
     return values
 
 
@@ -180,7 +181,7 @@ def test_the_files_are_deep_enough_gzipped_and_stable(study: Path) -> None:
             assert ranking == sorted(ranking, reverse=True)  # score, then id, descending
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     (folder / "stale.run.gz").write_bytes(b"")
-    record.publish("dr9", _study.__wrapped__(study), {}, study)
+    record.publish("dr9", _study.__wrapped__(study), {}, study, evidence=ledger)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
@@ -245,7 +246,7 @@ def test_the_page_retests_the_published_claim(capsys) -> None:
 def _kept_test(queries: tuple[str, ...] = ("q1", "q2")) -> int:
     n = len(queries)
     return ledger.keep(
-        ledger.PairedTest(
+        PairedTest(
             "mean", "x", "y", queries, (1.0,) * n, (0.0,) * n, 1.0, 1.0, 1.0, 0.5, 0.95, 9, 0
         )
     )
@@ -254,13 +255,13 @@ def _kept_test(queries: tuple[str, ...] = ("q1", "q2")) -> int:
 def test_attach_refuses_what_cannot_be_the_tests_source() -> None:
     ledger.clear()
     i = _kept_test()
-    judged = ledger.Judged({"q1": [("d1", 1.0)]}, {"q1": {"d1": 1}, "q2": {"d2": 1}}, "ndcg@10")
+    judged = Judged({"q1": [("d1", 1.0)]}, {"q1": {"d1": 1}, "q2": {"d2": 1}}, "ndcg@10")
     with pytest.raises(ValueError, match="no kept test number 7"):
         ledger.attach(7, judged, judged)
-    other = ledger.Judged(judged.run, judged.qrels, "hit@1")
+    other = Judged(judged.run, judged.qrels, "hit@1")
     with pytest.raises(ValueError, match="different metrics"):
         ledger.attach(i, judged, other)
-    partial = ledger.Judged(judged.run, {"q1": {"d1": 1}}, "ndcg@10")
+    partial = Judged(judged.run, {"q1": {"d1": 1}}, "ndcg@10")
     with pytest.raises(ValueError, match=r"no qrels for questions \['q2'\]"):
         ledger.attach(i, judged, partial)
     ledger.attach(i, judged, judged)
@@ -273,10 +274,10 @@ def test_ids_with_whitespace_are_left_out_with_a_warning(tmp_path: Path) -> None
     ledger.clear()
     bad, good = _kept_test(("q 1",)), _kept_test(("q1",))
     for i, q in ((bad, "q 1"), (good, "q1")):
-        judged = ledger.Judged({q: [("d1", 1.0)]}, {q: {"d1": 1}}, "ndcg@10")
+        judged = Judged({q: [("d1", 1.0)]}, {q: {"d1": 1}}, "ndcg@10")
         ledger.attach(i, judged, judged)
     with pytest.warns(UserWarning, match=r"test T1: id 'q 1' holds whitespace"):
-        index = runfiles.write(tmp_path, "dr9", [("T1", bad, "f"), ("T2", good, "f")])
+        index = runfiles.write(tmp_path, "dr9", [("T1", bad, "f"), ("T2", good, "f")], ledger)
     assert list(index["test"]) == ["T2", "T2"]
 
 

@@ -16,20 +16,19 @@ import pandas as pd
 
 from bad_input_cases import Case, Facts, kept
 from hierret.publish import evidence
-from hierret.stats import evidence as ledger
+from hierret.stats.evidence import Ledger, PairedTest
 
 
 def _round_trip(ids: Sequence[str]) -> Facts:
-    ledger.clear()
+    ledger = Ledger()
     n = len(ids)
-    test = ledger.PairedTest(
+    test = PairedTest(
         "mean", "NA", "null", tuple(ids), tuple(0.5 + i / 10 for i in range(n)),
         tuple(0.5 - i / 10 for i in range(n)), 0.1, -0.2, 0.4, 0.5, 0.95, 99, 0,
     )  # fmt: skip
     ledger.adjust([ledger.keep(test)])
     folder = tempfile.mkdtemp()
-    evidence.write(folder, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4})
-    ledger.clear()
+    evidence.write(folder, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
     loaded = evidence.load(folder, "x")
     assert loaded is not None
     tests, questions = loaded

@@ -14,13 +14,18 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from hierret.runs import Qrels, Run
 
 __all__ = [
+    "KINDS",
+    "MetricKind",
     "average_precision",
     "evaluate",
     "hit_at",
+    "is_binary",
+    "kind",
     "mean_scores",
     "mrr",
     "ndcg_at",
@@ -31,10 +36,29 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_NAME = re.compile(r"(ndcg|recall|hit|mrr|map|p|rprec)(?:@([1-9][0-9]*))?")
 #: Metrics that take no cutoff, or an optional one.
 _NO_CUTOFF = {"mrr": True, "map": True, "rprec": False}
 _DISCOUNTS: list[float] = []
+
+#: What a metric's per-question value is: ``"binary"`` (0 or 1, a question answered or
+#: not) or ``"graded"`` (any value in ``[0, 1]``).
+MetricKind = Literal["binary", "graded"]
+#: Each metric's kind, by the name before its ``@``. The kind decides how arms are
+#: compared on it (:func:`hierret.stats.comparison.compare_metric`): a binary metric's
+#: rate gets a Wilson interval and a paired difference Newcombe's interval and McNemar's
+#: exact test; a graded metric's mean a bootstrap interval and a paired difference the
+#: paired bootstrap and randomisation test. ``p@1`` is 0 or 1 per question too, but is
+#: declared graded, as every record has compared it so far.
+KINDS: Mapping[str, MetricKind] = {
+    "hit": "binary",
+    "ndcg": "graded",
+    "recall": "graded",
+    "mrr": "graded",
+    "map": "graded",
+    "p": "graded",
+    "rprec": "graded",
+}
+_NAME = re.compile(rf"({'|'.join(KINDS)})(?:@([1-9][0-9]*))?")
 
 
 def _discount(i: int) -> float:
@@ -190,6 +214,39 @@ def r_precision(ranked: Sequence[str], grades: Mapping[str, int]) -> float:
 
 #: A parsed metric name: (name, kind, cutoff or None).
 _Spec = tuple[str, str, int | None]
+
+
+def kind(metric: str) -> MetricKind:
+    """The kind of ``metric`` (:data:`KINDS`): ``"binary"`` or ``"graded"``.
+
+    Parameters
+    ----------
+    metric : str
+        A metric name :func:`evaluate` knows (``"hit@1"``, ``"ndcg@10"``,
+        ``"mrr"``...). A name it does not know is a study's own per-question
+        measure (``"set precision"``, :mod:`hierret.study.sets`), compared as
+        a graded one.
+
+    Examples
+    --------
+    >>> kind("hit@1"), kind("ndcg@10"), kind("mrr"), kind("set precision")
+    ('binary', 'graded', 'graded', 'graded')
+    """
+    try:
+        return KINDS[_parse(metric)[1]]
+    except ValueError:  # not evaluate's: a study's own measure
+        return "graded"
+
+
+def is_binary(metric: str) -> bool:
+    """Whether ``metric``'s per-question values are 0 or 1 (:func:`kind` is ``"binary"``).
+
+    Examples
+    --------
+    >>> is_binary("hit@5"), is_binary("recall@5")
+    (True, False)
+    """
+    return kind(metric) == "binary"
 
 
 def _parse(name: str) -> _Spec:

@@ -32,19 +32,19 @@ with the TREC run files and qrels of the tests' arms in
 ``evidence/runs/{name}/`` (:mod:`hierret.publish.runfiles`), and it adds to the
 record, for every published test ``K``: ``K_p``, ``K_p_holm`` (for families of
 two or more), ``K_family_size``, ``K_mde``, ``K_margin_low`` and
-``K_margin_high``. The tests are those
-:mod:`hierret.stats.evidence` kept while the notebook ran; a published
-difference is matched to the test that computed it by its three numbers
-(difference and interval limits, bit for bit).
+``K_margin_high``. The tests are those of the ledger the study hands over
+(:class:`hierret.stats.evidence.Ledger`); a published difference is matched to
+the test of that ledger that computed it by its three numbers (difference and
+interval limits, bit for bit). Nothing here is kept between calls.
 
 Examples
 --------
->>> from hierret.stats import evidence as ledger
->>> ledger.clear()
->>> t = ledger.PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
-...                       (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
->>> _ = ledger.adjust([ledger.keep(t)])
->>> tests, questions = frames({"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4})
+>>> from hierret.stats.evidence import Ledger, PairedTest
+>>> book = Ledger()
+>>> t = PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+...                (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
+>>> _ = book.adjust([book.keep(t)])
+>>> tests, questions = frames({"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4}, book)
 >>> tests[["test", "key", "arm_a", "n", "p", "family_size"]].to_dict("records")
 [{'test': 'T1', 'key': 'x', 'arm_a': 'a', 'n': 3, 'p': 0.25, 'family_size': 1}]
 >>> questions.shape
@@ -53,7 +53,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import gzip
 import io
 import os
@@ -65,7 +64,7 @@ import pandas as pd
 
 import hierret.publish.runfiles as runfiles
 from hierret._files import atomic_write
-from hierret.stats import evidence as ledger
+from hierret.stats.evidence import Ledger, PairedTest, detectable, margin_interval
 
 __all__ = ["READ_OPTIONS", "TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
 
@@ -87,8 +86,9 @@ TEST_COLUMNS = [
 ]  # fmt: skip
 
 
-def match(values: Mapping[str, Any]) -> dict[str, int]:
-    """Each published test's key ``K`` and the number of the kept test that computed it.
+def match(values: Mapping[str, Any], ledger: Ledger) -> dict[str, int]:
+    """Each published test's key ``K`` and the number in ``ledger`` of the test that computed
+    it.
 
     ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
     all in ``values``; its candidates are the kept tests with the same three
@@ -99,7 +99,7 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
     first in the order computed that no earlier key took.
     """
     index: dict[tuple[float, float, float], list[int]] = {}
-    for i, t in enumerate(ledger.kept()):
+    for i, t in enumerate(ledger.tests):
         index.setdefault((t.diff, t.low, t.high), []).append(i)
     options: dict[str, list[int]] = {}
     for name in values:
@@ -112,7 +112,7 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
         except KeyError:
             continue
         candidates = index.get(triple, [])
-        for col, get in (("p", lambda i: ledger.kept()[i].p), ("p_holm", ledger.adjusted)):
+        for col, get in (("p", lambda i: ledger.tests[i].p), ("p_holm", ledger.adjusted)):
             if f"{k}_{col}" in values:
                 same = [i for i in candidates if get(i) == float(values[f"{k}_{col}"])]
                 candidates = same or candidates
@@ -122,7 +122,7 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
     taken: set[int] = set()
     for k, candidates in options.items():
         others = {i for key, c in options.items() if key != k for i in c}
-        score = {i: _siblings(i, others) for i in candidates}
+        score = {i: _siblings(ledger, i, others) for i in candidates}
         chosen = [i for i in candidates if score[i] == max(score.values())]
         unused = [i for i in chosen if i not in taken]
         found[k] = (unused or chosen)[0]
@@ -130,30 +130,28 @@ def match(values: Mapping[str, Any]) -> dict[str, int]:
     return found
 
 
-def _siblings(test: int, others: set[int]) -> int:
+def _siblings(ledger: Ledger, test: int, others: set[int]) -> int:
     """How many other members of ``test``'s family are among ``others``."""
     fam = ledger.family_of(test)
     return 0 if fam is None else sum(m in others for m in fam.members if m != test)
 
 
-def derived(values: Mapping[str, Any], matched: Mapping[str, int]) -> dict[str, float]:
-    """The values each matched test adds to the record (see the module's description)."""
+def derived(
+    values: Mapping[str, Any], matched: Mapping[str, int], ledger: Ledger
+) -> dict[str, float]:
+    """The values each test of ``ledger`` that ``matched`` names adds to the record (see the
+    module's description)."""
     out: dict[str, float] = {}
     for k, i in matched.items():
-        t, fam = ledger.kept()[i], ledger.family_of(i)
+        t, fam = ledger.tests[i], ledger.family_of(i)
         size = len(fam.members) if fam is not None else 1
-        low, high = _margin(t)
+        low, high = margin_interval(t)
         out |= {f"{k}_p": t.p, f"{k}_family_size": size,
-                f"{k}_mde": ledger.detectable(t, size),
+                f"{k}_mde": detectable(t, size),
                 f"{k}_margin_low": low, f"{k}_margin_high": high}  # fmt: skip
         if size > 1:
             out[f"{k}_p_holm"] = ledger.adjusted(i)
     return {k: v for k, v in out.items() if k not in values or values[k] == v}
-
-
-@functools.lru_cache(maxsize=4096)
-def _margin(test: ledger.PairedTest) -> tuple[float, float]:
-    return ledger.margin_interval(test)
 
 
 def _common_name(keys: list[str]) -> str:
@@ -178,11 +176,11 @@ def _common_name(keys: list[str]) -> str:
     return "_".join(head) + ("_…_" + "_".join(tail) if tail else "")
 
 
-def _ordered(values: Mapping[str, Any]) -> list[tuple[int, str, tuple[str, str]]]:
+def _ordered(values: Mapping[str, Any], ledger: Ledger) -> list[tuple[int, str, tuple[str, str]]]:
     """The rows of ``{name}-tests.tsv`` in order: each kept test's number, the key it
     publishes (empty for an unquoted family member) and its family's id and label
     (``(f"T{n}", "one test")`` for a test in no family, ``n`` its row)."""
-    matched = match(values)
+    matched = match(values, ledger)
     by_test: dict[int, list[str]] = {}
     for k, i in matched.items():
         by_test.setdefault(i, []).append(k)
@@ -204,19 +202,20 @@ def _ordered(values: Mapping[str, Any]) -> list[tuple[int, str, tuple[str, str]]
     return [(i, k, fam_label.get(i, (f"T{n}", "one test"))) for n, (i, k) in enumerate(pairs, 1)]
 
 
-def frames(values: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The tests and questions tables of every test ``values`` publishes, and of every
-    other member of their families."""
+def frames(values: Mapping[str, Any], ledger: Ledger) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tests and questions tables of every test of ``ledger`` that ``values`` publishes,
+    and of every other member of their families."""
     rows: list[list[Any]] = []
     qrows: list[tuple[str, str, float, float]] = []
-    for n, (i, k, (fid, fname)) in enumerate(_ordered(values), start=1):
-        t, fam = ledger.kept()[i], ledger.family_of(i)
+    margins: dict[PairedTest, tuple[float, float]] = {}
+    for n, (i, k, (fid, fname)) in enumerate(_ordered(values, ledger), start=1):
+        t, fam = ledger.tests[i], ledger.family_of(i)
         size = len(fam.members) if fam is not None else 1
-        low, high = _margin(t)
+        low, high = margins[t] = margins.get(t) or margin_interval(t)
         rows.append([f"T{n}", k, t.kind, t.a, t.b, t.n, t.diff, t.low,
                      t.high, t.p, fid, fname, size, ledger.adjusted(i), t.confidence,
                      t.n_resamples, t.interval_resamples, t.seed,
-                     ledger.detectable(t, size), low, high])  # fmt: skip
+                     detectable(t, size), low, high])  # fmt: skip
         qrows += [(f"T{n}", q, a, b) for q, a, b in zip(t.queries, t.x, t.y, strict=True)]
     tests = pd.DataFrame(rows, columns=TEST_COLUMNS)
     return tests, pd.DataFrame(qrows, columns=["test", "query", "a", "b"])
@@ -228,15 +227,18 @@ def paths(folder: str | os.PathLike[str], name: str) -> tuple[Path, Path]:
     return root / f"{name}-tests.tsv", root / f"{name}-questions.tsv.gz"
 
 
-def write(folder: str | os.PathLike[str], name: str, values: Mapping[str, Any]) -> int:
-    """Write the evidence of every test ``values`` publishes; returns how many tests.
+def write(
+    folder: str | os.PathLike[str], name: str, values: Mapping[str, Any], ledger: Ledger
+) -> int:
+    """Write the evidence of every test of ``ledger`` that ``values`` publishes; returns how
+    many tests.
 
     The questions file is gzip with no timestamp, so an unchanged run writes
     the same bytes. The runs and qrels the tests were computed from go to
     ``folder/evidence/runs/{name}/`` (:func:`hierret.publish.runfiles.write`).
     Nothing is written when no test is published.
     """
-    tests, questions = frames(values)
+    tests, questions = frames(values, ledger)
     if tests.empty:
         return 0
     tests_path, questions_path = paths(folder, name)
@@ -246,9 +248,10 @@ def write(folder: str | os.PathLike[str], name: str, values: Mapping[str, Any]) 
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as gz:
         gz.write(questions.to_csv(sep="\t", index=False).encode())
     atomic_write(questions_path, buffer.getvalue())
+    rows = enumerate(_ordered(values, ledger), start=1)
     named = [(f"T{n}", i, fname if fid.startswith("F") else k or f"T{n}")
-             for n, (i, k, (fid, fname)) in enumerate(_ordered(values), start=1)]  # fmt: skip
-    runfiles.write(folder, name, named)
+             for n, (i, k, (fid, fname)) in rows]  # fmt: skip
+    runfiles.write(folder, name, named, ledger)
     return len(tests)
 
 

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import hierret.publish.evidence as evidence
+import hierret.publish.evidence as tested_values
 from hierret.publish.report import glue, write_results
+from hierret.stats.evidence import Ledger
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
 
@@ -184,12 +185,20 @@ def table_values(
     return out
 
 
+def _tested(values: Mapping[str, Any], name: str) -> bool:
+    """Whether ``name`` is a published difference ``K_diff`` with its interval."""
+    k = name[: -len("_diff")]
+    return name.endswith("_diff") and f"{k}_diff_low" in values and f"{k}_diff_high" in values
+
+
 def publish(
     name: str,
     values: MutableMapping[str, Any],
     identity: Mapping[str, Any],
     results_dir: str | os.PathLike[str] | None,
     facts: Sequence[str] = (),
+    *,
+    evidence: Ledger | None = None,
 ) -> None:
     """Glue every value for the site, and write the record ``results_dir/{name}.json``.
 
@@ -218,12 +227,18 @@ def publish(
         the keys they match under ``"facts"``, and the numbers check holds
         those to the reference record instead of asking another machine to
         reproduce them (:mod:`hierret.publish.report`).
+    evidence : Ledger, optional
+        The ledger the study kept its tests in
+        (:data:`hierret.study.result.LEDGER` for results of
+        :func:`hierret.study.experiment.run`): the record's evidence is written
+        from it, and from nothing else. Needed when ``values`` publishes a
+        difference with its interval (``K_diff``, ``K_diff_low``, ``K_diff_high``).
 
     Raises
     ------
     ValueError
         A pattern that matches no key (a typo would leave a time checked as a
-        finding).
+        finding), or differences published with no ledger to find their tests in.
 
     Notes
     -----
@@ -238,7 +253,16 @@ def publish(
     ...     json.loads((Path(tmp) / "dr9.json").read_text())["facts"]
     ['cost_ms']
     """
-    values.update(evidence.derived(values, evidence.match(values)))
+    if evidence is None:
+        tested = sorted(k[: -len("_diff")] for k in values if _tested(values, k))
+        if tested:
+            raise ValueError(
+                f"values publish differences {tested[:3]} with their intervals but no ledger "
+                "holds their tests: pass evidence= the ledger the study kept them in "
+                "(hierret.study.LEDGER for results of experiment.run)"
+            )
+        evidence = Ledger()
+    values.update(tested_values.derived(values, tested_values.match(values, evidence), evidence))
     matched = {p: [k for k in values if fnmatch.fnmatchcase(k, p)] for p in facts}
     idle = [p for p, keys in matched.items() if not keys]
     if idle:
@@ -251,4 +275,4 @@ def publish(
     if results_dir is not None:
         keys = {k for keys in matched.values() for k in keys}
         write_results(Path(results_dir) / f"{name}.json", name, values, identity, keys)
-        evidence.write(results_dir, name, values)
+        tested_values.write(results_dir, name, values, evidence)

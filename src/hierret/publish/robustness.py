@@ -54,7 +54,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Mapping
@@ -296,17 +295,9 @@ def mark(verdict: str, r: Robustness | None) -> str:
 
 
 def _questions(questions: pd.DataFrame) -> dict[str, tuple[npt.NDArray[Any], npt.NDArray[Any]]]:
-    found = _CACHE.get(id(questions))
-    if found is None or found[0] is not questions:
-        groups = {str(t): (g["a"].to_numpy(float), g["b"].to_numpy(float))
-                  for t, g in questions.groupby("test", sort=False)}  # fmt: skip
-        found = (questions, groups)
-        _CACHE.clear()
-        _CACHE[id(questions)] = found
-    return found[1]
-
-
-_CACHE: dict[int, tuple[pd.DataFrame, dict[str, tuple[npt.NDArray[Any], npt.NDArray[Any]]]]] = {}
+    """Each test's per-question scores ``(a, b)``, by test."""
+    return {str(t): (g["a"].to_numpy(float), g["b"].to_numpy(float))
+            for t, g in questions.groupby("test", sort=False)}  # fmt: skip
 
 
 def of(results: Mapping[str, Mapping[str, Any]], key: str, direction: str) -> Robustness | None:
@@ -373,21 +364,17 @@ def settle(
     high, low = bounds(p, floor)
     resamples, drawn = int(row["n_resamples"]), 0
     exact = row["kind"] != "mean" or resamples >= 2 ** int(row["n"]) or test in floor
+    scores: tuple[npt.NDArray[Any], npt.NDArray[Any]] | None = None
     while not exact and near_alpha(high[test], p[test], resamples):
         if resamples >= MAX_RESAMPLES:
             return high, low, drawn, True
         resamples *= REDRAW_FACTOR
-        a, b = _questions(questions)[test]
-        p[test] = _redrawn(tuple(a), tuple(b), resamples, int(row["seed"]))
+        if scores is None:
+            scores = _questions(questions[questions["test"] == test])[test]
+        p[test] = paired_randomization(*scores, n_resamples=resamples, seed=int(row["seed"]))
         high, low = bounds(p, floor)
         drawn = resamples
     return high, low, drawn, False
-
-
-@functools.lru_cache(maxsize=256)
-def _redrawn(a: tuple[float, ...], b: tuple[float, ...], n: int, seed: int) -> float:
-    """A test's randomisation p drawn again with ``n`` sign flips (same seed)."""
-    return paired_randomization(a, b, n_resamples=n, seed=seed)
 
 
 def near_alpha(adjusted: float, p: float, n_resamples: int) -> bool:

@@ -30,22 +30,22 @@ A run or qrels used by several tests is written once, named after the first
 test's family and the arm (:func:`stem`). Files are gzip with no timestamp, so
 an unchanged run writes the same bytes; files of an earlier write that this
 one does not name are removed. Tests the study attached no runs to
-(:func:`hierret.stats.evidence.attach`; e.g. an arm scored outside the
+(:meth:`hierret.stats.evidence.Ledger.attach`; e.g. an arm scored outside the
 searcher) have no rows.
 
 Examples
 --------
 >>> import tempfile
->>> from hierret.stats import evidence as ledger
->>> ledger.clear()
->>> t = ledger.PairedTest("mean", "b@sections", "a@sections", ("q1",), (1.0,), (0.0,),
-...                       1.0, 1.0, 1.0, 1.0, 0.95, 9, 0)
->>> i = ledger.keep(t)
+>>> from hierret.stats.evidence import Judged, Ledger, PairedTest
+>>> book = Ledger()
+>>> t = PairedTest("mean", "b@sections", "a@sections", ("q1",), (1.0,), (0.0,),
+...                1.0, 1.0, 1.0, 1.0, 0.95, 9, 0)
+>>> i = book.keep(t)
 >>> qrels = {"q1": {"s1": 1}}
->>> ledger.attach(i, ledger.Judged({"q1": [("s1", 0.9), ("s2", 0.5)]}, qrels, "hit@1"),
-...               ledger.Judged({"q1": [("s2", 0.7)]}, qrels, "hit@1"))
+>>> book.attach(i, Judged({"q1": [("s1", 0.9), ("s2", 0.5)]}, qrels, "hit@1"),
+...             Judged({"q1": [("s2", 0.7)]}, qrels, "hit@1"))
 >>> folder = tempfile.mkdtemp()
->>> index = write(folder, "dr9", [("T1", i, "my family")])
+>>> index = write(folder, "dr9", [("T1", i, "my family")], book)
 >>> index[["test", "side", "measure", "run"]].to_dict("records")[0]
 {'test': 'T1', 'side': 'a', 'measure': 'success_1', 'run': 'my-family--b-sections.run.gz'}
 >>> sorted(set(index["qrels"]))
@@ -68,7 +68,7 @@ import pandas as pd
 from hierret._files import atomic_write
 from hierret.evaluation.trec import write_qrels, write_run
 from hierret.runs import Qrels, Run
-from hierret.stats import evidence as ledger
+from hierret.stats.evidence import Judged, Ledger
 
 __all__ = ["INDEX", "RUN_COLUMNS", "RUN_DEPTH", "folder", "measure", "stem", "write"]
 
@@ -128,7 +128,7 @@ def folder(results: str | os.PathLike[str], name: str) -> Path:
     return Path(results) / "evidence" / "runs" / name
 
 
-def _spaced(queries: Sequence[str], found: tuple[ledger.Judged, ledger.Judged]) -> str:
+def _spaced(queries: Sequence[str], found: tuple[Judged, Judged]) -> str:
     """The first question or unit id of a test's files that holds whitespace, or ``""``."""
     for q in queries:
         ids = [q]
@@ -141,7 +141,10 @@ def _spaced(queries: Sequence[str], found: tuple[ledger.Judged, ledger.Judged]) 
 
 
 def write(
-    results: str | os.PathLike[str], name: str, rows: Sequence[tuple[str, int, str]]
+    results: str | os.PathLike[str],
+    name: str,
+    rows: Sequence[tuple[str, int, str]],
+    ledger: Ledger,
 ) -> pd.DataFrame:
     """Write the run files and qrels of every test in ``rows`` with attached runs.
 
@@ -152,8 +155,10 @@ def write(
     name : str
         The record's name.
     rows : sequence of (str, int, str)
-        Each published test's ``T`` number, its number in the ledger
-        (:func:`hierret.stats.evidence.keep`) and its family's label.
+        Each published test's ``T`` number, its number in ``ledger``
+        (:meth:`hierret.stats.evidence.Ledger.keep`) and its family's label.
+    ledger : Ledger
+        The study's ledger: the tests and the runs attached to them.
 
     Returns
     -------
@@ -177,7 +182,7 @@ def write(
         found = ledger.sources(i)
         if found is None:
             continue
-        test = ledger.kept()[i]
+        test = ledger.tests[i]
         spaced = _spaced(test.queries, found)
         if spaced:
             warnings.warn(

@@ -3,11 +3,13 @@
 A decision record publishes summaries (a difference, its interval, a p-value);
 a reader who wants to re-analyse a claim needs what they were computed from:
 each question's pair of scores, the settings of the resampling, and the family
-whose Holm adjustment the p-value went through. Every paired test of
-:mod:`hierret.study.experiment` is kept here (:func:`keep`) with exactly that,
-and every family is adjusted here (:func:`adjust`), so that
-:func:`hierret.publish.record.publish` can write the evidence of every number it
-publishes beside the record.
+whose Holm adjustment the p-value went through. A study keeps every paired test
+it computes in its :class:`Ledger` (:meth:`Ledger.keep`) with exactly that, and
+adjusts every family there (:meth:`Ledger.adjust`, over :func:`adjust`, which
+returns new tests and changes none), so that
+:func:`hierret.publish.record.publish`, handed the ledger, can write the evidence
+of every number it publishes beside the record. This module keeps no state: a
+ledger is an object its study holds.
 
 Two rules of reading live here too:
 
@@ -28,24 +30,18 @@ Two rules of reading live here too:
   tests at ``ALPHA``).
 
 A test's scores were computed from two runs judged by qrels; a study that has
-them attaches them to the test (:func:`attach`, a :class:`Judged` per arm: the
-run at the level the metric was computed on, its qrels, the metric), so that
+them attaches them to the test (:meth:`Ledger.attach`, a :class:`Judged` per arm:
+the run at the level the metric was computed on, its qrels, the metric), so that
 the runs can be published beside the scores as TREC files
-(:mod:`hierret.publish.evidence`) for trec_eval, ranx or ir_measures to read.
-
-The ledger is per process (one notebook, one kernel); :func:`clear` empties it.
+(:mod:`hierret.publish.runfiles`) for trec_eval, ranx or ir_measures to read.
 
 Examples
 --------
->>> clear()
->>> i = keep(PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
-...                     (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0))
->>> j = keep(PairedTest("mean", "c", "b", ("q1", "q2", "q3"), (0.5, 0.6, 0.8),
-...                     (0.5, 0.6, 0.7), 0.033, 0.0, 0.1, 1.0, 0.95, 999, 0))
->>> adjust([i, j])
-[0.5, 1.0]
->>> family_of(i) == family_of(j), len(kept())
-(True, 2)
+>>> t = PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+...                (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
+>>> tests, adjusted, redrawn = adjust([t, replace(t, a="c", p=1.0)])
+>>> adjusted, redrawn, tests[0] is t
+([0.5, 1.0], [], True)
 """
 
 from __future__ import annotations
@@ -72,20 +68,13 @@ __all__ = [
     "RESOLUTION_SE",
     "Family",
     "Judged",
+    "Ledger",
     "PairedTest",
     "adjust",
-    "adjusted",
     "attach",
-    "clear",
     "detectable",
-    "families",
-    "family_index",
-    "family_of",
     "floor",
-    "keep",
-    "kept",
     "margin_interval",
-    "sources",
 ]
 
 #: Significance level of every verdict; the margin tests run at it on each side.
@@ -163,6 +152,11 @@ class PairedTest:
         """The number of questions."""
         return len(self.queries)
 
+    def __deepcopy__(self, memo: dict[int, object]) -> PairedTest:
+        """The test itself: it is immutable (pandas deep-copies a table's ``attrs``, which
+        hold its tests, on every operation)."""
+        return self
+
 
 @dataclass
 class Family:
@@ -194,105 +188,40 @@ class Judged:
     metric: str
 
 
-@dataclass
-class _Ledger:
-    tests: list[PairedTest] = field(default_factory=list)
-    families: list[Family] = field(default_factory=list)
-    family_of: dict[int, int] = field(default_factory=dict)
-    sources: dict[int, tuple[Judged, Judged]] = field(default_factory=dict)
-
-
-_LEDGER = _Ledger()
-
-
-def clear() -> None:
-    """Forget every kept test and family (a new study in the same process)."""
-    global _LEDGER
-    _LEDGER = _Ledger()
-
-
-def keep(test: PairedTest) -> int:
-    """Keep ``test``; returns its number, which :func:`adjust` takes."""
-    _LEDGER.tests.append(test)
-    return len(_LEDGER.tests) - 1
-
-
-def kept() -> list[PairedTest]:
-    """Every test kept, in the order computed (a test drawn again replaces its entry)."""
-    return list(_LEDGER.tests)
-
-
-def attach(test: int, a: Judged, b: Judged) -> None:
-    """Attach to kept test number ``test`` the runs and qrels its arms were scored from.
+def attach(test: PairedTest, a: Judged, b: Judged) -> tuple[Judged, Judged]:
+    """The runs and qrels ``test``'s arms were scored from, checked against the test.
 
     Parameters
     ----------
-    test : int
-        A number :func:`keep` returned.
+    test : PairedTest
+        The test the runs are for.
     a, b : Judged
         Arm ``a``'s and arm ``b``'s run, qrels and metric.
+
+    Returns
+    -------
+    tuple of Judged
+        ``(a, b)``, for :meth:`Ledger.attach`.
 
     Raises
     ------
     ValueError
-        No such test, the two arms scored with different metrics, or qrels
-        that lack one of the test's questions.
-
-    Examples
-    --------
-    >>> clear()
-    >>> i = keep(PairedTest("mean", "a", "b", ("q1",), (1.0,), (0.0,), 1.0, 1.0, 1.0,
-    ...                     1.0, 0.95, 9, 0))
-    >>> attach(i, Judged({"q1": [("d1", 0.9)]}, {"q1": {"d1": 1}}, "hit@1"),
-    ...        Judged({"q1": [("d2", 0.8)]}, {"q1": {"d1": 1}}, "hit@1"))
-    >>> sources(i)[0].run
-    {'q1': [('d1', 0.9)]}
+        The two arms scored with different metrics, or qrels that lack one of
+        the test's questions.
     """
-    if not 0 <= test < len(_LEDGER.tests):
-        raise ValueError(f"no kept test number {test}: keep() returns the numbers to attach to")
     if a.metric != b.metric:
         raise ValueError(
-            f"the two arms of test {test} name different metrics ({a.metric!r}, "
+            f"the two arms of test {test.a} vs {test.b} name different metrics ({a.metric!r}, "
             f"{b.metric!r}): a paired test compares one metric"
         )
-    queries = _LEDGER.tests[test].queries
     for side, judged in (("a", a), ("b", b)):
-        unjudged = [q for q in queries if q not in judged.qrels]
+        unjudged = [q for q in test.queries if q not in judged.qrels]
         if unjudged:
             raise ValueError(
-                f"arm {side} of test {test} has no qrels for questions {unjudged[:3]}: "
-                "attach the qrels the arm was scored with"
+                f"arm {side} of test {test.a} vs {test.b} has no qrels for questions "
+                f"{unjudged[:3]}: attach the qrels the arm was scored with"
             )
-    _LEDGER.sources[test] = (a, b)
-
-
-def sources(test: int) -> tuple[Judged, Judged] | None:
-    """The runs and qrels attached to test number ``test`` (:func:`attach`), or ``None``."""
-    return _LEDGER.sources.get(test)
-
-
-def families() -> list[Family]:
-    """Every family adjusted, in order."""
-    return list(_LEDGER.families)
-
-
-def family_of(test: int) -> Family | None:
-    """The family test number ``test`` was adjusted in (the last one), or ``None``."""
-    f = _LEDGER.family_of.get(test)
-    return None if f is None else _LEDGER.families[f]
-
-
-def family_index(test: int) -> int | None:
-    """The position in :func:`families` of the family test ``test`` was adjusted in."""
-    return _LEDGER.family_of.get(test)
-
-
-def adjusted(test: int) -> float:
-    """The adjusted p-value of test number ``test`` (its own p if never adjusted)."""
-    fam = family_of(test)
-    if fam is None:
-        return _LEDGER.tests[test].p
-    return fam.adjusted[fam.members.index(test)]
+    return a, b
 
 
 def floor(test: PairedTest) -> float:
@@ -328,41 +257,147 @@ def _redraw(test: PairedTest) -> PairedTest:
     return replace(test, p=p, n_resamples=n_resamples, interval_resamples=test.interval_resamples)
 
 
-def adjust(members: Sequence[int], name: str = "") -> list[float]:
-    """Holm-adjust the kept tests ``members`` as one family; returns their adjusted p-values.
+def adjust(tests: Sequence[PairedTest]) -> tuple[list[PairedTest], list[float], list[int]]:
+    """Holm-adjust ``tests`` as one family: the tests as published, their adjusted p-values,
+    and the positions of those drawn again.
 
     A member whose adjusted p-value lies within :data:`RESOLUTION_SE` Monte-Carlo
     standard errors of :data:`ALPHA` is drawn again with :data:`REFINE_FACTOR`
-    times the resamples (its kept entry, and so its published ``p``, is
-    replaced), and the family is adjusted again.
+    times the resamples (a new test, with its new ``p``), and the family is
+    adjusted again. The tests given are not changed.
 
-    Parameters
-    ----------
-    members : sequence of int
-        Numbers returned by :func:`keep`, the whole family at once.
-    name : str, optional
-        The family's name as the study declared it.
+    Examples
+    --------
+    >>> t = PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+    ...                (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
+    >>> u = replace(t, a="c", p=1.0)
+    >>> adjust([t, u])[1:]
+    ([0.5, 1.0], [])
     """
-    ids = list(members)
-    if not ids:
-        return []
+    out = list(tests)
+    if not out:
+        return [], [], []
     refined: list[int] = []
     for _ in range(2):
-        pvalues = {str(i): _LEDGER.tests[i].p for i in ids}
-        result = holm(pvalues) if len(ids) > 1 else {str(ids[0]): pvalues[str(ids[0])]}
-        near = [
-            i for i in ids if i not in refined and _near_alpha(_LEDGER.tests[i], result[str(i)])
-        ]
+        pvalues = {str(i): t.p for i, t in enumerate(out)}
+        result = holm(pvalues) if len(out) > 1 else {"0": out[0].p}
+        near = [i for i, t in enumerate(out) if i not in refined and _near_alpha(t, result[str(i)])]
         if not near:
             break
         for i in near:
-            _LEDGER.tests[i] = _redraw(_LEDGER.tests[i])
+            out[i] = _redraw(out[i])
         refined += near
-    out = [result[str(i)] for i in ids]
-    _LEDGER.families.append(Family(ids, out, name, refined))
-    for i in ids:
-        _LEDGER.family_of[i] = len(_LEDGER.families) - 1
-    return out
+    return out, [result[str(i)] for i in range(len(out))], refined
+
+
+@dataclass
+class Ledger:
+    """The tests one study computed, in order, with their families and runs.
+
+    A study keeps every paired test it computes here (:meth:`keep`), adjusts
+    each declared family here (:meth:`adjust`), and hands the ledger to
+    :func:`hierret.publish.record.publish`, which writes the evidence of every
+    number it publishes from it. A ledger is an object the study holds; this
+    module keeps none.
+
+    Examples
+    --------
+    >>> book = Ledger()
+    >>> i = book.keep(PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
+    ...                          (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0))
+    >>> j = book.keep(PairedTest("mean", "c", "b", ("q1", "q2", "q3"), (0.5, 0.6, 0.8),
+    ...                          (0.5, 0.6, 0.7), 0.033, 0.0, 0.1, 1.0, 0.95, 999, 0))
+    >>> book.adjust([i, j])
+    [0.5, 1.0]
+    >>> book.family_of(i) == book.family_of(j), len(book.kept())
+    (True, 2)
+    """
+
+    tests: list[PairedTest] = field(default_factory=list)
+    families_: list[Family] = field(default_factory=list)
+    family_at: dict[int, int] = field(default_factory=dict)
+    sourced: dict[int, tuple[Judged, Judged]] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        """Forget every kept test and family (a new study with the same ledger)."""
+        self.tests, self.families_, self.family_at, self.sourced = [], [], {}, {}
+
+    def keep(self, test: PairedTest) -> int:
+        """Keep ``test``; returns its number, which :meth:`adjust` takes."""
+        self.tests.append(test)
+        return len(self.tests) - 1
+
+    def kept(self) -> list[PairedTest]:
+        """Every test kept, in the order computed (a test drawn again replaces its entry)."""
+        return list(self.tests)
+
+    def attach(self, test: int, a: Judged, b: Judged) -> None:
+        """Attach to kept test number ``test`` the runs and qrels its arms were scored from.
+
+        Raises
+        ------
+        ValueError
+            No such test, or arms that do not fit it (:func:`attach`).
+
+        Examples
+        --------
+        >>> book = Ledger()
+        >>> i = book.keep(PairedTest("mean", "a", "b", ("q1",), (1.0,), (0.0,), 1.0, 1.0,
+        ...                          1.0, 1.0, 0.95, 9, 0))
+        >>> book.attach(i, Judged({"q1": [("d1", 0.9)]}, {"q1": {"d1": 1}}, "hit@1"),
+        ...             Judged({"q1": [("d2", 0.8)]}, {"q1": {"d1": 1}}, "hit@1"))
+        >>> book.sources(i)[0].run
+        {'q1': [('d1', 0.9)]}
+        """
+        if not 0 <= test < len(self.tests):
+            raise ValueError(f"no kept test number {test}: keep() returns the numbers to attach to")
+        self.sourced[test] = attach(self.tests[test], a, b)
+
+    def sources(self, test: int) -> tuple[Judged, Judged] | None:
+        """The runs and qrels attached to test number ``test``, or ``None``."""
+        return self.sourced.get(test)
+
+    def families(self) -> list[Family]:
+        """Every family adjusted, in order."""
+        return list(self.families_)
+
+    def family_of(self, test: int) -> Family | None:
+        """The family test number ``test`` was adjusted in (the last one), or ``None``."""
+        f = self.family_at.get(test)
+        return None if f is None else self.families_[f]
+
+    def family_index(self, test: int) -> int | None:
+        """The position in :meth:`families` of the family test ``test`` was adjusted in."""
+        return self.family_at.get(test)
+
+    def adjusted(self, test: int) -> float:
+        """The adjusted p-value of test number ``test`` (its own p if never adjusted)."""
+        fam = self.family_of(test)
+        if fam is None:
+            return self.tests[test].p
+        return fam.adjusted[fam.members.index(test)]
+
+    def adjust(self, members: Sequence[int], name: str = "") -> list[float]:
+        """Holm-adjust the kept tests ``members`` as one family (:func:`adjust`); returns
+        their adjusted p-values. A member drawn again replaces its kept entry.
+
+        Parameters
+        ----------
+        members : sequence of int
+            Numbers returned by :meth:`keep`, the whole family at once.
+        name : str, optional
+            The family's name as the study declared it.
+        """
+        ids = list(members)
+        if not ids:
+            return []
+        tests, out, refined = adjust([self.tests[i] for i in ids])
+        for i, t in zip(ids, tests, strict=True):
+            self.tests[i] = t
+        self.families_.append(Family(ids, out, name, [ids[k] for k in refined]))
+        for i in ids:
+            self.family_at[i] = len(self.families_) - 1
+        return out
 
 
 def detectable(test: PairedTest, family_size: int = 1, power: float = POWER) -> float:

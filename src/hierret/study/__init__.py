@@ -24,7 +24,8 @@ nothing below imports it. Its modules, by what a record does with them:
   structure tour's tables).
 
 A notebook imports from this face only: the modules above and the few names
-listed in ``__all__``.
+listed in ``__all__``; among them :data:`LEDGER`, where every result keeps its
+tests, which a notebook hands to :func:`hierret.publish.record.publish`.
 """
 
 from hierret.study import (
@@ -65,6 +66,7 @@ from hierret.study.params import (
     check_notebook,
     judged_at,
 )
+from hierret.study.result import LEDGER
 from hierret.study.sizes import PRESETS
 from hierret.study.sweep import chunking_sweep
 from hierret.study.testbed import Testbed
@@ -74,6 +76,7 @@ __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "LEDGER",
     "PRESETS",
     "TOKEN_VECTORS",
     "Arm",

@@ -45,11 +45,13 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from hierret.evaluation.metrics import kind
 from hierret.hierarchy import Hierarchy
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import styled
 from hierret.runs import Qrels, Run
 from hierret.stats import DEFAULT_STATS, StatsSettings, wilson_interval
+from hierret.stats.comparison import SUMMARY
 from hierret.units import Level, Query, Unit
 
 if TYPE_CHECKING:
@@ -545,7 +547,7 @@ def sensitivity(
         result, metric = given if isinstance(given, tuple) else (given, given.metrics[0])
         targets = cast("list[Level]", result.targets)
         after = result.rejudge({t: qrels[t] for t in targets if t in qrels})
-        value = "rate" if metric.startswith("hit@") else "mean"
+        value = SUMMARY[kind(metric)]
         for target in result.targets:
             old, new = result.table(target, metric), after.table(target, metric)
             for arm in old.index:

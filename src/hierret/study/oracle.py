@@ -33,7 +33,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from hierret.study.experiment import Result, compare, compare_hits
+from hierret.stats.comparison import compare_metric
+from hierret.study.experiment import Result
 
 __all__ = ["LABEL", "RELABEL", "oracle", "oracle_table"]
 
@@ -156,7 +157,4 @@ def oracle_table(
     frame[name] = oracle(frame[among])
     first = chosen[0]
     scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
-    if metric.startswith("hit@"):
-        hits = {a: {q: v > 0 for q, v in s.items()} for a, s in scores.items()}
-        return compare_hits(hits, first.baseline, [], first.stats)
-    return compare(scores, first.baseline, [], first.stats)
+    return compare_metric(scores, metric, first.baseline, [], first.stats)

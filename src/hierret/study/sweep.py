@@ -65,11 +65,13 @@ import pandas as pd
 import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
 from hierret.encoders import Encoder, truncation_report
+from hierret.evaluation.metrics import kind
 from hierret.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.profile import Profile
 from hierret.runs import Qrels
 from hierret.search import Searcher
 from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
+from hierret.stats.comparison import SUMMARY
 from hierret.study.experiment import Arm, Result
 from hierret.units import Corpus, Level, Query
 
@@ -167,7 +169,7 @@ class Swept:
     def table(self) -> pd.DataFrame:
         """One row per setting and target: the mean with its interval (see :func:`run`)."""
         metric = self.result.metrics[0]
-        value = "rate" if metric.startswith("hit@") else "mean"
+        value = SUMMARY[kind(metric)]
         rows = []
         for target in self.result.targets:
             table = self.result.table(target, metric)
