@@ -541,13 +541,10 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         return _usage_error(f"{flags} only apply to --engine ray", "embed")
     options = RayOptions(**given) if args.engine == "ray" else None
-    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
-    hierarchy = build_hierarchy(
-        bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
-    )
+    name, texts = _passages(args)
     encoder = cached_encoder(args.encoder, cache)
     report = embed_texts(
-        corpus_passages(hierarchy),
+        texts,
         encoder,
         engine=args.engine,
         model=args.encoder,
@@ -557,11 +554,21 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
     )
     part = "" if args.shard is None else f" in shard {args.shard[0]}/{args.shard[1]}"
     print(
-        f"{printable(bundle.corpus.name)}: {report.texts} passages, {report.distinct} "
+        f"{printable(name)}: {report.texts} passages, {report.distinct} "
         f"distinct texts{part} for {printable(encoder.identity.name)}: {report.cached} were in "
         f"the cache, {report.embedded} embedded in {report.seconds:.1f} s ({cache.root})"
     )
     return 0
+
+
+def _passages(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The corpus's name and its passage texts: the corpus and its hierarchy are let go
+    before embedding (the driver of a long run holds the texts and keys only)."""
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
+    hierarchy = build_hierarchy(
+        bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
+    )
+    return bundle.corpus.name, corpus_passages(hierarchy)
 
 
 def _closed_pipe() -> int:
