@@ -295,3 +295,19 @@ def test_a_cuda_build_of_torch_is_the_same_encoder_and_half_precision_is_not() -
         replace(cpu, weights="sha256:0"),
     ):
         assert not same_vectors(cpu, other)
+
+
+def test_a_gpu_for_an_encoder_without_a_device_is_refused_before_ray_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hierret.cli import main
+
+    def no(*args: object, **kw: object) -> None:
+        raise AssertionError("Ray was started for an encoder that cannot use a GPU")
+
+    monkeypatch.setattr(ray, "init", no)
+    argv = ["embed", "--encoder", "hash", "--engine", "ray", "--gpus-per-actor", "1"]
+    assert main([*argv, "--no-progress", "--cache-dir", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "hash runs on the CPU only" in said
+    assert "--gpus-per-actor" in said

@@ -92,6 +92,7 @@ __all__ = [
     "RAY_PIN",
     "EngineUnavailableError",
     "RayOptions",
+    "check_gpu_model",
     "partitions",
     "ray_batches",
     "same_vectors",
@@ -363,6 +364,34 @@ def same_vectors(ours: EncoderIdentity, theirs: EncoderIdentity) -> bool:
 _TORCH_LABEL = re.compile(r"(\btorch \d+(?:\.\d+)*)\+[0-9A-Za-z.]+")
 
 
+def check_gpu_model(name: Model) -> None:
+    """:class:`ValueError` when the encoder ``name`` registers cannot run on a GPU (only
+    sentence-transformers models take a ``device``), before any Ray is started; a
+    factory is taken at its word.
+
+    Examples
+    --------
+    >>> check_gpu_model("minilm"), check_gpu_model("org/some-model")
+    (None, None)
+    >>> check_gpu_model("e5-small")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: e5-small runs on the CPU only (it takes no device): leave out --gpus-per-actor...
+    """
+    if not isinstance(name, str):
+        return
+    from hierret.encoders.registry import registered_encoders
+    from hierret.encoders.sentence_transformers import MINILM_ALIASES
+
+    key = name.strip().lower()
+    if key in registered_encoders() and key not in MINILM_ALIASES:
+        raise ValueError(
+            f"{name} runs on the CPU only (it takes no device): leave out --gpus-per-actor "
+            "(gpus_per_actor=0), or embed with a sentence-transformers model (minilm, a "
+            "model folder or a hub id)"
+        )
+
+
 def _full_float32() -> None:
     """On a GPU, float32 matrix products in full float32 (torch's default, made sure
     of: TF32 would round inputs to 10 mantissa bits, a different arithmetic)."""
@@ -385,6 +414,8 @@ def ray_batches(
     ``kw``), on the cluster at ``options.address`` or ``$RAY_ADDRESS``, else on
     a local one."""
     options = options or RayOptions()
+    if options.gpus_per_actor > 0:
+        check_gpu_model(name)
 
     def embed(texts: list[str], role: Role) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
