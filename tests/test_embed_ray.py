@@ -311,3 +311,39 @@ def test_a_gpu_for_an_encoder_without_a_device_is_refused_before_ray_starts(
     said = capsys.readouterr().err
     assert "hash runs on the CPU only" in said
     assert "--gpus-per-actor" in said
+
+
+def test_the_knobs_reach_ray_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--actors MIN-MAX, --cpus-per-actor, --gpus-per-actor, --batch-size: what Ray Data
+    is asked for (a local start sized for the largest pool), without a cluster."""
+    import ray.data
+
+    inits: list[dict[str, object]] = []
+    asked: dict[str, Any] = {}
+
+    class Recorded:
+        def map_batches(self, fn: object, **kw: object) -> Recorded:
+            asked.update(kw)
+            return self
+
+        def iter_batches(self, **kw: object) -> Iterator[dict[str, Any]]:
+            return iter(())
+
+    def from_items(rows: list[dict[str, Any]], override_num_blocks: int) -> Recorded:
+        asked["rows"] = [len(r["pos"]) for r in rows]
+        return Recorded()
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: inits.append(kw))
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    monkeypatch.setattr(ray.data, "from_items", from_items)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    options = RayOptions(actors=(2, 5), cpus_per_actor=0.5, gpus_per_actor=0.25, batch_size=128)
+    identity = HashEncoder(dimension=16).identity
+    assert list(ray_batches("minilm", {}, identity, options)(TEXTS[:1000], "passage")) == []
+    assert inits[0]["num_cpus"] == 3  # ceil(5 actors x 0.5 CPU)
+    assert "address" not in inits[0]
+    assert (asked["compute"].min_size, asked["compute"].max_size) == (2, 5)
+    assert (asked["num_cpus"], asked["num_gpus"], asked["batch_size"]) == (0.5, 0.25, 1)
+    assert asked["fn_constructor_kwargs"]["gpu"] is True
+    assert asked["rows"] == [128] * 7 + [1000 - 7 * 128]
