@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -65,12 +66,13 @@ def _end(procs: list[subprocess.Popen[str]], temp: str) -> None:
             os.killpg(p.pid, signal.SIGTERM)
     for p in procs:
         try:
-            p.wait(timeout=20)
+            p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
     for proc in psutil.process_iter(["pid", "cmdline"]):
         if any(temp in part for part in proc.info["cmdline"] or []):
             proc.kill()
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def _raylet_gave_up(temp: str) -> str | None:
