@@ -213,7 +213,7 @@ def test_cli_shards_into_one_cache_leave_nothing_for_the_whole_run(
         (["--shard", "x"], "0 <= i < n"),
         (["--actors", "3-1"], "MIN-MAX"),
         (["--gpus-per-actor", "-1"], "a number >= 0"),
-        (["--actors", "4"], "--actors only apply to --engine ray"),
+        (["--actors", "4"], "--actors applies only to --engine ray"),
     ],
 )
 def test_cli_embed_refuses_bad_knobs(

@@ -539,7 +539,8 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
     given = {k: v for k, v in knobs.items() if v is not None}
     if given and args.engine != "ray":
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
-        return _usage_error(f"{flags} only apply to --engine ray", "embed")
+        verb = "applies" if len(given) == 1 else "apply"
+        return _usage_error(f"{flags} {verb} only to --engine ray", "embed")
     options = RayOptions(**given) if args.engine == "ray" else None
     name, texts = _passages(args)
     encoder = cached_encoder(args.encoder, cache)

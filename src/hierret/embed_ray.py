@@ -338,7 +338,18 @@ def same_vectors(ours: EncoderIdentity, theirs: EncoderIdentity) -> bool:
     that kind of difference, so a CUDA build counts as the same encoder when
     everything else is equal; its actors run in full float32 (no TF32,
     :func:`_full_float32`), and a half-precision load has another
-    ``precision`` and stays another encoder.
+    ``precision`` and stays another encoder. How far CUDA's float32 vectors
+    are from the CPU's has not been measured here (no GPU was lent); a GPU
+    run should measure it as DR-002 did across CPUs before its vectors feed
+    a record.
+
+    The rule covers actors, whose vectors are stored under the driver's
+    identity. A *driver* on a CUDA build still has an identity of its own
+    (its ``engine`` names ``torch 2.13.0`` where a CPU build's names
+    ``torch 2.13.0+cpu``), so it does not read a CPU build's cache: dropping
+    the label from identities themselves would change every stored identity
+    key, hence every cached vector's key and the identities the records
+    quote, which this change does not do.
 
     Examples
     --------
