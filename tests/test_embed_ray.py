@@ -273,6 +273,18 @@ def test_a_ray_client_address_without_its_extra_names_the_install(
     options = RayOptions(address="ray://10.9.8.7:10001")
     with pytest.raises(EngineUnavailableError, match=r"pip install 'ray\[client\]==2\.60\.0'"):
         embed_texts(TEXTS[:10], enc, engine="ray", model="hash", ray=options)
+    monkeypatch.undo()  # the client extra installed (hierret[ray] pins it):
+    calls: list[dict[str, object]] = []  # Ray Client gets the address alone (it passes
+
+    def refused(**kw: object) -> None:  # every other argument to a driver on the cluster)
+        calls.append(kw)
+        raise ConnectionError("Failed to connect to the Ray Client server")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refused)
+    with pytest.raises(EngineUnavailableError, match="could not join"):
+        embed_texts(TEXTS[:10], enc, engine="ray", model="hash", ray=options)
+    assert calls == [{"address": "ray://10.9.8.7:10001"}]
 
 
 def test_a_cuda_build_of_torch_is_the_same_encoder_and_half_precision_is_not() -> None:

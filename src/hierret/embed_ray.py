@@ -297,8 +297,13 @@ def _join(ray: Any, address: str) -> None:
             f"(grpcio): pip install 'ray[client]=={RAY_PIN}' (or 'hierret[ray]', which pins "
             "it); or give the cluster's GCS address (host:6379) from a node of the cluster"
         )
+    # Ray Client passes every other argument on to a driver it starts on the cluster:
+    # only the address goes to a ray:// one
+    quiet = (
+        {} if address.startswith("ray://") else {"log_to_driver": False, "configure_logging": False}
+    )
     try:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
+        ray.init(address=address, **quiet)
     except Exception as err:  # ConnectionError, RuntimeError, grpc errors, ...
         with contextlib.suppress(Exception):
             ray.shutdown()
