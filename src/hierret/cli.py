@@ -61,7 +61,7 @@ from dataclasses import replace
 
 from hierret.cache import VectorCache, cached_encoder
 from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
-from hierret.datasets import load
+from hierret.datasets.bundle import load
 from hierret.embed import (
     ENGINES,
     EngineUnavailableError,

@@ -60,7 +60,7 @@ from typing import Any, Literal
 from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
 from hierret.embed_ray import EngineUnavailableError, RayOptions
-from hierret.encoders import Encoder, Role
+from hierret.encoders.base import Encoder, Role
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
 

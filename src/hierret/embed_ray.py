@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import Encoder, EncoderIdentity, Role
+from hierret.encoders.base import Encoder, EncoderIdentity, Role
 
 #: What an actor loads: a :func:`~hierret.encoders.load_encoder` name, or a
 #: factory called with the keyword arguments (pickled to the actors: for an
@@ -213,7 +213,7 @@ class _Embedder:
         role: Role,
         gpu: bool = False,
     ):
-        from hierret.encoders import load_encoder
+        from hierret.encoders.registry import load_encoder
         from hierret.index import IdentityMismatchError
 
         if gpu:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
-from hierret.encoders import EncoderIdentity
+from hierret.encoders.base import EncoderIdentity
 from hierret.runs import Ranking, tie_keys
 
 __all__ = [

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_count
 from hierret.cache import VectorCache, text_keys
-from hierret.encoders import Encoder, EncoderIdentity, l2_normalize
+from hierret.encoders.base import Encoder, EncoderIdentity, l2_normalize
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
 from hierret.rerank.maxsim import sentence_transformer

@@ -59,14 +59,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hierret._validate import has_text
-from hierret.encoders import UNLIMITED_WINDOW, Encoder, l2_normalize
+from hierret.encoders.base import UNLIMITED_WINDOW, Encoder, l2_normalize
 from hierret.hierarchy import Hierarchy
+from hierret.profile import STRATEGIES, Strategy
 from hierret.units import Level, Unit
 
 __all__ = [
@@ -80,10 +80,6 @@ __all__ = [
 ]
 
 _LEVELS: tuple[Level, ...] = ("documents", "sections", "passages")
-
-#: How a section or document vector is made (passages: always ``"first-window"``).
-Strategy = Literal["rawspan", "centroid", "first-window"]
-STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid", "first-window")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from hierret._validate import check_count, check_weight
-from hierret.levels import STRATEGIES, Strategy
 from hierret.rankers.analyzer import ANALYZERS
 from hierret.rerank.selection import Selection
 
@@ -38,9 +37,11 @@ __all__ = [
     "REORDER_ONLY",
     "SEARCH_LEVELS",
     "SHIPPED",
+    "STRATEGIES",
     "Profile",
     "Ranker",
     "SearchLevel",
+    "Strategy",
 ]
 
 #: What a search ranks: one level's units, or sections by fused passage + section scores.
@@ -50,6 +51,11 @@ SEARCH_LEVELS: tuple[SearchLevel, ...] = ("passages", "sections", "documents", "
 #: First-stage rankers: cosine of unit vectors, BM25, or reciprocal rank fusion of both.
 Ranker = Literal["dense", "bm25", "hybrid"]
 RANKERS: tuple[Ranker, ...] = ("dense", "bm25", "hybrid")
+
+#: How a section or document vector is made (:mod:`hierret.levels` makes them; passages
+#: are always embedded ``"first-window"``).
+Strategy = Literal["rawspan", "centroid", "first-window"]
+STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid", "first-window")
 
 
 def _check_choice(value: object, name: str, allowed: tuple[str, ...]) -> None:

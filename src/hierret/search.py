@@ -91,8 +91,7 @@ from numpy.typing import NDArray
 
 import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
-from hierret.encoders import Encoder
-from hierret.encoders.base import check_queries
+from hierret.encoders.base import Encoder, check_queries
 from hierret.hierarchy import Hierarchy
 from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex

@@ -64,8 +64,9 @@ from hierret.datasets.python_reference import load_python_reference
 from hierret.datasets.qasper import HEADING_STYLES as MARKDOWN_HEADINGS
 from hierret.datasets.qasper import QASPER_DOWNLOADS, load_qasper
 from hierret.datasets.synthetic import build_sectioned
-from hierret.evaluation import Qrels, qrels_from_evidence
+from hierret.evaluation.qrels import qrels_from_evidence
 from hierret.hierarchy import HEADING_STYLES, Hierarchy
+from hierret.runs import Qrels
 from hierret.units import Corpus, Level, Query
 
 __all__ = ["Bundle", "load", "sample_documents", "source_names"]

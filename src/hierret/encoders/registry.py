@@ -1,26 +1,31 @@
-"""Encoders by name: :func:`load_encoder` and :func:`register_encoder`."""
+"""Encoders by name: :func:`load_encoder` and :func:`register_encoder`.
+
+A backend's module is imported when an encoder of it is made, not when the
+registry is: the command line asks the registry whether a name can name an
+encoder at every start, and a search whose vectors are all cached makes none.
+(The sentence-transformers module, which imports no model library, is imported
+at once: it says which names are the MiniLM's.)
+"""
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hierret._clock as _clock
 from hierret.encoders.base import Encoder, HashEncoder
-from hierret.encoders.e5 import E5Encoder
-from hierret.encoders.e5_torch import E5TorchEncoder
-from hierret.encoders.lazy import LazyEncoder, Recipe
-from hierret.encoders.onnx import FileTokenizer, OnnxEncoder, packaged_int8_model
 from hierret.encoders.sentence_transformers import (
     MINILM,
     MINILM_ALIASES,
     SentenceTransformerEncoder,
     minilm_folder,
 )
-from hierret.encoders.static import WordLlamaEncoder
+
+if TYPE_CHECKING:
+    from hierret.encoders.lazy import Recipe
 
 __all__ = [
     "check_encoder_name",
@@ -48,6 +53,19 @@ def register_encoder(name: str, factory: Callable[..., Encoder]) -> None:
     _REGISTRY[name.strip().lower()] = factory
 
 
+def _backend(module: str, cls: str, **fixed: Any) -> Callable[..., Encoder]:
+    """A factory for ``hierret.encoders.<module>.<cls>(**fixed, **kw)`` that imports the
+    backend's module when it is called."""
+
+    def factory(**kw: Any) -> Encoder:
+        made: Encoder = getattr(importlib.import_module(f"hierret.encoders.{module}"), cls)(
+            **fixed, **kw
+        )
+        return made
+
+    return factory
+
+
 def _minilm(**kw: Any) -> Encoder:
     return SentenceTransformerEncoder(MINILM, **kw)
 
@@ -66,12 +84,12 @@ def registered_encoders() -> list[str]:
 for _alias in sorted(MINILM_ALIASES):
     register_encoder(_alias, _minilm)
 register_encoder("hash", HashEncoder)
-register_encoder("minilm-int8", OnnxEncoder)
-register_encoder("minilm-w8a8", partial(OnnxEncoder, activations="int8"))
+register_encoder("minilm-int8", _backend("onnx", "OnnxEncoder"))
+register_encoder("minilm-w8a8", _backend("onnx", "OnnxEncoder", activations="int8"))
 for _alias in ("e5-small", "multilingual-e5-small"):
-    register_encoder(_alias, E5Encoder)
-register_encoder("e5-small-torch", E5TorchEncoder)
-register_encoder("wordllama", WordLlamaEncoder)
+    register_encoder(_alias, _backend("e5", "E5Encoder"))
+register_encoder("e5-small-torch", _backend("e5_torch", "E5TorchEncoder"))
+register_encoder("wordllama", _backend("static", "WordLlamaEncoder"))
 
 
 def load_encoder(name: str, **kw: Any) -> Encoder:
@@ -175,6 +193,9 @@ def encoder_recipe(name: str, kw: dict[str, Any]) -> Recipe | None:
     >>> encoder_recipe("minilm", {}).name, encoder_recipe("hash", {}) is None
     ('minilm', True)
     """
+    from hierret.encoders.lazy import Recipe
+    from hierret.encoders.onnx import packaged_int8_model
+
     key = check_encoder_name(name).strip().lower()
     if key in MINILM_ALIASES:
         return Recipe("minilm", kw, _folder_files(minilm_folder()), _TORCH_STACK)
@@ -226,6 +247,9 @@ def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
     'hash'
     >>> tmp.cleanup()
     """
+    from hierret.encoders.lazy import LazyEncoder
+    from hierret.encoders.onnx import FileTokenizer
+
     recipe = encoder_recipe(name, kw)
     if recipe is None:
         return load_encoder(name, **kw)

@@ -8,22 +8,61 @@ rankers and search use them too; they are re-exported here under the names
 users know.
 """
 
-from hierret.evaluation.coverage import CoverageReport, check_coverage
-from hierret.evaluation.metrics import (
-    average_precision,
-    evaluate,
-    hit_at,
-    mean_scores,
-    mrr,
-    ndcg_at,
-    precision_at,
-    r_precision,
-    recall_at,
-)
-from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.evaluation.trec import TrecFormatError, read_qrels, read_run, write_qrels, write_run
-from hierret.lifting import ancestors_at, lift
-from hierret.runs import Qrels, Ranking, Run, rank
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.evaluation.coverage import CoverageReport, check_coverage
+    from hierret.evaluation.metrics import (
+        average_precision,
+        evaluate,
+        hit_at,
+        mean_scores,
+        mrr,
+        ndcg_at,
+        precision_at,
+        r_precision,
+        recall_at,
+    )
+    from hierret.evaluation.qrels import qrels_from_evidence
+    from hierret.evaluation.trec import (
+        TrecFormatError,
+        read_qrels,
+        read_run,
+        write_qrels,
+        write_run,
+    )
+    from hierret.lifting import ancestors_at, lift
+    from hierret.runs import Qrels, Ranking, Run, rank
+
+#: Each public name and the module that defines it; a name's module loads on first use.
+_FACE = {
+    "CoverageReport": "hierret.evaluation.coverage",
+    "check_coverage": "hierret.evaluation.coverage",
+    "average_precision": "hierret.evaluation.metrics",
+    "evaluate": "hierret.evaluation.metrics",
+    "hit_at": "hierret.evaluation.metrics",
+    "mean_scores": "hierret.evaluation.metrics",
+    "mrr": "hierret.evaluation.metrics",
+    "ndcg_at": "hierret.evaluation.metrics",
+    "precision_at": "hierret.evaluation.metrics",
+    "r_precision": "hierret.evaluation.metrics",
+    "recall_at": "hierret.evaluation.metrics",
+    "qrels_from_evidence": "hierret.evaluation.qrels",
+    "TrecFormatError": "hierret.evaluation.trec",
+    "read_qrels": "hierret.evaluation.trec",
+    "read_run": "hierret.evaluation.trec",
+    "write_qrels": "hierret.evaluation.trec",
+    "write_run": "hierret.evaluation.trec",
+    "ancestors_at": "hierret.lifting",
+    "lift": "hierret.lifting",
+    "Qrels": "hierret.runs",
+    "Ranking": "hierret.runs",
+    "Run": "hierret.runs",
+    "rank": "hierret.runs",
+}
 
 __all__ = [
     "CoverageReport",
@@ -50,3 +89,18 @@ __all__ = [
     "write_qrels",
     "write_run",
 ]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name's module on first use (PEP 562)."""
+        if name not in _FACE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_FACE[name])
+        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE})

@@ -15,6 +15,7 @@ profile's run judged, is study work: :mod:`hierret.study.sets` and
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
+>>> from hierret.rerank import EncoderReranker, Selection, rerank
 >>> texts = {"a": "quantum flux", "b": "the cat sat on the mat", "c": "dogs bark"}
 >>> ranking = rerank(EncoderReranker(HashEncoder(dimension=32)), "cat on the mat",
 ...                  [("a", 3.0), ("b", 2.0), ("c", 1.0)], texts)
@@ -24,16 +25,39 @@ Examples
 [('b', 0.88388...)]
 """
 
-from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity, charged_seconds, rerank
-from hierret.rerank.cross_encoder import Activation, CrossEncoderReranker
-from hierret.rerank.dense import EncoderReranker
-from hierret.rerank.maxsim import (
-    MaxSimReranker,
-    SentenceTransformerTokens,
-    TokenCacheInfo,
-    TokenEncoder,
-)
-from hierret.rerank.selection import Selection
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity, charged_seconds, rerank
+    from hierret.rerank.cross_encoder import Activation, CrossEncoderReranker
+    from hierret.rerank.dense import EncoderReranker
+    from hierret.rerank.maxsim import (
+        MaxSimReranker,
+        SentenceTransformerTokens,
+        TokenCacheInfo,
+        TokenEncoder,
+    )
+    from hierret.rerank.selection import Selection
+
+#: Each public name and the module that defines it; a name's module loads on first use.
+_FACE = {
+    "QueryClock": "hierret.rerank.base",
+    "Reranker": "hierret.rerank.base",
+    "RerankerIdentity": "hierret.rerank.base",
+    "charged_seconds": "hierret.rerank.base",
+    "rerank": "hierret.rerank.base",
+    "Activation": "hierret.rerank.cross_encoder",
+    "CrossEncoderReranker": "hierret.rerank.cross_encoder",
+    "EncoderReranker": "hierret.rerank.dense",
+    "MaxSimReranker": "hierret.rerank.maxsim",
+    "SentenceTransformerTokens": "hierret.rerank.maxsim",
+    "TokenCacheInfo": "hierret.rerank.maxsim",
+    "TokenEncoder": "hierret.rerank.maxsim",
+    "Selection": "hierret.rerank.selection",
+}
 
 __all__ = [
     "Activation",
@@ -50,3 +74,18 @@ __all__ = [
     "charged_seconds",
     "rerank",
 ]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name's module on first use (PEP 562)."""
+        if name not in _FACE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_FACE[name])
+        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE})

@@ -9,7 +9,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.encoders import Encoder
+from hierret.encoders.base import Encoder
 from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity
 
 __all__ = ["EncoderReranker"]

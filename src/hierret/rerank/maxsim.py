@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._quiet import quiet_import
 from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, can_store, text_keys
-from hierret.encoders import Encoder, Role, l2_normalize
+from hierret.encoders.base import Encoder, Role, l2_normalize
 from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity
 
 __all__ = [

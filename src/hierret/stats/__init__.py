@@ -21,24 +21,52 @@ Examples
 (0.068, 0.415, 0.0129)
 """
 
-from hierret.stats import evidence, montecarlo
-from hierret.stats._common import Interval
-from hierret.stats.folds import cross_validate, fold_parts, held_out
-from hierret.stats.multiplicity import holm
-from hierret.stats.proportions import (
-    PairedProportions,
-    mcnemar_exact,
-    newcombe_paired_interval,
-    paired_proportions,
-    wilson_interval,
-)
-from hierret.stats.resampling import (
-    BootstrapMethod,
-    mean_interval,
-    paired_bootstrap,
-    paired_randomization,
-)
-from hierret.stats.settings import DEFAULT_STATS, StatsSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.stats import evidence, montecarlo
+    from hierret.stats._common import Interval
+    from hierret.stats.folds import cross_validate, fold_parts, held_out
+    from hierret.stats.multiplicity import holm
+    from hierret.stats.proportions import (
+        PairedProportions,
+        mcnemar_exact,
+        newcombe_paired_interval,
+        paired_proportions,
+        wilson_interval,
+    )
+    from hierret.stats.resampling import (
+        BootstrapMethod,
+        mean_interval,
+        paired_bootstrap,
+        paired_randomization,
+    )
+    from hierret.stats.settings import DEFAULT_STATS, StatsSettings
+
+#: Each public name and the module that defines it; a name's module loads on first use.
+_FACE = {
+    "evidence": "hierret.stats.evidence",
+    "montecarlo": "hierret.stats.montecarlo",
+    "Interval": "hierret.stats._common",
+    "cross_validate": "hierret.stats.folds",
+    "fold_parts": "hierret.stats.folds",
+    "held_out": "hierret.stats.folds",
+    "holm": "hierret.stats.multiplicity",
+    "PairedProportions": "hierret.stats.proportions",
+    "mcnemar_exact": "hierret.stats.proportions",
+    "newcombe_paired_interval": "hierret.stats.proportions",
+    "paired_proportions": "hierret.stats.proportions",
+    "wilson_interval": "hierret.stats.proportions",
+    "BootstrapMethod": "hierret.stats.resampling",
+    "mean_interval": "hierret.stats.resampling",
+    "paired_bootstrap": "hierret.stats.resampling",
+    "paired_randomization": "hierret.stats.resampling",
+    "DEFAULT_STATS": "hierret.stats.settings",
+    "StatsSettings": "hierret.stats.settings",
+}
 
 __all__ = [
     "DEFAULT_STATS",
@@ -60,3 +88,18 @@ __all__ = [
     "paired_randomization",
     "wilson_interval",
 ]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name's module on first use (PEP 562)."""
+        if name not in _FACE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_FACE[name])
+        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE})
