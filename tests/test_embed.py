@@ -146,3 +146,84 @@ def test_a_warm_cache_needs_no_write(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert (again.cached, again.embedded) == (2, 0)
     with pytest.raises(CacheNotWritableError):
         embed_texts(["a", "c"], enc, show_progress=False)
+
+
+def _content(root: Path, identity: Any, texts: list[str]) -> bytes:
+    """Every (key, vector) of ``texts`` in the cache at ``root``, sorted by key."""
+    from hierret.cache import text_keys
+
+    keys = sorted(set(text_keys(identity, "passage", texts)))
+    vecs, found = VectorCache(root).get(identity, keys)
+    assert found.all()
+    return b"".join(keys) + vecs.tobytes()
+
+
+def test_shards_merge_into_the_cache_one_run_makes(tmp_path: Path) -> None:
+    """3 shards as 3 jobs with their own caches: disjoint, together every text once,
+    and their vector files copied into one folder are the single run's cache."""
+    import shutil
+
+    texts = [f"passage {i} " + "word " * (i % 7) for i in range(500)] + ["passage 1 word "]
+    model = HashEncoder(dimension=16)
+    one = embed_texts(texts, CachedEncoder(model, VectorCache(tmp_path / "one")))
+    assert (one.distinct, one.embedded) == (500, 500)
+    reports = [
+        embed_texts(
+            texts,
+            CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / f"s{i}")),
+            shard=(i, 3),
+            show_progress=False,
+        )
+        for i in range(3)
+    ]
+    assert sum(r.embedded for r in reports) == 500  # each text exactly once
+    assert all(100 < r.embedded < 230 for r in reports)  # about a third each
+    assert all(r.texts == 501 for r in reports)
+    merged = tmp_path / "merged" / model.identity.key()
+    merged.mkdir(parents=True)
+    for i in range(3):
+        for f in (tmp_path / f"s{i}" / model.identity.key()).iterdir():
+            if f.name == "identity.json":  # the same in every job's folder
+                assert i == 0 or f.read_bytes() == (merged / f.name).read_bytes()
+            else:
+                assert not (merged / f.name).exists()  # no two jobs write the same file
+            shutil.copy2(f, merged / f.name)
+    assert _content(tmp_path / "merged", model.identity, texts) == _content(
+        tmp_path / "one", model.identity, texts
+    )
+    again = embed_texts(texts, CachedEncoder(model, VectorCache(tmp_path / "merged")))
+    assert again.embedded == 0
+
+
+def test_cli_shards_into_one_cache_leave_nothing_for_the_whole_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["embed", "--encoder", "hash", "--no-progress", "--cache-dir", str(tmp_path)]
+    for i in range(2):
+        assert main([*argv, "--shard", f"{i}/2"]) == 0
+        assert f"in shard {i}/2" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert ", 0 embedded in" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--shard", "2/2"], "0 <= i < n"),
+        (["--shard", "x"], "0 <= i < n"),
+        (["--actors", "3-1"], "MIN-MAX"),
+        (["--gpus-per-actor", "-1"], "a number >= 0"),
+        (["--actors", "4"], "--actors applies only to --engine ray"),
+    ],
+)
+def test_cli_embed_refuses_bad_knobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], said: str
+) -> None:
+    argv = ["embed", "--encoder", "hash", "--no-progress", "--cache-dir", str(tmp_path)]
+    try:
+        status = main([*argv, *extra])
+    except SystemExit as exit_:  # argparse's own refusal
+        status = int(exit_.code or 0)
+    assert status == 2
+    assert said in capsys.readouterr().err
+    assert not any(tmp_path.rglob("*.hvc"))

@@ -7,6 +7,7 @@ Skipped unless Ray is installed (the extra ``hierret[ray]``); one local cluster
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.embed import embed_texts
-from hierret.embed_ray import ray_batches
+from hierret.embed_ray import RayOptions, ray_batches
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
@@ -217,3 +218,144 @@ def test_a_ray_start_failure_is_a_clear_error_naming_engine_local(
     said = capsys.readouterr().err
     assert "--engine local" in said
     assert "Traceback" not in said
+
+
+def test_an_address_is_joined_asking_no_resources(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """RAY_ADDRESS (as `ray job submit` sets it) or --address: ray.init(address=...) with
+    no num_cpus (Ray refuses resources when connecting); unreachable: exit 2, the fix."""
+    from hierret.cli import main
+    from hierret.embed import EngineUnavailableError
+
+    calls: list[dict[str, object]] = []
+
+    def unreachable(*args: object, **kw: object) -> None:
+        calls.append(kw)
+        raise ConnectionError("Could not find any running Ray instance")
+
+    monkeypatch.setattr(ray, "init", unreachable)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6390")
+    enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
+    with pytest.raises(
+        EngineUnavailableError, match=re.escape("ray status --address 127.0.0.1:6390")
+    ):
+        embed_texts(TEXTS[:10], enc, engine="ray", model="hash", model_kw={"dimension": 16})
+    assert calls[-1]["address"] == "127.0.0.1:6390"
+    assert not {"num_cpus", "num_gpus", "_node_ip_address"} & set(calls[-1])
+    argv = ["embed", "--encoder", "hash", "--engine", "ray", "--no-progress"]
+    argv += ["--cache-dir", str(tmp_path / "c"), "--address", "10.9.8.7:6379"]
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert "'10.9.8.7:6379'" in said
+    assert "ConnectionError" in said
+    assert "Traceback" not in said
+    assert calls[-1]["address"] == "10.9.8.7:6379"  # --address over RAY_ADDRESS
+    assert VectorCache(tmp_path).count(enc.identity) == 0
+
+
+def test_a_ray_client_address_without_its_extra_names_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    from hierret.embed import EngineUnavailableError
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "grpc" else find(name, *a)
+    )
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path))
+    options = RayOptions(address="ray://10.9.8.7:10001")
+    with pytest.raises(EngineUnavailableError, match=r"pip install 'ray\[client\]==2\.60\.0'"):
+        embed_texts(TEXTS[:10], enc, engine="ray", model="hash", ray=options)
+    monkeypatch.undo()  # the client extra installed (hierret[ray] pins it):
+    calls: list[dict[str, object]] = []  # Ray Client gets the address alone (it passes
+
+    def refused(**kw: object) -> None:  # every other argument to a driver on the cluster)
+        calls.append(kw)
+        raise ConnectionError("Failed to connect to the Ray Client server")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refused)
+    with pytest.raises(EngineUnavailableError, match="could not join"):
+        embed_texts(TEXTS[:10], enc, engine="ray", model="hash", ray=options)
+    assert calls == [{"address": "ray://10.9.8.7:10001"}]
+
+
+def test_a_cuda_build_of_torch_is_the_same_encoder_and_half_precision_is_not() -> None:
+    """The actors' identity rule: torch's build label (+cpu, +cu128) names the hardware
+    its kernels target, not the model or its arithmetic (embed_ray.same_vectors)."""
+    from dataclasses import replace
+
+    from hierret.embed_ray import same_vectors
+
+    cpu = HashEncoder(dimension=16).identity
+    cpu = replace(cpu, engine="sentence-transformers 5.1.0, torch 2.13.0+cpu, modules ab")
+    for engine in ("torch 2.13.0+cu128", "torch 2.13.0", "torch 2.13.0+rocm6.4"):
+        gpu = replace(cpu, engine=cpu.engine.replace("torch 2.13.0+cpu", engine))
+        assert same_vectors(cpu, gpu)
+        assert same_vectors(gpu, cpu)
+    for other in (
+        replace(cpu, engine=cpu.engine.replace("2.13.0+cpu", "2.12.0+cu128")),
+        replace(cpu, engine=cpu.engine.replace("modules ab", "modules cd")),
+        replace(cpu, precision="fp16"),
+        replace(cpu, weights="sha256:0"),
+    ):
+        assert not same_vectors(cpu, other)
+
+
+def test_a_gpu_for_an_encoder_without_a_device_is_refused_before_ray_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hierret.cli import main
+
+    def no(*args: object, **kw: object) -> None:
+        raise AssertionError("Ray was started for an encoder that cannot use a GPU")
+
+    monkeypatch.setattr(ray, "init", no)
+    argv = ["embed", "--encoder", "hash", "--engine", "ray", "--gpus-per-actor", "1"]
+    assert main([*argv, "--no-progress", "--cache-dir", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "hash runs on the CPU only" in said
+    assert "--gpus-per-actor" in said
+
+
+def test_the_knobs_reach_ray_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--actors MIN-MAX, --cpus-per-actor, --gpus-per-actor, --batch-size: what Ray Data
+    is asked for (a local start sized for the largest pool), without a cluster."""
+    import ray.data
+
+    inits: list[dict[str, object]] = []
+    asked: dict[str, Any] = {}
+
+    class Recorded:
+        def map_batches(self, fn: object, **kw: object) -> Recorded:
+            asked.update(kw)
+            return self
+
+        def iter_batches(self, **kw: object) -> Iterator[dict[str, Any]]:
+            return iter(())
+
+    def from_items(rows: list[dict[str, Any]], override_num_blocks: int) -> Recorded:
+        asked["rows"] = [len(r["pos"]) for r in rows]
+        return Recorded()
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: inits.append(kw))
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    monkeypatch.setattr(ray.data, "from_items", from_items)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    options = RayOptions(actors=(2, 5), cpus_per_actor=0.5, gpus_per_actor=0.25, batch_size=128)
+    identity = HashEncoder(dimension=16).identity
+    assert list(ray_batches("minilm", {}, identity, options)(TEXTS[:1000], "passage")) == []
+    assert inits[0]["num_cpus"] == 3  # ceil(5 actors x 0.5 CPU)
+    assert "address" not in inits[0]
+    assert (asked["compute"].min_size, asked["compute"].max_size) == (2, 5)
+    assert (asked["num_cpus"], asked["num_gpus"], asked["batch_size"]) == (0.5, 0.25, 1)
+    assert asked["fn_constructor_kwargs"]["gpu"] is True
+    assert asked["rows"] == [128] * 7 + [1000 - 7 * 128]

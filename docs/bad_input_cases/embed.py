@@ -94,9 +94,10 @@ def _disk_fills() -> Facts:
     )
 
 
-def _ray_fails(failure: Exception) -> Facts:
-    """``hierret embed --engine ray`` where Ray's start fails (its helper processes too
-    slow on a loaded machine), simulated by making ``ray.init`` raise what Ray raises."""
+def _ray_fails(failure: Exception, *extra: str) -> Facts:
+    """``hierret embed --engine ray EXTRA`` where Ray's start (or joining a cluster)
+    fails (its helper processes too slow on a loaded machine, no cluster at the
+    address), simulated by making ``ray.init`` raise what Ray raises."""
     import importlib.util
 
     ray = None
@@ -114,7 +115,7 @@ def _ray_fails(failure: Exception) -> Facts:
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             status = main(["embed", "--encoder", "hash", "--engine", "ray", "--no-progress",
-                           "--cache-dir", root])  # fmt: skip
+                           "--cache-dir", root, *extra])  # fmt: skip
     finally:
         if ray is not None and saved is not None:
             ray.init, ray.is_initialized = saved
@@ -148,6 +149,43 @@ CASES: list[Case] = [
         "hierret embed --engine ray where the GCS does not come up (ray.init raises RuntimeError)",
         lambda: _ray_fails(RuntimeError("Failed to start the GCS server")),
         _RAY_CLEAR,
+    ),
+    (
+        "hierret embed --engine ray --address where no cluster runs (ray.init raises "
+        "ConnectionError)",
+        lambda: _ray_fails(
+            ConnectionError("Could not find any running Ray instance"),
+            "--address",
+            "127.0.0.1:6390",
+        ),
+        (
+            right(
+                "exit status 2 naming the address and how to check it, no traceback",
+                lambda f: (
+                    f.status == 2
+                    and "127.0.0.1:6390" in f.stderr
+                    and "ray status" in f.stderr
+                    and "Traceback" not in f.stderr
+                ),
+            ),
+            kept("nothing half-stored", lambda f: f.stored == 0),
+        ),
+    ),
+    (
+        "hierret embed --shard 2/2 (shards count from 0)",
+        _refused("--encoder", "hash", "--shard", "2/2"),
+    ),
+    (
+        "hierret embed --actors 4 without --engine ray",
+        _refused("--encoder", "hash", "--actors", "4"),
+    ),
+    (
+        "hierret embed --engine ray --batch-size 100 (not a multiple of 64)",
+        _refused("--encoder", "hash", "--engine", "ray", "--batch-size", "100"),
+    ),
+    (
+        "hierret embed --engine ray --gpus-per-actor 1 for an encoder that runs on the CPU only",
+        _refused("--encoder", "e5-small", "--engine", "ray", "--gpus-per-actor", "1"),
     ),
     ("hierret embed --encoder '' (an unset shell variable)", _refused("--encoder", "")),
     ("hierret embed --encoder ' ' (a variable holding a space)", _refused("--encoder", " ")),

@@ -25,7 +25,12 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 (:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored. Storing is
 its point: a cache that cannot be written, or a write that fails part way (a
 full disk), ends it with exit status 2 and the fix, never a success that stored
-nothing.
+nothing. ``--engine ray`` joins the cluster at ``--address`` (else
+``$RAY_ADDRESS``, else a local Ray), with ``--actors N`` or ``MIN-MAX``,
+``--cpus-per-actor``, ``--gpus-per-actor`` and ``--batch-size``; a Ray that
+cannot be started or joined is exit status 2 with the cause and the fix, no
+traceback. ``--shard I/N`` embeds one of N disjoint parts of the distinct
+texts (:func:`hierret.embed.shard_of`).
 
 Examples
 --------
@@ -60,9 +65,11 @@ from hierret.datasets.bundle import load
 from hierret.embed import (
     ENGINES,
     EngineUnavailableError,
+    RayOptions,
     check_engine,
     corpus_passages,
     embed_texts,
+    parse_shard,
 )
 from hierret.encoders.registry import check_encoder_name
 from hierret.hierarchy import build_hierarchy
@@ -242,8 +249,81 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to embed: local (this process) or ray (a Ray Data actor pool; needs the "
         "extra: pip install 'hierret[ray]') (default: local)",
     )
+    ray = e.add_argument_group(
+        "--engine ray",
+        "Joins the Ray cluster at --address, else at $RAY_ADDRESS (which 'ray job submit' "
+        "sets), else starts a local Ray for the run. Exit status 2, with the cause and the "
+        "fix and nothing stored, when Ray cannot be started or joined.",
+    )
+    ray.add_argument(
+        "--address",
+        default=None,
+        help="a running cluster: its GCS address (host:6379), 'auto', or a Ray Client "
+        "address (ray://host:10001) (default: $RAY_ADDRESS, else a local Ray)",
+    )
+    ray.add_argument(
+        "--actors",
+        type=_actors,
+        default=None,
+        help="actors in the pool: N, or MIN-MAX for a pool that grows as the cluster has "
+        "room (default: 2)",
+    )
+    ray.add_argument("--cpus-per-actor", type=_amount, default=None, help="(default: 1)")
+    ray.add_argument(
+        "--gpus-per-actor",
+        type=_amount,
+        default=None,
+        help="GPUs each actor reserves; its encoder then runs on cuda, in float32 (default: 0)",
+    )
+    ray.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=None,
+        help="texts per partition, each embedded by one actor in one call: a multiple of 64 "
+        "(default: 256)",
+    )
+    e.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="I/N",
+        help="embed only shard I (from 0) of N of the distinct texts, for N independent "
+        "jobs whose caches merge (copy the vector files into one cache folder)",
+    )
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+def _actors(text: str) -> int | tuple[int, int]:
+    """An argparse type: ``N`` or ``MIN-MAX`` actors."""
+    low, sep, high = text.partition("-")
+    try:
+        pool = (int(low), int(high)) if sep else (int(low), int(low))
+    except ValueError:
+        pool = (0, 0)
+    if not 1 <= pool[0] <= pool[1]:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive count N or a range MIN-MAX with 1 <= MIN <= MAX, got {text!r}"
+        )
+    return pool if sep else pool[0]
+
+
+def _amount(text: str) -> float:
+    """An argparse type: a finite number >= 0 (a resource amount)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 # What a terminal would act on instead of showing: C0 controls (ESC starts the escape
@@ -449,24 +529,47 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
             "embed",
         )
     check_engine(args.engine)  # before loading anything
-    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
-    hierarchy = build_hierarchy(
-        bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
-    )
+    knobs = {
+        "address": args.address,
+        "actors": args.actors,
+        "cpus_per_actor": args.cpus_per_actor,
+        "gpus_per_actor": args.gpus_per_actor,
+        "batch_size": args.batch_size,
+    }
+    given = {k: v for k, v in knobs.items() if v is not None}
+    if given and args.engine != "ray":
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        verb = "applies" if len(given) == 1 else "apply"
+        return _usage_error(f"{flags} {verb} only to --engine ray", "embed")
+    options = RayOptions(**given) if args.engine == "ray" else None
+    name, texts = _passages(args)
     encoder = cached_encoder(args.encoder, cache)
     report = embed_texts(
-        corpus_passages(hierarchy),
+        texts,
         encoder,
         engine=args.engine,
         model=args.encoder,
         show_progress=False if args.no_progress else None,
+        ray=options,
+        shard=args.shard,
     )
+    part = "" if args.shard is None else f" in shard {args.shard[0]}/{args.shard[1]}"
     print(
-        f"{printable(bundle.corpus.name)}: {report.texts} passages, {report.distinct} "
-        f"distinct texts for {printable(encoder.identity.name)}: {report.cached} were in "
+        f"{printable(name)}: {report.texts} passages, {report.distinct} "
+        f"distinct texts{part} for {printable(encoder.identity.name)}: {report.cached} were in "
         f"the cache, {report.embedded} embedded in {report.seconds:.1f} s ({cache.root})"
     )
     return 0
+
+
+def _passages(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The corpus's name and its passage texts: the corpus and its hierarchy are let go
+    before embedding (the driver of a long run holds the texts and keys only)."""
+    bundle = load(args.corpus, questions=False)  # questions are to evaluate, not to search
+    hierarchy = build_hierarchy(
+        bundle.corpus, args.max_chars, args.overlap_chars, heading_styles=bundle.heading_styles
+    )
+    return bundle.corpus.name, corpus_passages(hierarchy)
 
 
 def _closed_pipe() -> int:

@@ -14,6 +14,26 @@ process staying the cache's only writer; without Ray installed it raises
 :class:`EngineUnavailableError` naming the extra. Nothing to embed: Ray is
 never started.
 
+On a cluster (the Python route; ``hierret embed --engine ray --address``
+is the same from a shell): the texts go to the cluster at
+``RayOptions.address`` or ``$RAY_ADDRESS`` (set by ``ray job submit``), else
+to a Ray started here::
+
+    from hierret.cache import cached_encoder
+    from hierret.embed import RayOptions, embed_texts
+    enc = cached_encoder("all-MiniLM-L6-v2")
+    embed_texts(texts, enc, engine="ray", model="all-MiniLM-L6-v2",
+                ray=RayOptions(address="10.0.0.5:6379", actors=(2, 16)))
+
+**Shards.** ``shard=(i, n)`` embeds only the distinct texts whose cache key
+falls in shard ``i`` of ``n`` (:func:`shard_of`: the key's first 8 bytes
+modulo ``n``), so ``n`` independent jobs (separate machines, separate
+clusters, separate times) together embed each text exactly once; their
+vectors are the ones one run makes (a text's vector depends on the text and
+the encoder only), and since the cache is keyed by content, their caches
+merge by copying the vector files into one root (``cp -n``: no two shards
+write the same file name).
+
 Examples
 --------
 >>> import tempfile
@@ -39,7 +59,7 @@ from typing import Any, Literal
 
 from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
-from hierret.embed_ray import EngineUnavailableError
+from hierret.embed_ray import EngineUnavailableError, RayOptions
 from hierret.encoders.base import Encoder, Role
 from hierret.hierarchy import Hierarchy
 from hierret.levels import text_units
@@ -48,9 +68,12 @@ __all__ = [
     "ENGINES",
     "EmbedReport",
     "EngineUnavailableError",
+    "RayOptions",
     "check_engine",
     "corpus_passages",
     "embed_texts",
+    "parse_shard",
+    "shard_of",
 ]
 
 #: Where the embedding runs.
@@ -65,7 +88,7 @@ class EmbedReport:
     Attributes
     ----------
     texts, distinct : int
-        Texts given, and distinct among them.
+        Texts given, and distinct among them (in the shard, for a shard).
     cached, embedded : int
         Distinct texts found in the cache, and embedded now.
     seconds : float
@@ -83,6 +106,42 @@ class EmbedReport:
             f"{self.texts} texts ({self.distinct} distinct): {self.cached} in the cache, "
             f"{self.embedded} embedded"
         )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` as ``(i, n)``: shard ``i`` (from 0) of ``n``, or :class:`ValueError`.
+
+    Examples
+    --------
+    >>> parse_shard("1/4")
+    (1, 4)
+    >>> parse_shard("4/4")
+    Traceback (most recent call last):
+    ...
+    ValueError: a shard is i/n with 0 <= i < n (the first of 4 is 0/4), got '4/4'
+    """
+    head, sep, tail = text.strip().partition("/")
+    try:
+        i, n = int(head), int(tail)
+    except ValueError:
+        i, n = -1, 0
+    if not sep or n < 1 or not 0 <= i < n:
+        raise ValueError(
+            f"a shard is i/n with 0 <= i < n (the first of {n if n > 0 else 'n'} is "
+            f"0/{n if n > 0 else 'n'}), got {text!r}"
+        )
+    return i, n
+
+
+def shard_of(key: bytes, n: int) -> int:
+    """The shard (of ``n``) a cache key falls in: its first 8 bytes, modulo ``n``.
+
+    Examples
+    --------
+    >>> shard_of(bytes(range(32)), 3), shard_of(bytes(range(32)), 1)
+    (1, 0)
+    """
+    return int.from_bytes(key[:8], "big") % n
 
 
 def check_engine(engine: str) -> Engine:
@@ -134,7 +193,9 @@ def embed_texts(
     show_progress: bool | None = None,
     model: str | Callable[..., Encoder] | None = None,
     model_kw: Mapping[str, Any] | None = None,
-    actors: int = 2,
+    actors: int | tuple[int, int] | None = None,
+    ray: RayOptions | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> EmbedReport:
     """Embed the ``texts`` missing from ``encoder``'s cache into it.
 
@@ -154,8 +215,14 @@ def embed_texts(
         :func:`~hierret.encoders.load_encoder`, or a factory each actor calls
         with ``model_kw`` (for an encoder no registered name gives; it is
         pickled to the actors). Its identity must equal ``encoder.identity``.
-    actors : int, default 2
-        For ``engine="ray"``: actors, one CPU each.
+    actors : int or (int, int), optional
+        For ``engine="ray"``: a shorthand for ``ray=RayOptions(actors=actors)``.
+    ray : RayOptions, optional
+        For ``engine="ray"``: the cluster to join (default ``$RAY_ADDRESS``,
+        else a local one), actors, CPUs and GPUs per actor, partition size.
+    shard : (int, int), optional
+        ``(i, n)``: embed only the distinct texts of shard ``i`` of ``n``
+        (:func:`shard_of`); the report counts those. Default: all.
 
     Returns
     -------
@@ -172,19 +239,31 @@ def embed_texts(
         A write failed part way (a full disk); the batches stored before it are
         kept, and the next run embeds only the rest.
     ValueError
-        ``engine="ray"`` without ``model``.
+        ``engine="ray"`` without ``model``; both ``actors`` and ``ray``; a
+        shard outside ``0 <= i < n``.
     """
     check_engine(engine)
+    if shard is not None:
+        parse_shard(f"{shard[0]}/{shard[1]}")
     embed = None
     if engine == "ray":
         if model is None:
             raise ValueError("engine='ray' needs model=, the encoder name each actor loads")
+        if actors is not None and ray is not None:
+            raise ValueError("give actors= or ray=RayOptions(actors=...), not both")
         from hierret.embed_ray import ray_batches
 
-        embed = ray_batches(model, model_kw or {}, encoder.identity, actors=actors)
+        options = ray or RayOptions(actors=2 if actors is None else actors)
+        embed = ray_batches(model, model_kw or {}, encoder.identity, options)
     start = time.perf_counter()
     items = check_texts(texts)
-    keys = text_keys(encoder.identity, role, list(dict.fromkeys(items)))
+    given = len(items)
+    distinct = list(dict.fromkeys(items))
+    keys = text_keys(encoder.identity, role, distinct)
+    if shard is not None:
+        mine = [shard_of(k, shard[1]) == shard[0] for k in keys]
+        keys = [k for k, m in zip(keys, mine, strict=True) if m]
+        items = [t for t, m in zip(distinct, mine, strict=True) if m]
     cached = int(encoder.cache.contains(encoder.identity, keys).sum())
     if cached < len(keys):  # storing is the point: refuse before loading a model
         encoder.cache.check_writable(encoder.identity)
@@ -201,7 +280,7 @@ def embed_texts(
         bar.close()
         if loaded is not None and hasattr(loaded, "show_progress"):
             loaded.show_progress = shown
-    return EmbedReport(len(items), len(keys), found, embedded, time.perf_counter() - start)
+    return EmbedReport(given, len(keys), found, embedded, time.perf_counter() - start)
 
 
 def corpus_passages(hierarchy: Hierarchy) -> list[str]:
