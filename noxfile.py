@@ -160,6 +160,7 @@ def tests(session: nox.Session) -> None:
         "src/hierret",
         "-p",
         "no:cacheprovider",
+        "--durations=15",  # the slowest tests, so the command's time can be kept in check
         *session.posargs,
         env={**_env(), "HIERRET_SMOKE": "1"},
     )
