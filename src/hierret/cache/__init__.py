@@ -98,7 +98,7 @@ listed here; import from ``hierret.cache``):
   opened memory-mapped (``_keys``: the identities and the 32-byte text keys
   records are found by);
 - ``_shelf``: every shard of one identity in its folder: listing, reading,
-  writing, repairing and merging;
+  writing, repairing and merging (and :class:`CacheStats`, the counters);
 - ``_store``: :class:`VectorCache`, one shelf per identity under a root;
 - ``_encoder``: :class:`CachedEncoder`, the encoder users meet, and
   :func:`cached_encoder`.
@@ -132,7 +132,8 @@ from hierret.cache._errors import (
 )
 from hierret.cache._format import KEY_INDEX_BYTES, Values, write_key_index
 from hierret.cache._keys import Batches, Identity, TokenIdentity, text_keys
-from hierret.cache._store import CacheStats, VectorCache
+from hierret.cache._shelf import CacheStats
+from hierret.cache._store import VectorCache
 
 __all__ = [
     "CACHE_ENV",

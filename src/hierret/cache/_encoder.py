@@ -24,7 +24,8 @@ from hierret.cache._errors import (
     CacheWriteError,
 )
 from hierret.cache._keys import Batches, Identity, text_keys
-from hierret.cache._store import CacheStats, VectorCache
+from hierret.cache._shelf import CacheStats
+from hierret.cache._store import VectorCache
 from hierret.encoders.base import Encoder, EncoderIdentity, Role
 
 log = logging.getLogger("hierret.cache")  # one logger for the whole cache, as before the split

@@ -2,6 +2,8 @@
 
 Private to :mod:`hierret.cache`: :class:`~hierret.cache.VectorCache` keeps one
 shelf per identity. The bytes of each file are :mod:`hierret.cache._format`'s.
+:class:`CacheStats` holds the counters a shelf adds to (corrupt records) and its
+store and encoders keep.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import struct
 import time
 import zlib
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,9 +41,6 @@ from hierret.cache._format import (
 )
 from hierret.cache._keys import Identity, TokenIdentity
 
-if TYPE_CHECKING:
-    from hierret.cache._store import CacheStats
-
 log = logging.getLogger("hierret.cache")  # one logger for the whole cache, as before the split
 
 _STALE_TMP_S = 600.0
@@ -53,6 +53,39 @@ def _new_name() -> str:
 
 class _UnreadableShard(Exception):
     """:meth:`_Shelf._read`: the shard exists but cannot be opened (logged, left alone)."""
+
+
+@dataclass
+class CacheStats:
+    """Counters since creation.
+
+    Attributes
+    ----------
+    hits, misses : int
+        Distinct keys found / not found.
+    duplicates : int
+        Texts repeated within one request (served by the first copy).
+    stored : int
+        Vectors written.
+    corrupt : int
+        Records found damaged and ignored.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    duplicates: int = 0
+    stored: int = 0
+    corrupt: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        """``hits / (hits + misses)``; 0 before any lookup."""
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+    def as_dict(self) -> dict[str, int | float]:
+        """Counters plus ``hit_rate``, for tables and logs."""
+        return {**asdict(self), "hit_rate": self.hit_rate}
 
 
 class _Shelf:

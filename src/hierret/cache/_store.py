@@ -10,7 +10,6 @@ import logging
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,45 +22,12 @@ from hierret._validate import check_texts, describe_rows
 from hierret.cache._errors import MissingVectorsError
 from hierret.cache._format import _KEYS_SUFFIX, _SUFFIX, Values
 from hierret.cache._keys import Identity, TokenIdentity, text_keys
-from hierret.cache._shelf import _key_list, _Shelf
+from hierret.cache._shelf import CacheStats, _key_list, _Shelf
 from hierret.encoders.base import EncoderIdentity, Role
 
 log = logging.getLogger("hierret.cache")  # one logger for the whole cache, as before the split
 
 _IDENTITY_FOLDER = re.compile(r"[0-9a-f]{16}")  # identity.key(): the folders of a root
-
-
-@dataclass
-class CacheStats:
-    """Counters since creation.
-
-    Attributes
-    ----------
-    hits, misses : int
-        Distinct keys found / not found.
-    duplicates : int
-        Texts repeated within one request (served by the first copy).
-    stored : int
-        Vectors written.
-    corrupt : int
-        Records found damaged and ignored.
-    """
-
-    hits: int = 0
-    misses: int = 0
-    duplicates: int = 0
-    stored: int = 0
-    corrupt: int = 0
-
-    @property
-    def hit_rate(self) -> float:
-        """``hits / (hits + misses)``; 0 before any lookup."""
-        total = self.hits + self.misses
-        return self.hits / total if total else 0.0
-
-    def as_dict(self) -> dict[str, int | float]:
-        """Counters plus ``hit_rate``, for tables and logs."""
-        return {**asdict(self), "hit_rate": self.hit_rate}
 
 
 class VectorCache:
