@@ -14,6 +14,8 @@ even when the two have the same dimension (MiniLM fp32, MiniLM int8 and
 e5-small are all 384-d). An index can be saved to a folder and loaded back
 with the same guard. :class:`MappedIndex` ranks the same way, bit for bit, over
 vectors kept in parts (memory-mapped vector cache shards) without copying them.
+Both rank with one arithmetic, kept apart in ``hierret._exact`` (:func:`normalize`,
+:func:`exact_scores`, listed here).
 
 Examples
 --------
@@ -38,6 +40,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from hierret._exact import _not_unit_rows, _slack, _unit_rows, exact_scores, normalize
 from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
@@ -87,20 +90,6 @@ class StaleIndexWarning(UserWarning):
     """A saved index lacks a guarantee this version makes (e.g. unit vectors)."""
 
 
-def normalize(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """L2-normalise rows to unit length (zero rows stay zero).
-
-    Examples
-    --------
-    >>> normalize([[3.0, 4.0], [0.0, 0.0]]).tolist()
-    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    arr = np.array(vectors, dtype=np.float32, ndmin=2)
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    out: npt.NDArray[np.float32] = np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
-    return out
-
-
 def _describe(identity: IdentityLike) -> str:
     return identity.describe() if isinstance(identity, EncoderIdentity) else str(identity)
 
@@ -131,90 +120,8 @@ def _mismatch(
     )
 
 
-def _not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
-    """Rows neither of unit length (to 1e-4) nor all zero: what :meth:`VectorIndex.load` refuses."""
-    if not len(mat):
-        return np.array([], dtype=np.intp)
-    norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-    return np.flatnonzero(~((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)))
-
-
-def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
-    """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
-
-    The arithmetic is :func:`normalize`'s; only the checks are added. A row
-    holding NaN or an infinity (after conversion to float32), a non-zero row
-    whose values all underflow to zero in float32 (it would pass for a zero row),
-    or a non-zero row whose norm over- or underflows in float32 so that it cannot
-    be scaled to unit length, raises :class:`ValueError` naming how many rows and
-    which.
-    """
-    with np.errstate(over="ignore"):  # a float64 too large for float32 is refused below
-        arr = np.array(vectors, dtype=np.float32, ndmin=2)
-    bad = nonfinite_rows(arr)
-    if len(bad):
-        raise ValueError(
-            f"{what}: {describe_rows(bad, arr.shape[0], 'hold NaN or infinite values')}; "
-            "vectors must be finite (check the encoder's output before indexing or searching)"
-        )
-    if arr.ndim == 2 and len(arr):
-        zero = ~np.any(arr != 0, axis=1)
-        if zero.any():  # zero rows stay zero, but only rows that were zero before float32
-            with np.errstate(over="ignore"):
-                given = np.array(vectors, ndmin=2)
-            if given.shape == arr.shape and np.issubdtype(given.dtype, np.number):
-                gone = np.flatnonzero(zero & np.any(given != 0, axis=1))
-                if len(gone):
-                    raise ValueError(
-                        f"{what}: {describe_rows(gone, arr.shape[0], 'become all zero')} in "
-                        "float32 (every value is smaller than about 1e-45): rescale them"
-                    )
-    with np.errstate(over="ignore", under="ignore"):  # rows whose norm overflows: below
-        mat = normalize(arr)
-    if mat.ndim == 2 and len(mat):
-        norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-        # zero rows stay zero, as documented; any other row must come out unit length
-        lost = np.flatnonzero((np.abs(norms - 1.0) >= 1e-4) & np.any(arr != 0, axis=1))
-        if len(lost):
-            raise ValueError(
-                f"{what}: {describe_rows(lost, arr.shape[0], 'cannot be scaled to unit length')} "
-                "in float32 (their norm over- or underflows): rescale them"
-            )
-    return mat
-
-
 def _vectors_digest(mat: npt.NDArray[np.float32]) -> str:
     return hashlib.sha256(np.ascontiguousarray(mat, dtype="<f4").tobytes()).hexdigest()
-
-
-def exact_scores(
-    query: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float32]:
-    """Inner products of one query with some rows, independent of batch and backend.
-
-    Products of float32 values are exact in float64; each row's sum is numpy's
-    pairwise sum along that row alone, so a (query, row) pair gets the same
-    score whichever rows and queries are computed with it. The result is
-    rounded to float32.
-
-    Examples
-    --------
-    >>> q = np.array([0.6, 0.8], dtype=np.float32)
-    >>> exact_scores(q, np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)).tolist()
-    [1.0, 0.6000000238418579]
-    """
-    prods = rows.astype(np.float64) * query.astype(np.float64)
-    out: npt.NDArray[np.float32] = prods.sum(axis=1).astype(np.float32)
-    return out
-
-
-def _slack(dimension: int) -> float:
-    """Twice the largest error of a float32 inner product of unit vectors (γ_d, with room).
-
-    Every unit whose exact score can reach the k-th best lies within this of the
-    k-th best float32 score, so selecting by float32 scores loses none of them.
-    """
-    return 4.0 * max(dimension, 1) * 2.0**-24
 
 
 class VectorIndex:
