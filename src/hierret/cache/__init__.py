@@ -130,8 +130,11 @@ from hierret.cache._errors import (
     CacheWriteError,
     MissingVectorsError,
 )
-from hierret.cache._format import KEY_INDEX_BYTES, Values, write_key_index
-from hierret.cache._keys import Batches, Identity, TokenIdentity, text_keys
+from hierret.cache._format import KEY_INDEX_BYTES, write_key_index
+from hierret.cache._format import Values as Values  # type aliases: importable, not in __all__
+from hierret.cache._keys import Batches as Batches
+from hierret.cache._keys import Identity as Identity
+from hierret.cache._keys import TokenIdentity, text_keys
 from hierret.cache._shelf import CacheStats
 from hierret.cache._store import VectorCache
 
@@ -154,6 +157,3 @@ __all__ = [
     "text_keys",
     "write_key_index",
 ]
-
-#: Type aliases of the face (not in ``__all__``, as before the split).
-_ALIASES = (Batches, Identity, Values)
