@@ -366,7 +366,7 @@ def test_shard_compacted_away_between_listing_and_reading(
     enc.encode_passages(TEXTS[:10])
     enc.encode_passages(TEXTS[10:20])
     assert len(shards(tmp_path)) == 2
-    read = shelf_mod._Shelf._read
+    read = shelf_mod.Shelf._read
     raced: list[Path] = []
 
     def racing(self: Any, path: Path) -> Any:
@@ -375,7 +375,7 @@ def test_shard_compacted_away_between_listing_and_reading(
             VectorCache(tmp_path).compact(fake.identity)
         return read(self, path)
 
-    monkeypatch.setattr(shelf_mod._Shelf, "_read", racing)
+    monkeypatch.setattr(shelf_mod.Shelf, "_read", racing)
     reader = CountingEncoder(dimension=16)
     out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:20])
     assert raced
@@ -392,7 +392,7 @@ def test_shards_that_keep_vanishing_are_recomputed_not_raised(
     def gone(self: Any, path: Path) -> Any:
         raise FileNotFoundError(2, "No such file or directory", str(path))
 
-    monkeypatch.setattr(shelf_mod._Shelf, "_read", gone)
+    monkeypatch.setattr(shelf_mod.Shelf, "_read", gone)
     reader = CountingEncoder(dimension=16)
     out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:5])
     assert reader.calls == [TEXTS[:5]]

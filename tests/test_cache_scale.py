@@ -110,7 +110,7 @@ print(json.dumps({"open_read": r1 - r0, "open_rss": m1 - m0, "records": len(shel
 def write_synthetic(root: Path, n: int) -> tuple[list[bytes], np.ndarray]:
     """One shard of ``n`` records written directly (random keys and vectors), with its
     key index; checksums only for the 5 records the test reads."""
-    shelf = shelf_module._Shelf(root / IDENT.key(), IDENT)
+    shelf = shelf_module.Shelf(root / IDENT.key(), IDENT)
     shelf.folder.mkdir(parents=True)
     rng = np.random.default_rng(0)
     records = np.zeros(n, dtype=shelf.dtype)

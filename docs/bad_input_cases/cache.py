@@ -125,7 +125,7 @@ def _vanishing() -> Facts:
     enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(root))
     enc.encode_passages(_TEXTS[:15])
     enc.encode_passages(_TEXTS[15:])
-    read = cache_mod._Shelf._read
+    read = cache_mod.Shelf._read
     raced: list[bool] = []
 
     def racing(self: Any, path: Path) -> Any:
@@ -134,11 +134,11 @@ def _vanishing() -> Facts:
             VectorCache(root).compact(enc.identity)
         return read(self, path)
 
-    cache_mod._Shelf._read = racing  # type: ignore[method-assign]
+    cache_mod.Shelf._read = racing  # type: ignore[method-assign]
     try:
         return _reread(root)
     finally:
-        cache_mod._Shelf._read = read  # type: ignore[method-assign]
+        cache_mod.Shelf._read = read  # type: ignore[method-assign]
 
 
 def _blocked_root() -> Path:

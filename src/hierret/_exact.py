@@ -1,8 +1,8 @@
 """Exact inner-product scoring of unit vectors: the one arithmetic every index ranks by.
 
-:func:`normalize` makes unit rows; :func:`_unit_rows` does the same, refusing rows
+:func:`normalize` makes unit rows; :func:`unit_rows` does the same, refusing rows
 that are not finite or cannot be scaled; :func:`exact_scores` scores one query's
-candidates independently of batch and backend; :func:`_slack` bounds a float32
+candidates independently of batch and backend; :func:`score_slack` bounds a float32
 score's error, so candidates picked by float32 scores lose none of the exact top
 ``k``. :class:`hierret.index.VectorIndex` and :class:`hierret.index.MappedIndex`
 both rank with these, which is why they agree bit for bit; :mod:`hierret.index`
@@ -33,7 +33,7 @@ def normalize(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     return out
 
 
-def _not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
+def not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
     """Rows neither of unit length (to 1e-4) nor all zero: what :meth:`VectorIndex.load` refuses."""
     if not len(mat):
         return np.array([], dtype=np.intp)
@@ -41,7 +41,7 @@ def _not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
     return np.flatnonzero(~((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)))
 
 
-def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
+def unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
     """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
 
     The arithmetic is :func:`normalize`'s; only the checks are added. A row
@@ -106,7 +106,7 @@ def exact_scores(
     return out
 
 
-def _slack(dimension: int) -> float:
+def score_slack(dimension: int) -> float:
     """Twice the largest error of a float32 inner product of unit vectors (γ_d, with room).
 
     Every unit whose exact score can reach the k-th best lies within this of the

@@ -40,7 +40,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from hierret._exact import _not_unit_rows, _slack, _unit_rows, exact_scores, normalize
+from hierret._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
 from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
@@ -158,7 +158,7 @@ class VectorIndex:
     """
 
     def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
-        self._setup(list(ids), _unit_rows(vectors, "vectors"), identity)
+        self._setup(list(ids), unit_rows(vectors, "vectors"), identity)
 
     def _setup(self, ids: list[str], mat: npt.NDArray[np.float32], identity: IdentityLike) -> None:
         """Fill the index from rows that are unit length already."""
@@ -222,7 +222,7 @@ class VectorIndex:
             raise _mismatch(self.identity, identity, what)
 
     def _queries(self, queries: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        q = _unit_rows(queries, "query vectors")
+        q = unit_rows(queries, "query vectors")
         if q.ndim != 2 or q.shape[1] != self.dimension:
             raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
         return q
@@ -294,8 +294,8 @@ must be finite (check the encoder's output before indexing or searching)
         return out
 
     def _numpy_candidates(self, q: npt.NDArray[np.float32], k: int) -> list[npt.NDArray[np.intp]]:
-        """Per query, the rows within :func:`_slack` of its k-th best float32 score."""
-        slack, n = _slack(self.dimension), len(self)
+        """Per query, the rows within :func:`score_slack` of its k-th best float32 score."""
+        slack, n = score_slack(self.dimension), len(self)
         picks: list[npt.NDArray[np.intp]] = []
         step = max(1, _BLOCK_SCORES // n)
         for lo in range(0, q.shape[0], step):
@@ -309,7 +309,7 @@ must be finite (check the encoder's output before indexing or searching)
         if self._faiss is None:
             self._faiss = faiss.IndexFlatIP(self.dimension)
             self._faiss.add(np.ascontiguousarray(self._vectors))
-        slack, n = _slack(self.dimension), len(self)
+        slack, n = score_slack(self.dimension), len(self)
         extra = min(n, k + 16)
         while True:  # more than k, until the last one is clearly below the k-th
             scores, rows = self._faiss.search(q, extra)
@@ -347,7 +347,7 @@ must be finite (check the encoder's output before indexing or searching)
         """
         self.check(identity, "new vectors")
         new_ids = list(ids)
-        mat = _unit_rows(vectors, "new vectors")
+        mat = unit_rows(vectors, "new vectors")
         if mat.ndim != 2 or mat.shape != (len(new_ids), self.dimension):
             raise ValueError(
                 f"expected {len(new_ids)} vectors of {self.dimension} dimensions, "
@@ -446,7 +446,7 @@ must be finite (check the encoder's output before indexing or searching)
         if not problem:
             bad = nonfinite_rows(mat)
             if not len(bad):
-                bad = _not_unit_rows(mat)
+                bad = not_unit_rows(mat)
             if len(bad):
                 problem = describe_rows(bad, len(mat), "are neither finite unit rows nor zero")
         if problem:
@@ -562,7 +562,7 @@ must be finite (check the encoder's output before indexing or searching)
             raise IndexFileError(f"{vec_path}: {rows}. {_REBUILD}")
         if unit and len(mat):
             norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-            if len(_not_unit_rows(mat)):
+            if len(not_unit_rows(mat)):
                 raise IndexFileError(
                     f"{meta_path} says its vectors are unit length, but {vec_path} holds rows "
                     f"of norm {norms.min():.4g} to {norms.max():.4g}. {_REBUILD}"
@@ -711,7 +711,7 @@ class MappedIndex:
             check_mapped([self._maps[p]], "vectors")
             sel = np.flatnonzero(part == p)
             local = rows[sel] - self._starts[p]
-            out[sel] = _unit_rows(self.parts[p][np.sort(local)], "vectors")[
+            out[sel] = unit_rows(self.parts[p][np.sort(local)], "vectors")[
                 np.argsort(np.argsort(local))
             ]
         return out
@@ -729,19 +729,19 @@ class MappedIndex:
         k = check_count(k, "k")
         if not _same(identity, self.identity):
             raise _mismatch(self.identity, identity, "query vectors")
-        q = _unit_rows(queries, "query vectors")
+        q = unit_rows(queries, "query vectors")
         if q.ndim != 2 or (len(self) and q.shape[1] != self.dimension):
             raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
         k = min(k, len(self))
         if k <= 0:
             return [[] for _ in range(q.shape[0])]
-        slack = _slack(self.dimension)
+        slack = score_slack(self.dimension)
         cand_rows = [np.zeros(0, np.intp) for _ in range(len(q))]
         cand_scores = [np.zeros(0, np.float32) for _ in range(len(q))]
         for p, part in enumerate(self.parts):
             for lo in range(0, len(part), self.block_rows):
                 check_mapped([self._maps[p]], "vectors")  # not SIGBUS: see hierret._mapped
-                block = _unit_rows(part[lo : lo + self.block_rows], "vectors")
+                block = unit_rows(part[lo : lo + self.block_rows], "vectors")
                 scores = q @ block.T
                 first = int(self._starts[p]) + lo
                 fresh = first + np.arange(len(block))

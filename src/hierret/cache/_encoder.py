@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_texts
 from hierret.cache._errors import (
-    _FIX,
+    FIX,
     CacheNotWritableError,
     CacheNotWritableWarning,
     CacheWriteError,
@@ -260,7 +260,7 @@ class CachedEncoder(Encoder):
             raise CacheWriteError(
                 f"vector cache folder {folder} could not store vectors "
                 f"({err.strerror or err}) after {done} were stored by this run (they are "
-                f"kept): free space there or fix its permissions, or {_FIX}; then run "
+                f"kept): free space there or fix its permissions, or {FIX}; then run "
                 "again, and only the rest is embedded",
                 folder,
                 done,
@@ -278,7 +278,7 @@ class CachedEncoder(Encoder):
                 warnings.warn(
                     f"vector cache folder {self.cache.folder(ident)} could not store "
                     f"vectors ({err.strerror or err}): free space there or fix its "
-                    f"permissions, or {_FIX}. Vectors are computed but not stored "
+                    f"permissions, or {FIX}. Vectors are computed but not stored "
                     "from here on (this warning is shown once per encoder); those "
                     f"stored before ({self.stats.stored} by this encoder) are kept.",
                     CacheNotWritableWarning,

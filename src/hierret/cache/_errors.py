@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_FIX = "set HIERRET_CACHE to a writable folder, or pass VectorCache(root=...)"
+FIX = "set HIERRET_CACHE to a writable folder, or pass VectorCache(root=...)"
 
 
 class CacheAccessError(OSError):

@@ -1,5 +1,5 @@
 """The files of a vector cache: a shard's header and records, and its key index
-(the layout :mod:`hierret.cache` draws); :class:`_Shard` opens one shard file,
+(the layout :mod:`hierret.cache` draws); :class:`Shard` opens one shard file,
 memory-mapped, and checks each record before its first use.
 
 Private to :mod:`hierret.cache`. Nothing here lists or writes a folder's shards
@@ -23,13 +23,15 @@ from hierret._mapped import MappedFileShrankError, check_extents, mapped_extent
 
 log = logging.getLogger("hierret.cache")  # one logger for the whole cache, as before the split
 
-_MAGIC = b"HRVCACHE"
-_FORMAT = 1
-_SUFFIX = ".hvc"
-_U32 = struct.Struct("<I")
+MAGIC = b"HRVCACHE"
+FORMAT = 1
+SUFFIX = ".hvc"
+U32 = struct.Struct("<I")
 
 
-def _record_dtype(dimension: int, ragged: bool = False) -> np.dtype[Any]:
+def record_dtype(dimension: int, ragged: bool = False) -> np.dtype[Any]:
+    """A record of a vector shard (key, vector, crc32), or of a ragged one (key, first
+    row, rows, crc32): little-endian, no padding."""
     if ragged:  # the rows follow the records
         return np.dtype([("key", "V32"), ("start", "<u8"), ("rows", "<u4"), ("crc", "<u4")])
     return np.dtype([("key", "V32"), ("vec", "<f4", (dimension,)), ("crc", "<u4")])
@@ -39,21 +41,21 @@ def _record_dtype(dimension: int, ragged: bool = False) -> np.dtype[Any]:
 Values = NDArray[np.float32] | list[NDArray[np.float32]]
 
 _KEYS_MAGIC = b"HRVKEYS1"
-_KEYS_SUFFIX = ".hvk"
+KEYS_SUFFIX = ".hvk"
 #: Bytes per record of a shard's key index (``.hvk``): 8-byte key prefix + 4-byte row.
 KEY_INDEX_BYTES = 12
-_COPY_ROWS = 1 << 16  # records copied per step when shards are merged
+COPY_ROWS = 1 << 16  # records copied per step when shards are merged
 
 
-def _prefixes(keys: NDArray[Any] | bytes) -> NDArray[np.uint64]:
+def prefixes(keys: NDArray[Any] | bytes) -> NDArray[np.uint64]:
     """The first 8 bytes of each 32-byte key, as integers (the key index's sort key)."""
     blob = keys if isinstance(keys, bytes) else np.ascontiguousarray(keys).tobytes()
     return np.frombuffer(blob, dtype="<u8").reshape(-1, 4)[:, 0].copy()
 
 
-def _key_index(keys: NDArray[Any] | bytes) -> tuple[NDArray[np.uint64], NDArray[np.uint32]]:
+def key_index(keys: NDArray[Any] | bytes) -> tuple[NDArray[np.uint64], NDArray[np.uint32]]:
     """Sorted key prefixes and the row of each: a shard's key index, made from its keys."""
-    pre = _prefixes(keys)
+    pre = prefixes(keys)
     order = np.argsort(pre, kind="stable")
     return pre[order], order.astype(np.uint32)
 
@@ -65,7 +67,7 @@ def write_key_index(path: Path, keys: NDArray[Any] | bytes) -> None:
     Layout: ``b"HRVKEYS1" | uint64 n | n x uint64 key prefix (sorted) | n x uint32 row``,
     little-endian: :data:`KEY_INDEX_BYTES` (12) bytes per record.
     """
-    pre, rows = _key_index(keys)
+    pre, rows = key_index(keys)
     head = _KEYS_MAGIC + struct.pack("<Q", len(pre))
     atomic_write(path, lambda f: f.writelines([head, pre.tobytes(), rows.tobytes()]))
 
@@ -89,7 +91,7 @@ def _read_key_index(path: Path, n: int) -> tuple[NDArray[np.uint64], NDArray[np.
     return pre, rows
 
 
-class _Shard:
+class Shard:
     """One shard file, memory-mapped: opening it reads its header and its key index
     (also memory-mapped), never its records; each record is checked before its first use.
 
@@ -138,7 +140,7 @@ class _Shard:
         found = _read_key_index(keys_path, len(self)) if keys_path is not None else None
         if found is None:
             keys = np.ascontiguousarray(self.records["key"]).tobytes()
-            found = _key_index(keys)
+            found = key_index(keys)
             if persist and keys_path is not None:
                 try:
                     write_key_index(keys_path, keys)
@@ -251,5 +253,6 @@ def _widest(maps: list[object]) -> list[object]:
     return [m for _, m in best.values()]
 
 
-def _keys_path(shard: Path) -> Path:
-    return shard.with_suffix(_KEYS_SUFFIX)
+def key_index_path(shard: Path) -> Path:
+    """The key index (``.hvk``) beside ``shard``."""
+    return shard.with_suffix(KEYS_SUFFIX)

@@ -23,20 +23,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hierret._files import TEMP_PREFIX, atomic_write, create_temp
-from hierret.cache._errors import _FIX, CacheNotReadableError, CacheNotWritableError
+from hierret.cache._errors import FIX, CacheNotReadableError, CacheNotWritableError
 from hierret.cache._format import (
-    _COPY_ROWS,
-    _FORMAT,
-    _KEYS_SUFFIX,
-    _MAGIC,
-    _SUFFIX,
-    _U32,
+    COPY_ROWS,
+    FORMAT,
+    KEYS_SUFFIX,
+    MAGIC,
+    SUFFIX,
+    U32,
+    Shard,
     Values,
-    _key_index,
-    _keys_path,
-    _prefixes,
-    _record_dtype,
-    _Shard,
+    key_index,
+    key_index_path,
+    prefixes,
+    record_dtype,
     write_key_index,
 )
 from hierret.cache._keys import Identity, TokenIdentity
@@ -48,11 +48,11 @@ _LIST_TRIES = 5  # listings of a folder whose shards keep vanishing (others comp
 
 
 def _new_name() -> str:
-    return f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{_SUFFIX}"
+    return f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}"
 
 
 class _UnreadableShard(Exception):
-    """:meth:`_Shelf._read`: the shard exists but cannot be opened (logged, left alone)."""
+    """:meth:`Shelf._read`: the shard exists but cannot be opened (logged, left alone)."""
 
 
 @dataclass
@@ -88,7 +88,7 @@ class CacheStats:
         return {**asdict(self), "hit_rate": self.hit_rate}
 
 
-class _Shelf:
+class Shelf:
     """All shards of one identity, memory-mapped, each with its key index; token
     matrices (a :class:`TokenIdentity`) in ragged shards."""
 
@@ -99,8 +99,8 @@ class _Shelf:
         self.seed = zlib.crc32(self.ident_key.encode())
         self.ragged = isinstance(identity, TokenIdentity)
         self.row_bytes = 4 * identity.dimension if self.ragged else 0
-        self.dtype = _record_dtype(identity.dimension, self.ragged)
-        self.shards: list[_Shard] = []
+        self.dtype = record_dtype(identity.dimension, self.ragged)
+        self.shards: list[Shard] = []
         self.broken: list[Path] = []  # unreadable files, removed at the next write
         self.seen: set[str] = set()  # shard names read (or given up on) already
         self.writable = False  # probed once successfully
@@ -117,7 +117,7 @@ class _Shelf:
         except OSError as err:
             raise CacheNotReadableError(
                 f"vector cache folder {self.folder} cannot be read ({err.strerror or err}); "
-                f"fix its permissions, or {_FIX}",
+                f"fix its permissions, or {FIX}",
                 self.folder,
             ) from err
 
@@ -131,7 +131,7 @@ class _Shelf:
         for _ in range(_LIST_TRIES):
             names = self._listing() or []
             vanished = False
-            for name in sorted(n for n in names if n.endswith(_SUFFIX) and n not in self.seen):
+            for name in sorted(n for n in names if n.endswith(SUFFIX) and n not in self.seen):
                 path = self.folder / name
                 try:
                     shard = self._read(path)
@@ -160,7 +160,7 @@ class _Shelf:
         now = time.time()
         stale = list(self.folder.glob(TEMP_PREFIX + "*"))
         stale += [
-            k for k in self.folder.glob("*" + _KEYS_SUFFIX) if not k.with_suffix(_SUFFIX).exists()
+            k for k in self.folder.glob("*" + KEYS_SUFFIX) if not k.with_suffix(SUFFIX).exists()
         ]
         for tmp in stale:
             try:
@@ -169,7 +169,7 @@ class _Shelf:
             except OSError:  # pragma: no cover - raced or permissions
                 pass
 
-    def _read(self, path: Path) -> _Shard | None:
+    def _read(self, path: Path) -> Shard | None:
         """The shard at ``path`` (memory-mapped); ``None`` if damaged (removed at the
         next write). Reads its header and its key index's header only.
 
@@ -180,8 +180,8 @@ class _Shelf:
             with path.open("rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 data = f.read(12)
-                if len(data) == 12 and data[:8] == _MAGIC:
-                    data += f.read(_U32.unpack_from(data, 8)[0] + 4)
+                if len(data) == 12 and data[:8] == MAGIC:
+                    data += f.read(U32.unpack_from(data, 8)[0] + 4)
         except FileNotFoundError:
             raise
         except OSError as err:  # another user's 0600 shard, a folder named *.hvc, EIO
@@ -192,15 +192,15 @@ class _Shelf:
             )
             raise _UnreadableShard(path) from err
         try:
-            if data[:8] != _MAGIC:
+            if data[:8] != MAGIC:
                 raise ValueError("not a hierret vector shard")
-            (hlen,) = _U32.unpack_from(data, 8)
+            (hlen,) = U32.unpack_from(data, 8)
             head = data[12 : 12 + hlen]
-            (hcrc,) = _U32.unpack_from(data, 12 + hlen)
+            (hcrc,) = U32.unpack_from(data, 12 + hlen)
             if zlib.crc32(head) != hcrc:
                 raise ValueError("header checksum mismatch")
             meta = json.loads(head)
-            if meta.get("format") != _FORMAT:
+            if meta.get("format") != FORMAT:
                 log.warning(
                     "vector cache: shard %s is in format %r, and this hierret reads format "
                     "%d only: it is left alone (not read, not deleted) and the vectors it may "
@@ -208,7 +208,7 @@ class _Shelf:
                     "or give each version its own cache folder (HIERRET_CACHE or --cache-dir)",
                     path,
                     meta.get("format"),
-                    _FORMAT,
+                    FORMAT,
                 )
                 raise _UnreadableShard(path)
             if meta.get("identity") != self.ident_key:
@@ -230,9 +230,9 @@ class _Shelf:
         pay_len = max(min(body - count * rec, total * self.row_bytes), 0)
         raw = _map(path, start, whole * rec)
         payload = _map(path, start + count * rec, pay_len) if self.ragged else b""
-        shard = _Shard(path, raw, self.dtype, self.seed, payload, self.row_bytes)
+        shard = Shard(path, raw, self.dtype, self.seed, payload, self.row_bytes)
         damaged = whole != count or body != count * rec + total * self.row_bytes
-        shard.index_keys(_keys_path(path), persist=not damaged)
+        shard.index_keys(key_index_path(path), persist=not damaged)
         if damaged:
             log.warning(
                 "vector cache: shard %s is truncated or padded (%d bytes for %d records); "
@@ -244,7 +244,7 @@ class _Shelf:
             shard.damaged = True
         return shard
 
-    def _add(self, shard: _Shard) -> None:
+    def _add(self, shard: Shard) -> None:
         self.shards.append(shard)
 
     def drop_shrunk(self) -> None:
@@ -279,7 +279,7 @@ class _Shelf:
         found = np.zeros(len(keys), dtype=bool)
         if keys:
             self.drop_shrunk()
-            prefix = _prefixes(b"".join(keys))
+            prefix = prefixes(b"".join(keys))
             for shard in self.shards:
                 found[shard.find(keys, prefix)[0]] = True
         return found
@@ -305,14 +305,14 @@ class _Shelf:
 
     def _locate(
         self, keys: Sequence[bytes], stats: CacheStats
-    ) -> list[tuple[_Shard, NDArray[np.intp], NDArray[np.intp]]]:
+    ) -> list[tuple[Shard, NDArray[np.intp], NDArray[np.intp]]]:
         """Per shard, the positions in ``keys`` found there with sound records, and
         those records' rows (a key in several shards: the newest); damaged records
         are logged, counted and never served again."""
         if not keys:
             return []
         self.drop_shrunk()
-        prefix = _prefixes(b"".join(keys))
+        prefix = prefixes(b"".join(keys))
         owner = np.full(len(keys), -1, dtype=np.intp)
         where = np.zeros(len(keys), dtype=np.intp)
         for i, shard in enumerate(self.shards):  # later shards win
@@ -356,7 +356,7 @@ class _Shelf:
         except OSError as err:
             raise CacheNotWritableError(
                 f"vector cache folder {self.folder} is not writable ({err.strerror or err}); "
-                + _FIX,
+                + FIX,
                 self.folder,
             ) from err
         self.writable = True
@@ -375,7 +375,7 @@ class _Shelf:
 
     def _prelude(self, count: int, rows: int | None = None) -> bytes:
         meta: dict[str, Any] = {
-            "format": _FORMAT,
+            "format": FORMAT,
             "identity": self.ident_key,
             "dimension": self.identity.dimension,
             "count": count,
@@ -384,9 +384,9 @@ class _Shelf:
         if rows is not None:
             meta |= {"layout": "ragged", "rows": rows}
         head = json.dumps(meta, sort_keys=True).encode()
-        return _MAGIC + _U32.pack(len(head)) + head + _U32.pack(zlib.crc32(head))
+        return MAGIC + U32.pack(len(head)) + head + U32.pack(zlib.crc32(head))
 
-    def _write(self, path: Path, keys: Sequence[bytes], values: Values) -> _Shard:
+    def _write(self, path: Path, keys: Sequence[bytes], values: Values) -> Shard:
         """Write one shard (its key index first, so that a visible shard has one)."""
         records = np.zeros(len(keys), dtype=self.dtype)
         blob = b"".join(keys)
@@ -401,18 +401,18 @@ class _Shelf:
             total = int(counts.sum())
         else:
             records["vec"] = values
-        shard = _Shard(path, records.tobytes(), self.dtype, self.seed, payload, self.row_bytes)
+        shard = Shard(path, records.tobytes(), self.dtype, self.seed, payload, self.row_bytes)
         records["crc"] = [shard.crc(r) for r in range(len(keys))]
         prelude = self._prelude(len(keys), total)
         body = records.tobytes()
-        write_key_index(_keys_path(path), blob)
+        write_key_index(key_index_path(path), blob)
         try:
             atomic_write(path, lambda f: f.writelines([prelude, body, payload]))
         except BaseException:
-            _keys_path(path).unlink(missing_ok=True)
+            key_index_path(path).unlink(missing_ok=True)
             raise
-        shard = _Shard(path, body, self.dtype, self.seed, payload, self.row_bytes)
-        shard.prefix, shard.rows = _key_index(blob)
+        shard = Shard(path, body, self.dtype, self.seed, payload, self.row_bytes)
+        shard.prefix, shard.rows = key_index(blob)
         shard.checked[:] = True
         return shard
 
@@ -452,7 +452,7 @@ class _Shelf:
         if chosen is None:
             self.drop_shrunk()
             chosen = [i for i, s in enumerate(self.shards) if everything or s.damaged]
-        plan: list[tuple[_Shard, NDArray[np.intp]]] = []
+        plan: list[tuple[Shard, NDArray[np.intp]]] = []
         for i in chosen:
             shard = self.shards[i]
             rows = np.arange(len(shard), dtype=np.intp)
@@ -482,18 +482,18 @@ class _Shelf:
                 parts.append((shard, rows[keep[start : start + len(rows)]]))
                 start += len(rows)
             if self.ragged:
-                kk = [k for s, r in parts for k in _key_list(s, r)]
+                kk = [k for s, r in parts for k in key_list(s, r)]
                 vals = [m for s, r in parts for m in s.values(r)]
                 self._add(self._write(path, kk, vals))
             else:
                 self._add(self._merge(path, keys[keep], parts))
         for path in old:
             path.unlink(missing_ok=True)
-            _keys_path(path).unlink(missing_ok=True)
+            key_index_path(path).unlink(missing_ok=True)
 
     def _merge(
-        self, path: Path, keys: NDArray[Any], parts: list[tuple[_Shard, NDArray[np.intp]]]
-    ) -> _Shard:
+        self, path: Path, keys: NDArray[Any], parts: list[tuple[Shard, NDArray[np.intp]]]
+    ) -> Shard:
         """Copy the chosen records of vector shards into one new shard, a block at a time."""
         blob = np.ascontiguousarray(keys).tobytes()
         prelude = self._prelude(len(keys))
@@ -501,14 +501,14 @@ class _Shelf:
         def copy(f: Any) -> None:
             f.write(prelude)
             for shard, rows in parts:
-                for lo in range(0, len(rows), _COPY_ROWS):
-                    f.write(shard.records[rows[lo : lo + _COPY_ROWS]].tobytes())
+                for lo in range(0, len(rows), COPY_ROWS):
+                    f.write(shard.records[rows[lo : lo + COPY_ROWS]].tobytes())
 
-        write_key_index(_keys_path(path), blob)
+        write_key_index(key_index_path(path), blob)
         try:
             atomic_write(path, copy)
         except BaseException:
-            _keys_path(path).unlink(missing_ok=True)
+            key_index_path(path).unlink(missing_ok=True)
             raise
         shard = self._read(path)
         assert shard is not None  # just written
@@ -521,7 +521,8 @@ def _tier(records: int) -> int:
     return (max(records, 1).bit_length() - 1) // 2
 
 
-def _key_list(shard: _Shard, rows: NDArray[np.intp]) -> list[bytes]:
+def key_list(shard: Shard, rows: NDArray[np.intp]) -> list[bytes]:
+    """The 32-byte keys of ``rows`` of ``shard``, as a list of ``bytes``."""
     blob = np.ascontiguousarray(shard.records["key"][rows]).tobytes()
     return [blob[i : i + 32] for i in range(0, len(blob), 32)]
 

@@ -20,9 +20,9 @@ from hierret._env import default_cache_dir
 from hierret._files import TEMP_PREFIX
 from hierret._validate import check_texts, describe_rows
 from hierret.cache._errors import MissingVectorsError
-from hierret.cache._format import _KEYS_SUFFIX, _SUFFIX, Values
+from hierret.cache._format import KEYS_SUFFIX, SUFFIX, Values
 from hierret.cache._keys import Identity, TokenIdentity, text_keys
-from hierret.cache._shelf import CacheStats, _key_list, _Shelf
+from hierret.cache._shelf import CacheStats, Shelf, key_list
 from hierret.encoders.base import EncoderIdentity, Role
 
 log = logging.getLogger("hierret.cache")  # one logger for the whole cache, as before the split
@@ -62,12 +62,12 @@ class VectorCache:
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         self.max_shards = max_shards
         self.stats = CacheStats()
-        self._shelves: dict[str, _Shelf] = {}
+        self._shelves: dict[str, Shelf] = {}
 
     def __repr__(self) -> str:
         return f"VectorCache({str(self.root)!r})"
 
-    def _shelf(self, identity: Identity, ragged: bool | None = None) -> _Shelf:
+    def _shelf(self, identity: Identity, ragged: bool | None = None) -> Shelf:
         """The shelf of ``identity``; ``ragged`` says which kind the caller expects."""
         if ragged is not None and ragged != isinstance(identity, TokenIdentity):
             want = "a TokenIdentity" if ragged else "an EncoderIdentity"
@@ -78,7 +78,7 @@ class VectorCache:
         key = identity.key()
         shelf = self._shelves.get(key)
         if shelf is None:
-            shelf = self._shelves[key] = _Shelf(self.root / key, identity)
+            shelf = self._shelves[key] = Shelf(self.root / key, identity)
         return shelf
 
     def folder(self, identity: Identity) -> Path:
@@ -367,7 +367,7 @@ class VectorCache:
                 ok = shard.verify(rows)
                 if not ok.all():
                     rows, vecs = rows[ok], vecs[ok]
-            out.append((_key_list(shard, rows), vecs))
+            out.append((key_list(shard, rows), vecs))
         return out
 
     def count(self, identity: Identity) -> int:
@@ -418,7 +418,7 @@ class VectorCache:
         for folder in (f for f in folders if f.is_dir()):
             for path in folder.iterdir():
                 ours = (
-                    path.suffix in (_SUFFIX, _KEYS_SUFFIX)
+                    path.suffix in (SUFFIX, KEYS_SUFFIX)
                     or path.name == "identity.json"
                     or (path.name.startswith(TEMP_PREFIX) and path.suffix == ".part")
                 )

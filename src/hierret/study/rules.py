@@ -122,7 +122,8 @@ class Rule:
         )
 
 
-def _count(value: object) -> bool:
+def is_count(value: object) -> bool:
+    """A whole number (an integral, not a ``bool``)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -130,7 +131,7 @@ def at_least(low: int, *, none: bool = False) -> Rule:
     """A whole number of at least ``low`` (and ``None`` with ``none``)."""
     text = f"a whole number >= {low}" + (", or None (all of them)" if none else "")
     return Rule(
-        lambda v, _: (v is None and none) or (_count(v) and int(v) >= low),  # type: ignore[call-overload]
+        lambda v, _: (v is None and none) or (is_count(v) and int(v) >= low),  # type: ignore[call-overload]
         lambda _: text,
         takes_none=none,
     )
@@ -153,7 +154,7 @@ def below(other: str) -> Rule:
     return Rule(
         lambda v, values: (
             other not in values  # refused already: nothing to compare with
-            or (_count(v) and 0 <= v < values[other])  # type: ignore[operator]
+            or (is_count(v) and 0 <= v < values[other])  # type: ignore[operator]
         ),
         lambda values: f"a whole number below {other} ({values.get(other)!r})",
     )
@@ -170,7 +171,7 @@ def among(other: str) -> Rule:
     )
 
 
-def _each(rule: Rule, *, nonempty: bool = True) -> Rule:
+def each(rule: Rule, *, nonempty: bool = True) -> Rule:
     """Every item of a list (or every value of a dict) meets ``rule``; the list is not empty."""
 
     def items(v: object) -> list[object]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hierret.study.rules import Choices, Rule, _count, _each, among, at_least, below, between
+from hierret.study.rules import Choices, Rule, among, at_least, below, between, each, is_count
 from hierret.study.sizes import SIZES
 
 if TYPE_CHECKING:
@@ -112,12 +112,12 @@ RULES: dict[str, Rule] = {
     "overlap_tokens": at_least(0),
     "scifact_docs": at_least(1, none=True),
     "section_weight": between(0, 1),
-    "sweep_weights": _each(between(0, 1)),
-    "thresholds": _each(between(0, 1)),
-    "sizes": _each(at_least(1)),
-    "chunk_chars": _each(at_least(1)),
-    "k_values": _each(at_least(1)),
-    "sampled": _each(at_least(1), nonempty=False),
+    "sweep_weights": each(between(0, 1)),
+    "thresholds": each(between(0, 1)),
+    "sizes": each(at_least(1)),
+    "chunk_chars": each(at_least(1)),
+    "k_values": each(at_least(1)),
+    "sampled": each(at_least(1), nonempty=False),
     "corpora": Rule(_nonempty, lambda _: "a non-empty list"),
     "encoders": Rule(_nonempty, lambda _: "a non-empty list"),
     "weight_sweep_corpus": among("corpora"),
@@ -127,8 +127,8 @@ RULES: dict[str, Rule] = {
 
 def _max_docs(v: object, _: Mapping[str, object]) -> bool:
     if isinstance(v, dict):
-        return all(x is None or (_count(x) and int(x) >= 1) for x in v.values())
-    return v is None or (_count(v) and int(v) >= 1)  # type: ignore[call-overload]
+        return all(x is None or (is_count(x) and int(x) >= 1) for x in v.values())
+    return v is None or (is_count(v) and int(v) >= 1)  # type: ignore[call-overload]
 
 
 RULES["max_docs"] = Rule(
@@ -209,12 +209,12 @@ def _first_stage(v: object, _: Mapping[str, object]) -> bool:
     return bool(colon) and ranker in RANKERS and ENCODER.accepts(encoder)
 
 
-RULES["first_stages"] = _each(
+RULES["first_stages"] = each(
     Rule(_first_stage, lambda _: "'ranker:encoder', a ranker of hierret.RANKERS and an encoder")
 )
 #: The rerankers DR-003 builds by name (cross-encoders come by ``cross_encoders``).
 RERANKER_NAMES = ("none", "maxsim", "e5-rescore")
-RULES["rerankers"] = _each(
+RULES["rerankers"] = each(
     Rule(
         lambda v, _: v in RERANKER_NAMES,
         lambda _: f"one of {', '.join(RERANKER_NAMES)} (cross-encoders: cross_encoders)",
