@@ -31,6 +31,7 @@ from hierret.cache import (
     default_cache_dir,
     text_keys,
 )
+from hierret.cache import _shelf as shelf_mod
 from hierret.encoders import EncoderIdentity, HashEncoder, Role
 
 TEXTS = [f"passage number {i} about topic {i % 7}" for i in range(40)]
@@ -365,7 +366,7 @@ def test_shard_compacted_away_between_listing_and_reading(
     enc.encode_passages(TEXTS[:10])
     enc.encode_passages(TEXTS[10:20])
     assert len(shards(tmp_path)) == 2
-    read = cache_mod._Shelf._read
+    read = shelf_mod.Shelf._read
     raced: list[Path] = []
 
     def racing(self: Any, path: Path) -> Any:
@@ -374,7 +375,7 @@ def test_shard_compacted_away_between_listing_and_reading(
             VectorCache(tmp_path).compact(fake.identity)
         return read(self, path)
 
-    monkeypatch.setattr(cache_mod._Shelf, "_read", racing)
+    monkeypatch.setattr(shelf_mod.Shelf, "_read", racing)
     reader = CountingEncoder(dimension=16)
     out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:20])
     assert raced
@@ -391,7 +392,7 @@ def test_shards_that_keep_vanishing_are_recomputed_not_raised(
     def gone(self: Any, path: Path) -> Any:
         raise FileNotFoundError(2, "No such file or directory", str(path))
 
-    monkeypatch.setattr(cache_mod._Shelf, "_read", gone)
+    monkeypatch.setattr(shelf_mod.Shelf, "_read", gone)
     reader = CountingEncoder(dimension=16)
     out = CachedEncoder(reader, VectorCache(tmp_path)).encode_passages(TEXTS[:5])
     assert reader.calls == [TEXTS[:5]]
@@ -531,7 +532,7 @@ def test_denied_writes_are_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
     def denied(folder: Path) -> Any:
         raise PermissionError(13, "Permission denied", str(folder))
 
-    monkeypatch.setattr(cache_mod, "create_temp", denied)  # works even as root
+    monkeypatch.setattr(shelf_mod, "create_temp", denied)  # works even as root
     ident = HashEncoder(dimension=8).identity
     with pytest.raises(CacheNotWritableError, match=r"Permission denied.*HIERRET_CACHE"):
         VectorCache(tmp_path).check_writable(ident)

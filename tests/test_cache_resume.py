@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import hierret.cache as cache_module
+import hierret
+import hierret.cache._shelf as shelf_module
 from hierret.cache import CachedEncoder, CacheNotWritableWarning, VectorCache
 from hierret.encoders import HashEncoder
 
@@ -34,7 +35,7 @@ GUARD_S = 600
 
 
 def run_child(root: Path, marker: Path) -> subprocess.Popen[str]:
-    src = str(Path(cache_module.__file__).parents[1])
+    src = str(Path(hierret.__file__).parents[1])
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     child = Path(__file__).with_name("_embed_child.py")
     args = [sys.executable, str(child), str(root), str(N), str(BATCH), str(STOP), str(marker)]
@@ -82,7 +83,7 @@ def test_killed_run_keeps_its_batches(tmp_path: Path, sig: signal.Signals) -> No
 def test_full_disk_returns_vectors_with_one_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = cache_module.atomic_write
+    real = shelf_module.atomic_write
     writes = [0]
 
     def full_after_two_shards(path: Any, content: Any, **kw: Any) -> Path:
@@ -92,7 +93,7 @@ def test_full_disk_returns_vectors_with_one_warning(
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         return real(path, content, **kw)
 
-    monkeypatch.setattr(cache_module, "atomic_write", full_after_two_shards)
+    monkeypatch.setattr(shelf_module, "atomic_write", full_after_two_shards)
     enc = BatchedHashEncoder(BATCH)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

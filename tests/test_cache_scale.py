@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import hierret.cache as cache_module
+import hierret
+import hierret.cache._shelf as shelf_module
 from hierret.cache import KEY_INDEX_BYTES, VectorCache, text_keys
 from hierret.encoders import EncoderIdentity, HashEncoder
 from hierret.index import MappedIndex, VectorIndex
@@ -109,7 +110,7 @@ print(json.dumps({"open_read": r1 - r0, "open_rss": m1 - m0, "records": len(shel
 def write_synthetic(root: Path, n: int) -> tuple[list[bytes], np.ndarray]:
     """One shard of ``n`` records written directly (random keys and vectors), with its
     key index; checksums only for the 5 records the test reads."""
-    shelf = cache_module._Shelf(root / IDENT.key(), IDENT)
+    shelf = shelf_module.Shelf(root / IDENT.key(), IDENT)
     shelf.folder.mkdir(parents=True)
     rng = np.random.default_rng(0)
     records = np.zeros(n, dtype=shelf.dtype)
@@ -122,13 +123,13 @@ def write_synthetic(root: Path, n: int) -> tuple[list[bytes], np.ndarray]:
     with path.open("wb") as f:
         f.write(shelf._prelude(n))
         f.write(records.tobytes())
-    cache_module.write_key_index(path.with_suffix(".hvk"), records["key"].tobytes())
+    shelf_module.write_key_index(path.with_suffix(".hvk"), records["key"].tobytes())
     return [records["key"][r].tobytes() for r in probe], records["vec"][probe]
 
 
 def test_two_million_records_open_without_reading_vectors(tmp_path: Path) -> None:
     keys, want = write_synthetic(tmp_path, N_BIG)
-    src = str(Path(cache_module.__file__).parents[1])
+    src = str(Path(hierret.__file__).parents[1])
     out = subprocess.run(
         [
             sys.executable,

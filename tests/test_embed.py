@@ -112,9 +112,9 @@ def test_embed_into_an_unwritable_cache_fails_before_embedding(tmp_path: Path) -
 def test_embed_stops_with_an_error_when_a_write_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hierret import cache as cache_mod
+    from hierret.cache import _shelf as shelf_mod  # where shards are written
 
-    real, shards = cache_mod.atomic_write, [0]
+    real, shards = shelf_mod.atomic_write, [0]
 
     def full(path: Any, content: Any, **kw: Any) -> Any:
         if str(path).endswith(".hvc"):
@@ -123,14 +123,14 @@ def test_embed_stops_with_an_error_when_a_write_fails(
                 raise OSError(28, "No space left on device", str(path))
         return real(path, content, **kw)
 
-    monkeypatch.setattr(cache_mod, "atomic_write", full)
+    monkeypatch.setattr(shelf_mod, "atomic_write", full)
     model = Counting()
     texts = [f"text {i}" for i in range(20)]
     with pytest.raises(CacheWriteError, match="after 4 were stored") as err:
         embed_texts(texts, CachedEncoder(model, VectorCache(tmp_path)), show_progress=False)
     assert err.value.stored == 4
     assert model.embedded == 8  # stopped at the first failure
-    monkeypatch.setattr(cache_mod, "atomic_write", real)
+    monkeypatch.setattr(shelf_mod, "atomic_write", real)
     assert VectorCache(tmp_path).count(model.identity) == 4  # the stored batch is kept
 
 

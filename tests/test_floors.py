@@ -140,7 +140,7 @@ def test_the_top_level_is_the_small_core() -> None:
     packages = sorted(m for m in public if MODULES[m].name == "__init__.py")
     modules = sorted(set(public) - set(packages))
     assert len(modules) <= 16, modules
-    assert len(packages) <= 8, packages
+    assert len(packages) <= 9, packages  # 9: the vector cache a package (issue 40), a module fewer
     assert {"hierret.study", "hierret.publish"} <= set(packages)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-import hierret.cache as cache_mod
+import hierret.cache._shelf as shelf_mod
 from hierret import _clock
 from hierret.cache import (
     CachedEncoder,
@@ -193,7 +193,7 @@ def test_read_only_cache_warns_once_and_scores_the_same(
     def denied(folder: Path, executable: bool = False) -> tuple[int, Path]:
         raise PermissionError(13, "Permission denied", str(folder))
 
-    monkeypatch.setattr(cache_mod, "create_temp", denied)  # chmod would not stop root
+    monkeypatch.setattr(shelf_mod, "create_temp", denied)  # chmod would not stop root
     # nothing kept in memory: the second score tries to store again
     rr = MaxSimReranker(Toy(), cache=VectorCache(tmp_path), cache_size=0)
     with pytest.warns(CacheNotWritableWarning, match="Token matrices are computed but not"):

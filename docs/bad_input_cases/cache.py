@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
+import hierret
 from bad_input_cases import Case, Check, Facts, kept, listen, right
-from hierret import cache as cache_mod
+from hierret._files import TEMP_PREFIX
 from hierret.cache import (
     CachedEncoder,
     CacheNotReadableError,
@@ -35,6 +36,7 @@ from hierret.cache import (
     VectorCache,
     text_keys,
 )
+from hierret.cache import _shelf as cache_mod  # where shards are read and written
 from hierret.encoders import Encoder, HashEncoder
 
 _TEXTS = [f"section {i}: a paragraph about topic {i % 5}" for i in range(30)]
@@ -59,7 +61,7 @@ def _fill(root: Path, texts: list[str] = _TEXTS) -> Path:
 
 def _leftovers(root: Path) -> list[Path]:
     """Temporary files a write left behind."""
-    return [p for p in root.rglob("*") if p.name.startswith(cache_mod.TEMP_PREFIX)]
+    return [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
 
 
 def _reread(root: str | os.PathLike[str] | None) -> Facts:
@@ -123,7 +125,7 @@ def _vanishing() -> Facts:
     enc = CachedEncoder(HashEncoder(dimension=16), VectorCache(root))
     enc.encode_passages(_TEXTS[:15])
     enc.encode_passages(_TEXTS[15:])
-    read = cache_mod._Shelf._read
+    read = cache_mod.Shelf._read
     raced: list[bool] = []
 
     def racing(self: Any, path: Path) -> Any:
@@ -132,11 +134,11 @@ def _vanishing() -> Facts:
             VectorCache(root).compact(enc.identity)
         return read(self, path)
 
-    cache_mod._Shelf._read = racing  # type: ignore[method-assign]
+    cache_mod.Shelf._read = racing  # type: ignore[method-assign]
     try:
         return _reread(root)
     finally:
-        cache_mod._Shelf._read = read  # type: ignore[method-assign]
+        cache_mod.Shelf._read = read  # type: ignore[method-assign]
 
 
 def _blocked_root() -> Path:
@@ -469,7 +471,7 @@ def cut(path, keep):  # rsync --inplace of a shorter file: write over it, then t
 
 def _cut_under(body: str) -> Facts:
     """Run ``body`` in a child process (a SIGBUS there is its exit status, not ours)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(cache_mod.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(hierret.__file__).parents[1])}
     proc = subprocess.run(
         [sys.executable, "-c", _CUT_SETUP + body, tempfile.mkdtemp()],
         capture_output=True,

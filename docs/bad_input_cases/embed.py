@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_cases import Case, Facts, kept, right
-from hierret import cache as cache_mod
 from hierret import cli
 from hierret.cache import CachedEncoder, VectorCache
+from hierret.cache import _shelf as cache_mod  # where shards are written
 from hierret.cli import main
 from hierret.encoders import HashEncoder
 

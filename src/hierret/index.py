@@ -14,6 +14,8 @@ even when the two have the same dimension (MiniLM fp32, MiniLM int8 and
 e5-small are all 384-d). An index can be saved to a folder and loaded back
 with the same guard. :class:`MappedIndex` ranks the same way, bit for bit, over
 vectors kept in parts (memory-mapped vector cache shards) without copying them.
+Both rank with one arithmetic, kept apart in ``hierret._exact`` (:func:`normalize`,
+:func:`exact_scores`, listed here).
 
 Examples
 --------
@@ -38,6 +40,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from hierret._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
 from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
@@ -87,20 +90,6 @@ class StaleIndexWarning(UserWarning):
     """A saved index lacks a guarantee this version makes (e.g. unit vectors)."""
 
 
-def normalize(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """L2-normalise rows to unit length (zero rows stay zero).
-
-    Examples
-    --------
-    >>> normalize([[3.0, 4.0], [0.0, 0.0]]).tolist()
-    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    arr = np.array(vectors, dtype=np.float32, ndmin=2)
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    out: npt.NDArray[np.float32] = np.divide(arr, norms, out=np.zeros_like(arr), where=norms > 0)
-    return out
-
-
 def _describe(identity: IdentityLike) -> str:
     return identity.describe() if isinstance(identity, EncoderIdentity) else str(identity)
 
@@ -131,90 +120,8 @@ def _mismatch(
     )
 
 
-def _not_unit_rows(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
-    """Rows neither of unit length (to 1e-4) nor all zero: what :meth:`VectorIndex.load` refuses."""
-    if not len(mat):
-        return np.array([], dtype=np.intp)
-    norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-    return np.flatnonzero(~((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0)))
-
-
-def _unit_rows(vectors: npt.ArrayLike, what: str) -> npt.NDArray[np.float32]:
-    """:func:`normalize` of ``vectors``, refusing rows that are not finite or not normalisable.
-
-    The arithmetic is :func:`normalize`'s; only the checks are added. A row
-    holding NaN or an infinity (after conversion to float32), a non-zero row
-    whose values all underflow to zero in float32 (it would pass for a zero row),
-    or a non-zero row whose norm over- or underflows in float32 so that it cannot
-    be scaled to unit length, raises :class:`ValueError` naming how many rows and
-    which.
-    """
-    with np.errstate(over="ignore"):  # a float64 too large for float32 is refused below
-        arr = np.array(vectors, dtype=np.float32, ndmin=2)
-    bad = nonfinite_rows(arr)
-    if len(bad):
-        raise ValueError(
-            f"{what}: {describe_rows(bad, arr.shape[0], 'hold NaN or infinite values')}; "
-            "vectors must be finite (check the encoder's output before indexing or searching)"
-        )
-    if arr.ndim == 2 and len(arr):
-        zero = ~np.any(arr != 0, axis=1)
-        if zero.any():  # zero rows stay zero, but only rows that were zero before float32
-            with np.errstate(over="ignore"):
-                given = np.array(vectors, ndmin=2)
-            if given.shape == arr.shape and np.issubdtype(given.dtype, np.number):
-                gone = np.flatnonzero(zero & np.any(given != 0, axis=1))
-                if len(gone):
-                    raise ValueError(
-                        f"{what}: {describe_rows(gone, arr.shape[0], 'become all zero')} in "
-                        "float32 (every value is smaller than about 1e-45): rescale them"
-                    )
-    with np.errstate(over="ignore", under="ignore"):  # rows whose norm overflows: below
-        mat = normalize(arr)
-    if mat.ndim == 2 and len(mat):
-        norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-        # zero rows stay zero, as documented; any other row must come out unit length
-        lost = np.flatnonzero((np.abs(norms - 1.0) >= 1e-4) & np.any(arr != 0, axis=1))
-        if len(lost):
-            raise ValueError(
-                f"{what}: {describe_rows(lost, arr.shape[0], 'cannot be scaled to unit length')} "
-                "in float32 (their norm over- or underflows): rescale them"
-            )
-    return mat
-
-
 def _vectors_digest(mat: npt.NDArray[np.float32]) -> str:
     return hashlib.sha256(np.ascontiguousarray(mat, dtype="<f4").tobytes()).hexdigest()
-
-
-def exact_scores(
-    query: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float32]:
-    """Inner products of one query with some rows, independent of batch and backend.
-
-    Products of float32 values are exact in float64; each row's sum is numpy's
-    pairwise sum along that row alone, so a (query, row) pair gets the same
-    score whichever rows and queries are computed with it. The result is
-    rounded to float32.
-
-    Examples
-    --------
-    >>> q = np.array([0.6, 0.8], dtype=np.float32)
-    >>> exact_scores(q, np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)).tolist()
-    [1.0, 0.6000000238418579]
-    """
-    prods = rows.astype(np.float64) * query.astype(np.float64)
-    out: npt.NDArray[np.float32] = prods.sum(axis=1).astype(np.float32)
-    return out
-
-
-def _slack(dimension: int) -> float:
-    """Twice the largest error of a float32 inner product of unit vectors (γ_d, with room).
-
-    Every unit whose exact score can reach the k-th best lies within this of the
-    k-th best float32 score, so selecting by float32 scores loses none of them.
-    """
-    return 4.0 * max(dimension, 1) * 2.0**-24
 
 
 class VectorIndex:
@@ -251,7 +158,7 @@ class VectorIndex:
     """
 
     def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
-        self._setup(list(ids), _unit_rows(vectors, "vectors"), identity)
+        self._setup(list(ids), unit_rows(vectors, "vectors"), identity)
 
     def _setup(self, ids: list[str], mat: npt.NDArray[np.float32], identity: IdentityLike) -> None:
         """Fill the index from rows that are unit length already."""
@@ -315,7 +222,7 @@ class VectorIndex:
             raise _mismatch(self.identity, identity, what)
 
     def _queries(self, queries: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        q = _unit_rows(queries, "query vectors")
+        q = unit_rows(queries, "query vectors")
         if q.ndim != 2 or q.shape[1] != self.dimension:
             raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
         return q
@@ -387,8 +294,8 @@ must be finite (check the encoder's output before indexing or searching)
         return out
 
     def _numpy_candidates(self, q: npt.NDArray[np.float32], k: int) -> list[npt.NDArray[np.intp]]:
-        """Per query, the rows within :func:`_slack` of its k-th best float32 score."""
-        slack, n = _slack(self.dimension), len(self)
+        """Per query, the rows within :func:`score_slack` of its k-th best float32 score."""
+        slack, n = score_slack(self.dimension), len(self)
         picks: list[npt.NDArray[np.intp]] = []
         step = max(1, _BLOCK_SCORES // n)
         for lo in range(0, q.shape[0], step):
@@ -402,7 +309,7 @@ must be finite (check the encoder's output before indexing or searching)
         if self._faiss is None:
             self._faiss = faiss.IndexFlatIP(self.dimension)
             self._faiss.add(np.ascontiguousarray(self._vectors))
-        slack, n = _slack(self.dimension), len(self)
+        slack, n = score_slack(self.dimension), len(self)
         extra = min(n, k + 16)
         while True:  # more than k, until the last one is clearly below the k-th
             scores, rows = self._faiss.search(q, extra)
@@ -440,7 +347,7 @@ must be finite (check the encoder's output before indexing or searching)
         """
         self.check(identity, "new vectors")
         new_ids = list(ids)
-        mat = _unit_rows(vectors, "new vectors")
+        mat = unit_rows(vectors, "new vectors")
         if mat.ndim != 2 or mat.shape != (len(new_ids), self.dimension):
             raise ValueError(
                 f"expected {len(new_ids)} vectors of {self.dimension} dimensions, "
@@ -539,7 +446,7 @@ must be finite (check the encoder's output before indexing or searching)
         if not problem:
             bad = nonfinite_rows(mat)
             if not len(bad):
-                bad = _not_unit_rows(mat)
+                bad = not_unit_rows(mat)
             if len(bad):
                 problem = describe_rows(bad, len(mat), "are neither finite unit rows nor zero")
         if problem:
@@ -655,7 +562,7 @@ must be finite (check the encoder's output before indexing or searching)
             raise IndexFileError(f"{vec_path}: {rows}. {_REBUILD}")
         if unit and len(mat):
             norms = np.linalg.norm(mat.astype(np.float64), axis=1)
-            if len(_not_unit_rows(mat)):
+            if len(not_unit_rows(mat)):
                 raise IndexFileError(
                     f"{meta_path} says its vectors are unit length, but {vec_path} holds rows "
                     f"of norm {norms.min():.4g} to {norms.max():.4g}. {_REBUILD}"
@@ -804,7 +711,7 @@ class MappedIndex:
             check_mapped([self._maps[p]], "vectors")
             sel = np.flatnonzero(part == p)
             local = rows[sel] - self._starts[p]
-            out[sel] = _unit_rows(self.parts[p][np.sort(local)], "vectors")[
+            out[sel] = unit_rows(self.parts[p][np.sort(local)], "vectors")[
                 np.argsort(np.argsort(local))
             ]
         return out
@@ -822,19 +729,19 @@ class MappedIndex:
         k = check_count(k, "k")
         if not _same(identity, self.identity):
             raise _mismatch(self.identity, identity, "query vectors")
-        q = _unit_rows(queries, "query vectors")
+        q = unit_rows(queries, "query vectors")
         if q.ndim != 2 or (len(self) and q.shape[1] != self.dimension):
             raise ValueError(f"query dimension {q.shape[-1]} != index dimension {self.dimension}")
         k = min(k, len(self))
         if k <= 0:
             return [[] for _ in range(q.shape[0])]
-        slack = _slack(self.dimension)
+        slack = score_slack(self.dimension)
         cand_rows = [np.zeros(0, np.intp) for _ in range(len(q))]
         cand_scores = [np.zeros(0, np.float32) for _ in range(len(q))]
         for p, part in enumerate(self.parts):
             for lo in range(0, len(part), self.block_rows):
                 check_mapped([self._maps[p]], "vectors")  # not SIGBUS: see hierret._mapped
-                block = _unit_rows(part[lo : lo + self.block_rows], "vectors")
+                block = unit_rows(part[lo : lo + self.block_rows], "vectors")
                 scores = q @ block.T
                 first = int(self._starts[p]) + lo
                 fresh = first + np.arange(len(block))

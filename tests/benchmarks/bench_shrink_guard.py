@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-import hierret.cache as cache_mod
+import hierret.cache._format as cache_mod  # where shards check their files
 import hierret.index as index_mod
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders import EncoderIdentity

@@ -26,6 +26,11 @@ The rules:
 the package when the check runs (the corpus loader :func:`hierret.datasets.load`
 and the encoder registry of :mod:`hierret.encoders`), so a notebook lists none.
 
+This module reads and checks a notebook's parameters; the kinds of rule are
+:mod:`hierret.study.rules`', what each parameter name means (:data:`RULES`) is
+:mod:`hierret.study.vocabulary`', and the run sizes with their presets are
+:mod:`hierret.study.sizes`'. Every public name of the first two is listed here.
+
 Examples
 --------
 >>> declared = declared_parameters("max_chars = 900\\nsection_weight = 0.65\\nsmoke = False")
@@ -46,25 +51,33 @@ from __future__ import annotations
 
 import ast
 import difflib
-import functools
 import json
 import numbers
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from hierret.datasets import Bundle
+from hierret.study.rules import Choices, Rule, among, at_least, below, between
+from hierret.study.sizes import SIZES, SMOKE_ENV, Preset, resize
+from hierret.study.vocabulary import (
+    BEIR,
+    CORPUS,
+    ENCODER,
+    RERANKER_NAMES,
+    RULES,
+    TOKEN_VECTORS,
+    judged_at,
+)
 
 __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "RERANKER_NAMES",
     "RULES",
     "SIZES",
     "SMOKE_ENV",
+    "TOKEN_VECTORS",
     "UNEVALUATED",
     "Choices",
     "ParameterError",
@@ -76,9 +89,11 @@ __all__ = [
     "check_notebook",
     "check_parameters",
     "declared_parameters",
+    "judged_at",
     "notebook_parameters",
     "rule_problems",
 ]
+
 
 # The first line of the cell papermill injects after the parameters cell.
 _INJECTED_HEADER = "# Parameters"
@@ -102,409 +117,6 @@ class _Unevaluated:
 
 #: The default :func:`declared_parameters` gives a parameter whose value is not a literal.
 UNEVALUATED = _Unevaluated()
-
-
-@dataclass(frozen=True)
-class Choices:
-    """The values a parameter, or each item of a list parameter, may take.
-
-    Parameters
-    ----------
-    listed : callable
-        Returns the accepted values; called when the check runs, so values
-        registered after import count. They are listed in messages and
-        offered as suggestions.
-    other : callable, optional
-        Accepts further string values that cannot be listed (a folder, a hub id).
-    other_text : str
-        What ``other`` accepts, in words, for messages.
-    fold_case : bool
-        Compare strings ignoring case and surrounding space.
-    none : bool
-        Accept ``None`` too (the notebook reads it as "skip").
-
-    Examples
-    --------
-    >>> rankers = Choices(lambda: ["bm25", "dense"])
-    >>> rankers.accepts("dense"), rankers.accepts("Dense"), rankers.accepts(None)
-    (True, False, False)
-    >>> rankers.or_none().accepts(None)
-    True
-    """
-
-    listed: Callable[[], Iterable[object]]
-    other: Callable[[str], bool] | None = None
-    other_text: str = ""
-    fold_case: bool = False
-    none: bool = False
-
-    def or_none(self) -> Choices:
-        """The same choices, and ``None``."""
-        return replace(self, none=True)
-
-    def _key(self, value: object) -> object:
-        return value.strip().lower() if self.fold_case and isinstance(value, str) else value
-
-    def accepts(self, value: object) -> bool:
-        """Whether ``value`` is one of the choices."""
-        if value is None and self.none:
-            return True
-        try:
-            if self._key(value) in {self._key(v) for v in self.listed()}:
-                return True
-        except TypeError:  # an unhashable value (a list) is never a listed choice
-            return False
-        return isinstance(value, str) and self.other is not None and self.other(value)
-
-    def problem(self, label: str, value: object) -> str | None:
-        """``None`` if ``value`` is accepted, else a message naming ``label`` and the choices."""
-        if self.accepts(value):
-            return None
-        names = [str(v) for v in self.listed()] + ["None"] * self.none
-        hint = ""
-        if isinstance(value, str):
-            close = difflib.get_close_matches(str(self._key(value)), names, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-        other = f", or {self.other_text}" if self.other_text else ""
-        return f"{label} = {value!r} is not accepted{hint}; accepted: {', '.join(names)}{other}"
-
-
-def _corpus_names() -> list[str]:
-    from hierret.datasets import source_names
-
-    return source_names()
-
-
-def _beir_names() -> list[str]:
-    from hierret.datasets.beir import BEIR_DOWNLOADS
-
-    return sorted(BEIR_DOWNLOADS)
-
-
-def _encoder_names() -> list[str]:
-    from hierret.encoders.registry import registered_encoders
-
-    return registered_encoders()
-
-
-def _is_folder(value: str) -> bool:
-    return Path(value).expanduser().is_dir()
-
-
-def _is_path(value: str) -> bool:
-    return Path(value).expanduser().exists()
-
-
-def _is_folder_or_hub_id(value: str) -> bool:
-    return "/" in value.strip() or _is_folder(value)
-
-
-#: Corpora :func:`~hierret.datasets.load` loads: a name of
-#: :func:`~hierret.datasets.source_names`, or a BEIR folder, a Qasper file or a
-#: folder of documents with questions.jsonl.
-CORPUS = Choices(
-    _corpus_names,
-    other=_is_path,
-    other_text="a BEIR folder, a Qasper JSON file, or a folder of Markdown/RST/text documents "
-    "with questions.jsonl",
-)
-#: BEIR dataset names :func:`~hierret.datasets.load_beir` downloads, or a BEIR folder.
-BEIR = Choices(_beir_names, other=_is_folder, other_text="a BEIR folder")
-#: Encoder names :func:`~hierret.encoders.load_encoder` knows (case-blind), or a
-#: sentence-transformers folder or hub id.
-ENCODER = Choices(
-    _encoder_names,
-    other=_is_folder_or_hub_id,
-    fold_case=True,
-    other_text="a sentence-transformers folder or hub id 'org/model'",
-)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A condition on a parameter's value that may read the run's other parameters.
-
-    Parameters
-    ----------
-    holds : callable
-        ``holds(value, values)``: whether ``value`` is accepted, given every
-        parameter's value of the run (``values``). An exception counts as no.
-    describe : callable
-        ``describe(values)``: what is accepted, in words, for the message.
-    takes_none : bool, default False
-        ``None`` has a meaning for this parameter (all of them, the longest...),
-        whatever the type of the notebook's default.
-
-    Examples
-    --------
-    >>> below("max_chars").problem("overlap_chars", 950, {"max_chars": 900})
-    'overlap_chars = 950 is not accepted; accepted: a whole number below max_chars (900)'
-    >>> among("encoders").problem("baseline", "e5", {"encoders": ["e5", "minilm"]}) is None
-    True
-    """
-
-    holds: Callable[[object, Mapping[str, object]], bool]
-    describe: Callable[[Mapping[str, object]], str]
-    takes_none: bool = False
-
-    def problem(self, label: str, value: object, values: Mapping[str, object]) -> str | None:
-        """``None`` if ``value`` is accepted, else a message naming ``label`` and the rule."""
-        try:
-            ok = bool(self.holds(value, values))
-        except (TypeError, ValueError, KeyError):
-            ok = False
-        return (
-            None
-            if ok
-            else f"{label} = {value!r} is not accepted; accepted: {self.describe(values)}"
-        )
-
-
-def _count(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def at_least(low: int, *, none: bool = False) -> Rule:
-    """A whole number of at least ``low`` (and ``None`` with ``none``)."""
-    text = f"a whole number >= {low}" + (", or None (all of them)" if none else "")
-    return Rule(
-        lambda v, _: (v is None and none) or (_count(v) and int(v) >= low),  # type: ignore[call-overload]
-        lambda _: text,
-        takes_none=none,
-    )
-
-
-def between(low: float, high: float, *, open_ends: bool = False) -> Rule:
-    """A number in ``[low, high]`` (``(low, high)`` with ``open_ends``)."""
-    ends = "()" if open_ends else "[]"
-
-    def holds(v: object, _: Mapping[str, object]) -> bool:
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            return False
-        return low < v < high if open_ends else low <= v <= high
-
-    return Rule(holds, lambda _: f"a number in {ends[0]}{low}, {high}{ends[1]}")
-
-
-def below(other: str) -> Rule:
-    """A whole number >= 0 below the parameter ``other`` (an overlap below its size)."""
-    return Rule(
-        lambda v, values: (
-            other not in values  # refused already: nothing to compare with
-            or (_count(v) and 0 <= v < values[other])  # type: ignore[operator]
-        ),
-        lambda values: f"a whole number below {other} ({values.get(other)!r})",
-    )
-
-
-def among(other: str) -> Rule:
-    """One of the values of the list parameter ``other`` (a baseline among the arms)."""
-    return Rule(
-        lambda v, values: (
-            other not in values  # refused already: nothing to compare with
-            or v in values[other]  # type: ignore[operator]
-        ),
-        lambda values: f"one of {other} ({values.get(other)!r})",
-    )
-
-
-def _each(rule: Rule, *, nonempty: bool = True) -> Rule:
-    """Every item of a list (or every value of a dict) meets ``rule``; the list is not empty."""
-
-    def items(v: object) -> list[object]:
-        return list(v.values()) if isinstance(v, dict) else list(v)  # type: ignore[call-overload]
-
-    return Rule(
-        lambda v, values: (
-            (not nonempty or len(items(v)) > 0) and all(rule.holds(x, values) for x in items(v))
-        ),
-        lambda values: (
-            ("a non-empty list, each item " if nonempty else "each item ") + rule.describe(values)
-        ),
-    )
-
-
-def _nonempty(v: object, _: Mapping[str, object]) -> bool:
-    return isinstance(v, list | tuple) and len(v) > 0
-
-
-#: What a parameter name means in every notebook (the house vocabulary): the
-#: values it accepts, checked with the parameters wherever a notebook declares
-#: the name, before any work.
-RULES: dict[str, Rule] = {
-    "max_chars": at_least(1),
-    "overlap_chars": below("max_chars"),
-    "max_queries": at_least(1, none=True),
-    "seed": at_least(0),
-    "confidence": between(0, 1, open_ends=True),
-    "n_resamples": at_least(1),
-    "rrf_k": at_least(0),
-    "pool": at_least(1),
-    "candidates": at_least(1),
-    "k": at_least(1),
-    "folds": at_least(2),
-    "min_keep": at_least(0),
-    "top_k": at_least(1, none=True),
-    "latency_queries": at_least(1),
-    "throughput_texts": at_least(1),
-    "variation_texts": at_least(1),
-    "cost_passages": at_least(1),
-    "merge_candidates": at_least(1),
-    "overlap_tokens": at_least(0),
-    "scifact_docs": at_least(1, none=True),
-    "section_weight": between(0, 1),
-    "sweep_weights": _each(between(0, 1)),
-    "thresholds": _each(between(0, 1)),
-    "sizes": _each(at_least(1)),
-    "chunk_chars": _each(at_least(1)),
-    "k_values": _each(at_least(1)),
-    "sampled": _each(at_least(1), nonempty=False),
-    "corpora": Rule(_nonempty, lambda _: "a non-empty list"),
-    "encoders": Rule(_nonempty, lambda _: "a non-empty list"),
-    "weight_sweep_corpus": among("corpora"),
-    "baseline": among("encoders"),
-}
-
-
-def _max_docs(v: object, _: Mapping[str, object]) -> bool:
-    if isinstance(v, dict):
-        return all(x is None or (_count(x) and int(x) >= 1) for x in v.values())
-    return v is None or (_count(v) and int(v) >= 1)  # type: ignore[call-overload]
-
-
-RULES["max_docs"] = Rule(
-    _max_docs, lambda _: "a whole number >= 1, None (all), or a dict of corpus to either"
-)
-
-
-def _sample_key(values: Mapping[str, object]) -> str:
-    keys = ("corpus", "max_queries", "max_docs", "seed")
-    return json.dumps({k: values.get(k) for k in keys}, sort_keys=True, default=str)
-
-
-@functools.lru_cache(maxsize=4)
-def _bundle(sample: str) -> Bundle | None:
-    """A corpus as the notebook samples it, or ``None`` when it does not load here
-    (the loader explains why when the notebook runs)."""
-    from hierret.datasets import load
-
-    given = json.loads(sample)
-    corpus = given.pop("corpus")
-    try:
-        return load(corpus, **{k: v for k, v in given.items() if v is not None})
-    except Exception:  # a corpus that does not load is the loader's to explain
-        return None
-
-
-def _document_ids(sample: str) -> tuple[str, ...] | None:
-    bundle = _bundle(sample)
-    return None if bundle is None else tuple(d.id for d in bundle.corpus)
-
-
-def _a_document(v: object, values: Mapping[str, object]) -> bool:
-    if v is None or "corpus" not in values:  # None: the longest; a refused corpus: said
-        return True
-    ids = _document_ids(_sample_key(values))
-    return ids is None or v in ids
-
-
-def _documents_text(values: Mapping[str, object]) -> str:
-    ids = _document_ids(_sample_key(values)) or ()
-    some = ", ".join(map(repr, ids[:4]))
-    return (
-        f"None (the corpus's longest document) or a document of corpus "
-        f"{values.get('corpus')!r} as sampled ({len(ids)}: {some}, ...)"
-    )
-
-
-RULES["document"] = Rule(_a_document, _documents_text, takes_none=True)
-
-
-def _token_vectors(v: object, _: Mapping[str, object]) -> bool:
-    from hierret.encoders import registered_encoders
-    from hierret.encoders.sentence_transformers import MINILM_ALIASES
-
-    if not ENCODER.accepts(v):  # a name nothing loads
-        return False
-    name = str(v).strip().lower()
-    return name in MINILM_ALIASES or name not in {n.lower() for n in registered_encoders()}
-
-
-#: An encoder whose token vectors can be read (late chunking, MaxSim): a
-#: sentence-transformers model, not an engine that embeds whole texts only.
-TOKEN_VECTORS = Rule(
-    _token_vectors,
-    lambda _: (
-        "a sentence-transformers model, whose token vectors late chunking and MaxSim read "
-        "(all-MiniLM-L6-v2, or a hub id or folder); minilm-int8, minilm-w8a8, e5-small and "
-        "wordllama embed whole texts only"
-    ),
-)
-RULES["maxsim_encoder"] = TOKEN_VECTORS
-
-
-def _first_stage(v: object, _: Mapping[str, object]) -> bool:
-    from hierret.profile import RANKERS
-
-    ranker, colon, encoder = str(v).partition(":")
-    return bool(colon) and ranker in RANKERS and ENCODER.accepts(encoder)
-
-
-RULES["first_stages"] = _each(
-    Rule(_first_stage, lambda _: "'ranker:encoder', a ranker of hierret.RANKERS and an encoder")
-)
-#: The rerankers DR-003 builds by name (cross-encoders come by ``cross_encoders``).
-RERANKER_NAMES = ("none", "maxsim", "e5-rescore")
-RULES["rerankers"] = _each(
-    Rule(
-        lambda v, _: v in RERANKER_NAMES,
-        lambda _: f"one of {', '.join(RERANKER_NAMES)} (cross-encoders: cross_encoders)",
-    )
-)
-RULES["maxsim_reduce"] = Rule(lambda v, _: v in ("mean", "sum"), lambda _: "'mean' or 'sum'")
-
-#: A run's size, smallest first: ``smoke`` (the test suite's seconds), ``class`` (a few
-#: minutes on a laptop, for teaching and trying; large enough to show the effects) and
-#: ``reference`` (the published record). Each notebook declares what its smaller sizes
-#: change (its ``presets``, :func:`check_notebook`).
-SIZES = ("smoke", "class", "reference")
-RULES["size"] = Rule(lambda v, _: v in SIZES, lambda _: "'smoke', 'class' or 'reference'")
-#: Set to ``1``, every notebook runs at size ``smoke`` whatever its parameters say (the
-#: test session sets it, so a notebook run under nbval directly is a smoke run too).
-SMOKE_ENV = "HIERRET_SMOKE"
-
-#: A size's preset: parameter name to its value at that size, or to a callable of the
-#: run's values giving it (a value derived from another parameter).
-Preset = Mapping[str, object]
-
-
-def judged_at(level: str) -> Rule:
-    """A ``corpus`` whose questions judge ``level``: DR-001 compares passages and sections,
-    which a corpus judged at documents only (BEIR) cannot inform.
-
-    Examples
-    --------
-    >>> judged_at("passages").problem("corpus", "python-reference",
-    ...                               {"corpus": "python-reference", "max_queries": 3})
-    """
-
-    def holds(v: object, values: Mapping[str, object]) -> bool:
-        bundle = _bundle(_sample_key({**values, "corpus": v}))
-        return bundle is None or level in bundle.targets
-
-    def describe(values: Mapping[str, object]) -> str:
-        bundle = _bundle(_sample_key(values))
-        now = (
-            ""
-            if bundle is None
-            else f" ({values.get('corpus')!r} is judged at {', '.join(bundle.targets)} only)"
-        )
-        return (
-            f"a corpus whose questions judge {level}: quoted evidence (python-reference, "
-            "qasper, scifact-sections, or a folder whose questions quote their evidence)" + now
-        )
-
-    return Rule(holds, describe)
 
 
 def rule_problems(values: Mapping[str, object], rules: Mapping[str, Rule]) -> list[str]:
@@ -872,7 +484,7 @@ parameters of this notebook: k, encoder
     listed = {n: c for n, c in choices.items() if not isinstance(c, Rule)}
     problems = _problems(given, declared, listed, "this notebook", _PAPERMILL_HINT)
     if not problems and "size" in namespace:
-        _resize(
+        resize(
             namespace, presets or {}, set(declared_parameters(before[-1])) if declared else set()
         )
     named = {p.split(" ", 1)[0].split("[", 1)[0] for p in problems}  # already refused
@@ -881,23 +493,6 @@ parameters of this notebook: k, encoder
     }
     _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
     return RunParameters([n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS], namespace)
-
-
-def _resize(namespace: dict[str, object], presets: Mapping[str, Preset], given: set[str]) -> None:
-    """Set the run's size (``$HIERRET_SMOKE``), then its preset's parameters not ``given``."""
-    if os.environ.get(SMOKE_ENV) == "1" and namespace["size"] in SIZES:  # a bad one: refused
-        namespace["size"] = "smoke"
-    stray = sorted(set(presets) - set(SIZES[:-1]))
-    if stray:
-        raise ValueError(f"presets for {stray}: a preset is for a smaller size, {SIZES[:-1]}")
-    preset = presets.get(str(namespace["size"]), {})
-    unknown = sorted(set(preset) - set(namespace))
-    if unknown:
-        raise ValueError(f"the preset sets {unknown}, which the notebook does not have")
-    values = dict(namespace)  # every callable reads the values as given
-    for name, value in preset.items():
-        if name not in given:
-            namespace[name] = value(values) if callable(value) else value
 
 
 class RunParameters(Mapping[str, object]):

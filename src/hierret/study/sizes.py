@@ -11,7 +11,8 @@ preset over the notebook's own parameters, applied by
 :func:`hierret.study.params.check_notebook` to the parameters a run does not give
 (``-p size class -p max_queries 60`` keeps 60 questions). Each notebook's head shows
 its presets beside the run time each size took
-(:func:`hierret.publish.timing.run_times`).
+(:func:`hierret.publish.timing.run_times`). The sizes themselves are :data:`SIZES`;
+:func:`resize` applies a preset and ``$HIERRET_SMOKE`` (:data:`SMOKE_ENV`).
 
 Examples
 --------
@@ -24,10 +25,56 @@ Examples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "Derived"]
+__all__ = ["PRESETS", "SIZES", "SMOKE_ENV", "Derived", "Preset", "resize"]
+
+#: A run's size, smallest first: ``smoke`` (the test suite's seconds), ``class`` (a few
+#: minutes on a laptop, for teaching and trying; large enough to show the effects) and
+#: ``reference`` (the published record). Each notebook declares what its smaller sizes
+#: change (its ``presets``, :func:`~hierret.study.params.check_notebook`).
+SIZES = ("smoke", "class", "reference")
+#: Set to ``1``, every notebook runs at size ``smoke`` whatever its parameters say (the
+#: test session sets it, so a notebook run under nbval directly is a smoke run too).
+SMOKE_ENV = "HIERRET_SMOKE"
+
+#: A size's preset: parameter name to its value at that size, or to a callable of the
+#: run's values giving it (a value derived from another parameter).
+Preset = Mapping[str, object]
+
+
+def resize(namespace: dict[str, object], presets: Mapping[str, Preset], given: set[str]) -> None:
+    """Set the run's size (``$HIERRET_SMOKE``), then its preset's parameters not ``given``.
+
+    What :func:`~hierret.study.params.check_notebook` does with a notebook's
+    ``presets`` before its rules are checked.
+
+    Examples
+    --------
+    >>> ns = {"size": "smoke", "k": 10, "seed": 0}
+    >>> resize(ns, {"smoke": {"k": 5, "seed": 7}}, given={"seed"})
+    >>> ns["k"], ns["seed"]
+    (5, 0)
+    >>> resize(ns, {"tiny": {"k": 1}}, given=set())
+    Traceback (most recent call last):
+    ...
+    ValueError: presets for ['tiny']: a preset is for a smaller size, ('smoke', 'class')
+    """
+    if os.environ.get(SMOKE_ENV) == "1" and namespace["size"] in SIZES:  # a bad one: refused
+        namespace["size"] = "smoke"
+    stray = sorted(set(presets) - set(SIZES[:-1]))
+    if stray:
+        raise ValueError(f"presets for {stray}: a preset is for a smaller size, {SIZES[:-1]}")
+    preset = presets.get(str(namespace["size"]), {})
+    unknown = sorted(set(preset) - set(namespace))
+    if unknown:
+        raise ValueError(f"the preset sets {unknown}, which the notebook does not have")
+    values = dict(namespace)  # every callable reads the values as given
+    for name, value in preset.items():
+        if name not in given:
+            namespace[name] = value(values) if callable(value) else value
 
 
 @dataclass(frozen=True)
