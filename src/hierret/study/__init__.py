@@ -8,7 +8,11 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   :data:`PRESETS`, what its smaller run sizes change), the rules :data:`CORPUS`,
   :data:`ENCODER`, :data:`BEIR`, :data:`TOKEN_VECTORS`, :func:`judged_at`;
 * **studies, one object each**: :class:`Structure` (a corpus's structure, the
-  structure tour), :class:`Testbed`, :class:`Arm`, :class:`Measurements`,
+  structure tour), :class:`Thresholds` (reranked scores read on their own
+  scales), :class:`SelectionFidelity` (a profile against its twin without
+  selection; :func:`paired_by_metric` tests any result metric by metric),
+  :class:`Audit` (the unlabelled units arms rank high, read), :class:`Testbed`,
+  :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`;
 * **what the site build uses** (``docs/*.py``): :data:`SIZES`,
@@ -20,7 +24,8 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
 
 :data:`MODULES` lists the study modules a notebook still reaches as modules
 (``study.casebook.write``...): each leaves this face when its functions become
-one study object, as :class:`Structure` did.
+one study object, as :class:`Structure`, :class:`Thresholds`,
+:class:`SelectionFidelity` and :class:`Audit` did.
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hierret.study import (
-        audit,
         available,
         casebook,
         cost,
@@ -40,11 +44,10 @@ if TYPE_CHECKING:
         oracle,
         pooling,
         router,
-        sets,
         sweep,
-        thresholds,
     )
     from hierret.study.agreement import normalization_effect, precision_agreement
+    from hierret.study.audit import Audit
     from hierret.study.casebook import explorer_script
     from hierret.study.experiment import Arm
     from hierret.study.measured import Measurements
@@ -67,10 +70,12 @@ if TYPE_CHECKING:
         throughput_range,
         worker_throughput,
     )
+    from hierret.study.sets import SelectionFidelity, paired_by_metric
     from hierret.study.sizes import PRESETS
     from hierret.study.structure import Structure
     from hierret.study.sweep import chunking_sweep
     from hierret.study.testbed import Testbed
+    from hierret.study.thresholds import Thresholds
     from hierret.study.variation import embedding_variation
 
 #: What a notebook uses: each name and the module that defines it.
@@ -83,6 +88,10 @@ NOTEBOOK = {
     "TOKEN_VECTORS": "hierret.study.params",
     "judged_at": "hierret.study.params",
     "Structure": "hierret.study.structure",
+    "Audit": "hierret.study.audit",
+    "Thresholds": "hierret.study.thresholds",
+    "SelectionFidelity": "hierret.study.sets",
+    "paired_by_metric": "hierret.study.sets",
     "Testbed": "hierret.study.testbed",
     "Arm": "hierret.study.experiment",
     "Measurements": "hierret.study.measured",
@@ -106,7 +115,6 @@ SITE = {
 }
 #: Study modules a notebook still reaches as modules, until each is one study object.
 MODULES = (
-    "audit",
     "available",
     "casebook",
     "cost",
@@ -116,9 +124,7 @@ MODULES = (
     "oracle",
     "pooling",
     "router",
-    "sets",
     "sweep",
-    "thresholds",
 )
 _FACE = NOTEBOOK | SITE
 
@@ -130,12 +136,14 @@ __all__ = [
     "SIZES",
     "TOKEN_VECTORS",
     "Arm",
+    "Audit",
     "CostModel",
     "Measurements",
     "ParameterError",
+    "SelectionFidelity",
     "Structure",
     "Testbed",
-    "audit",
+    "Thresholds",
     "available",
     "casebook",
     "check_notebook",
@@ -152,13 +160,12 @@ __all__ = [
     "normalization_effect",
     "notebook_parameters",
     "oracle",
+    "paired_by_metric",
     "pooling",
     "precision_agreement",
     "record_bytes",
     "router",
-    "sets",
     "sweep",
-    "thresholds",
     "throughput_range",
     "worker_throughput",
 ]
