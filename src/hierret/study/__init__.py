@@ -11,7 +11,8 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   structure tour), :class:`Thresholds` (reranked scores read on their own
   scales), :class:`SelectionFidelity` (a profile against its twin without
   selection; :func:`paired_by_metric` tests any result metric by metric),
-  :class:`Audit` (the unlabelled units arms rank high, read), :class:`Testbed`,
+  :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
+  (each arm beside the per-question best of them, over a grid of runs), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`;
@@ -25,7 +26,7 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
 :data:`MODULES` lists the study modules a notebook still reaches as modules
 (``study.casebook.write``...): each leaves this face when its functions become
 one study object, as :class:`Structure`, :class:`Thresholds`,
-:class:`SelectionFidelity` and :class:`Audit` did.
+:class:`SelectionFidelity`, :class:`Audit` and :class:`Oracle` did.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
         experiment,
         joint,
         merging,
-        oracle,
         pooling,
         router,
         sweep,
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from hierret.study.casebook import explorer_script
     from hierret.study.experiment import Arm
     from hierret.study.measured import Measurements
+    from hierret.study.oracle import Oracle
     from hierret.study.params import (
         BEIR,
         CORPUS,
@@ -89,6 +90,7 @@ NOTEBOOK = {
     "judged_at": "hierret.study.params",
     "Structure": "hierret.study.structure",
     "Audit": "hierret.study.audit",
+    "Oracle": "hierret.study.oracle",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
     "paired_by_metric": "hierret.study.sets",
@@ -121,7 +123,6 @@ MODULES = (
     "experiment",
     "joint",
     "merging",
-    "oracle",
     "pooling",
     "router",
     "sweep",
@@ -139,6 +140,7 @@ __all__ = [
     "Audit",
     "CostModel",
     "Measurements",
+    "Oracle",
     "ParameterError",
     "SelectionFidelity",
     "Structure",
@@ -159,7 +161,6 @@ __all__ = [
     "merging",
     "normalization_effect",
     "notebook_parameters",
-    "oracle",
     "paired_by_metric",
     "pooling",
     "precision_agreement",
