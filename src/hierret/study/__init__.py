@@ -12,7 +12,9 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   scales), :class:`SelectionFidelity` (a profile against its twin without
   selection; :func:`paired_by_metric` tests any result metric by metric),
   :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
-  (each arm beside the per-question best of them, over a grid of runs), :class:`Testbed`,
+  (each arm beside the per-question best of them, over a grid of runs),
+  :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
+  (the window pooling the dense indexes needed), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`;
@@ -24,9 +26,10 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (embedding past one machine, predicted).
 
 :data:`MODULES` lists the study modules a notebook still reaches as modules
-(``study.casebook.write``...): each leaves this face when its functions become
+(``study.joint.first_stages``...): each leaves this face when its functions become
 one study object, as :class:`Structure`, :class:`Thresholds`,
-:class:`SelectionFidelity`, :class:`Audit` and :class:`Oracle` did.
+:class:`SelectionFidelity`, :class:`Audit`, :class:`Oracle`, :class:`Casebook`
+and :class:`Pooling` did.
 """
 
 from __future__ import annotations
@@ -37,18 +40,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hierret.study import (
         available,
-        casebook,
         cost,
         experiment,
         joint,
         merging,
-        pooling,
         router,
         sweep,
     )
     from hierret.study.agreement import normalization_effect, precision_agreement
     from hierret.study.audit import Audit
-    from hierret.study.casebook import explorer_script
+    from hierret.study.casebook import Casebook, explorer_script
     from hierret.study.experiment import Arm
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         judged_at,
         notebook_parameters,
     )
+    from hierret.study.pooling import Pooling
     from hierret.study.scale import (
         CostModel,
         efficiency,
@@ -91,6 +93,8 @@ NOTEBOOK = {
     "Structure": "hierret.study.structure",
     "Audit": "hierret.study.audit",
     "Oracle": "hierret.study.oracle",
+    "Casebook": "hierret.study.casebook",
+    "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
     "paired_by_metric": "hierret.study.sets",
@@ -118,12 +122,10 @@ SITE = {
 #: Study modules a notebook still reaches as modules, until each is one study object.
 MODULES = (
     "available",
-    "casebook",
     "cost",
     "experiment",
     "joint",
     "merging",
-    "pooling",
     "router",
     "sweep",
 )
@@ -138,16 +140,17 @@ __all__ = [
     "TOKEN_VECTORS",
     "Arm",
     "Audit",
+    "Casebook",
     "CostModel",
     "Measurements",
     "Oracle",
     "ParameterError",
+    "Pooling",
     "SelectionFidelity",
     "Structure",
     "Testbed",
     "Thresholds",
     "available",
-    "casebook",
     "check_notebook",
     "check_parameters",
     "chunking_sweep",
@@ -162,7 +165,6 @@ __all__ = [
     "normalization_effect",
     "notebook_parameters",
     "paired_by_metric",
-    "pooling",
     "precision_agreement",
     "record_bytes",
     "router",
