@@ -14,7 +14,8 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
   (each arm beside the per-question best of them, over a grid of runs),
   :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
-  (the window pooling the dense indexes needed), :class:`Testbed`,
+  (the window pooling the dense indexes needed), :class:`JointMatrix` (first
+  stages crossed with rerankers), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`;
@@ -26,10 +27,10 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (embedding past one machine, predicted).
 
 :data:`MODULES` lists the study modules a notebook still reaches as modules
-(``study.joint.first_stages``...): each leaves this face when its functions become
+(``study.sweep.run``...): each leaves this face when its functions become
 one study object, as :class:`Structure`, :class:`Thresholds`,
-:class:`SelectionFidelity`, :class:`Audit`, :class:`Oracle`, :class:`Casebook`
-and :class:`Pooling` did.
+:class:`SelectionFidelity`, :class:`Audit`, :class:`Oracle`, :class:`Casebook`,
+:class:`Pooling` and :class:`JointMatrix` did.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
         available,
         cost,
         experiment,
-        joint,
         merging,
         router,
         sweep,
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from hierret.study.audit import Audit
     from hierret.study.casebook import Casebook, explorer_script
     from hierret.study.experiment import Arm
+    from hierret.study.joint import JointMatrix
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
     from hierret.study.params import (
@@ -94,6 +95,7 @@ NOTEBOOK = {
     "Audit": "hierret.study.audit",
     "Oracle": "hierret.study.oracle",
     "Casebook": "hierret.study.casebook",
+    "JointMatrix": "hierret.study.joint",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -124,7 +126,6 @@ MODULES = (
     "available",
     "cost",
     "experiment",
-    "joint",
     "merging",
     "router",
     "sweep",
@@ -142,6 +143,7 @@ __all__ = [
     "Audit",
     "Casebook",
     "CostModel",
+    "JointMatrix",
     "Measurements",
     "Oracle",
     "ParameterError",
@@ -159,7 +161,6 @@ __all__ = [
     "embedding_variation",
     "experiment",
     "explorer_script",
-    "joint",
     "judged_at",
     "merging",
     "normalization_effect",
