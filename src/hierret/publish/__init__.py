@@ -9,8 +9,8 @@ first use (PEP 562), so ``import hierret.publish`` loads nothing else.
 
 **What a notebook uses:** :func:`styled` and :func:`fields` (result tables as a
 page shows them), :func:`save` (a figure written where the site build asks),
-:func:`interval_panels`, :func:`length_histogram` and :func:`sweep_figure`
-(figures drawn from data frames), :func:`publish`, :func:`table_values` and
+:func:`interval_panels` (intervals drawn from data frames; each study's own
+figures are its ``plot``), :func:`publish`, :func:`table_values` and
 :func:`key` (a notebook's result record), :func:`against_published` (this run
 against the published record) and :func:`run_times` (each notebook's measured
 time per run size).
@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hierret.publish.against import against_published
-    from hierret.publish.charts import length_histogram, sweep_figure
     from hierret.publish.figures import WIDTH, interval_panels, save
     from hierret.publish.pages import adopt, check_page, update_page
     from hierret.publish.record import key, publish, table_values
@@ -72,8 +71,6 @@ READER = {
     "fields": ("hierret.publish.tables", "fields"),
     "save": ("hierret.publish.figures", "save"),
     "interval_panels": ("hierret.publish.figures", "interval_panels"),
-    "length_histogram": ("hierret.publish.charts", "length_histogram"),
-    "sweep_figure": ("hierret.publish.charts", "sweep_figure"),
     "publish": ("hierret.publish.record", "publish"),
     "table_values": ("hierret.publish.record", "table_values"),
     "key": ("hierret.publish.record", "key"),
@@ -121,7 +118,6 @@ __all__ = [
     "heading_slug",
     "interval_panels",
     "key",
-    "length_histogram",
     "load_results",
     "publish",
     "read_timing",
@@ -129,7 +125,6 @@ __all__ = [
     "run_times",
     "save",
     "styled",
-    "sweep_figure",
     "table_values",
     "timing_figure",
     "timing_name",

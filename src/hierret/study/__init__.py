@@ -15,7 +15,7 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (each arm beside the per-question best of them, over a grid of runs),
   :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
-  stages crossed with rerankers), :class:`Testbed`,
+  stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`;
@@ -27,10 +27,10 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (embedding past one machine, predicted).
 
 :data:`MODULES` lists the study modules a notebook still reaches as modules
-(``study.sweep.run``...): each leaves this face when its functions become
+(``study.cost.measure_cost``...): each leaves this face when its functions become
 one study object, as :class:`Structure`, :class:`Thresholds`,
 :class:`SelectionFidelity`, :class:`Audit`, :class:`Oracle`, :class:`Casebook`,
-:class:`Pooling` and :class:`JointMatrix` did.
+:class:`Pooling`, :class:`JointMatrix` and :class:`Swept` did.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
         experiment,
         merging,
         router,
-        sweep,
     )
     from hierret.study.agreement import normalization_effect, precision_agreement
     from hierret.study.audit import Audit
@@ -77,7 +76,7 @@ if TYPE_CHECKING:
     from hierret.study.sets import SelectionFidelity, paired_by_metric
     from hierret.study.sizes import PRESETS
     from hierret.study.structure import Structure
-    from hierret.study.sweep import chunking_sweep
+    from hierret.study.sweep import Swept, chunking_sweep
     from hierret.study.testbed import Testbed
     from hierret.study.thresholds import Thresholds
     from hierret.study.variation import embedding_variation
@@ -96,6 +95,7 @@ NOTEBOOK = {
     "Oracle": "hierret.study.oracle",
     "Casebook": "hierret.study.casebook",
     "JointMatrix": "hierret.study.joint",
+    "Swept": "hierret.study.sweep",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -128,7 +128,6 @@ MODULES = (
     "experiment",
     "merging",
     "router",
-    "sweep",
 )
 _FACE = NOTEBOOK | SITE
 
@@ -150,6 +149,7 @@ __all__ = [
     "Pooling",
     "SelectionFidelity",
     "Structure",
+    "Swept",
     "Testbed",
     "Thresholds",
     "available",
@@ -169,7 +169,6 @@ __all__ = [
     "precision_agreement",
     "record_bytes",
     "router",
-    "sweep",
     "throughput_range",
     "worker_throughput",
 ]
