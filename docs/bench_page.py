@@ -363,7 +363,7 @@ def figure(v: V, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hierret.publish.figures import WIDTH, save
+    from hierret.publish import WIDTH, save
 
     rows = [row for row in _rows(v) if row.peer]
     fig, ax = plt.subplots(figsize=(WIDTH, 0.45 * len(rows) + 1.2))  # the site's width

@@ -31,18 +31,16 @@ beside each machine fact the text quotes from the reference machine.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from hierret._files import atomic_write
-from hierret.publish import claims, floors, summary
-from hierret.publish.report import (
+from hierret.publish import (
+    adopt,
     annotate_run,
-    check_markdown,
+    check_page,
     compare_records,
     load_results,
-    update_markdown,
+    update_page,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,45 +48,6 @@ REFERENCE = ROOT / "data" / "results"
 #: The pages whose marked numbers are checked: the records, the README's run times and
 #: the teacher's page's (the class-size timing records).
 PAGES = (ROOT / "DECISIONS.md", ROOT / "README.md", ROOT / "docs" / "teaching.md")
-
-
-def _adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
-    """Copy the run's records into the reference folder (the new reference).
-
-    With ``keep_facts`` only the findings are adopted: each record keeps the
-    reference machine's facts and machine description, and records made of
-    machine facts alone (timing, bench) are left as they are.
-    """
-    if run.resolve() == reference.resolve():
-        return
-    reference.mkdir(parents=True, exist_ok=True)
-    for file in sorted(run.glob("*.json")):
-        record = json.loads(file.read_text(encoding="utf-8"))
-        target = reference / file.name
-        if keep_facts and target.exists():
-            kept = json.loads(target.read_text(encoding="utf-8"))
-            facts = kept.get("facts", [])
-            if set(record["values"]) <= set(facts) | set(record.get("facts", [])):
-                continue  # nothing but machine facts: the reference machine's stay
-            record["values"] |= {k: kept["values"][k] for k in facts if k in record["values"]}
-            new_facts = set(record.get("facts", [])) - set(facts)  # measured first by this run
-            record["facts"] = sorted(set(facts) | new_facts)
-            record["machine"] = kept["machine"]
-            record["identity"]["machine_facts"] = (
-                "the reference record's (the machine named here); the findings come from "
-                "a run on another machine, which must not change them"
-            )
-        atomic_write(target, json.dumps(record, indent=1) + "\n")
-        print(f"adopted {file.name} as the reference record")
-    evidence = run / "evidence"  # each published test's questions, and its arms' runs
-    for file in sorted(p for p in evidence.rglob("*") if p.is_file()):
-        target = reference / "evidence" / file.relative_to(evidence)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, file.read_bytes())
-    for runs in sorted(p for p in (evidence / "runs").glob("*") if p.is_dir()):
-        for old in (reference / "evidence" / "runs" / runs.name).iterdir():
-            if not (runs / old.name).exists():  # a record's runs are the run's, none stale
-                old.unlink()
 
 
 def _summarise(comparison: dict[str, dict[str, list[str]]]) -> None:
@@ -137,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     run_dir = args.results or args.reference
     if args.update:  # the adopted records are the new reference, and the text follows them
-        _adopt(run_dir, args.reference, args.keep_reference_facts)
+        adopt(run_dir, args.reference, args.keep_reference_facts)
         run_dir = args.reference
     results, reference = load_results(run_dir), load_results(args.reference)
     absent = sorted(set(reference) - set(results))
@@ -157,18 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         text = page.read_text(encoding="utf-8")
         with_claims = page.name == "DECISIONS.md"  # the records' claims tables live there
         if args.update:
-            text = update_markdown(text, results)
-            if with_claims:  # the claims tables, then the results table their rows feed
-                text = summary.update(claims.update(text, results), results)
-            page.write_text(text, "utf-8")
+            page.write_text(update_page(text, results, decisions=with_claims), "utf-8")
             print(f"updated {page}")
             continue
-        found = check_markdown(text, results, reference)
-        found += floors.problems(text, results)  # a floor p is a bound: "≤", never "="
-        found += claims.check(text, results) + summary.check(text, results) if with_claims else []
-        if not with_claims:  # other pages' sentences may say no more than the rows they cite
-            rows = claims.claims((ROOT / "DECISIONS.md").read_text(encoding="utf-8"))
-            found += claims.check_prose(text, rows)
+        # other pages' sentences may say no more than the claims they cite
+        decisions = None if with_claims else (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+        found = check_page(text, results, reference, decisions=decisions)
         problems += [f"{page.name}: {p}" for p in found]
     if args.update:
         return 0

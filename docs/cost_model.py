@@ -124,8 +124,8 @@ def measure_ray(data: Path) -> dict[str, Any]:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
-    from hierret.cache import VectorCache, cached_encoder
-    from hierret.embed import embed_texts
+    from hierret import VectorCache, cached_encoder
+    from hierret.embed import embed_texts  # the engines beneath the face: what is measured
     from hierret.embed_ray import PARTITION_TEXTS
 
     out: dict[str, Any] = {}
@@ -164,7 +164,8 @@ def measure_ray(data: Path) -> dict[str, Any]:
 
 def measure_write(n: int = 20_000, dimension: int = 384, batch: int = 256) -> float:
     """Seconds per vector for the driver to store ``n`` vectors a batch at a time."""
-    from hierret.cache import VectorCache, text_keys
+    from hierret import VectorCache
+    from hierret.cache import text_keys  # the store's own keys: its write rate is measured
     from hierret.encoders import HashEncoder
 
     ident = HashEncoder(dimension=dimension).identity
@@ -199,8 +200,8 @@ def values_from(
     measured: dict[str, Any], records: dict[str, dict[str, Any]], corpora: dict[str, Any]
 ) -> dict[str, float | int]:
     """The record's values: the measured terms, each encoder's model, its predictions."""
-    from hierret.publish.record import key
-    from hierret.study.scale import (
+    from hierret.publish import key
+    from hierret.study import (
         CostModel,
         efficiency,
         record_bytes,
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = measure(args.data, args.texts)
         args.measured.parent.mkdir(parents=True, exist_ok=True)
         args.measured.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
-    from hierret.publish.report import load_results, write_results
+    from hierret.publish import load_results, write_results
 
     records = load_results(RESULTS)
     corpora = json.loads(CORPORA.read_text(encoding="utf-8"))

@@ -58,10 +58,16 @@ import nbformat
 import papermill as pm
 import pytest
 
-from hierret.cache import default_cache_dir
-from hierret.publish import timing
-from hierret.publish.report import write_results
-from hierret.study.params import SIZES, ParameterError, check_parameters, notebook_parameters
+from hierret import VectorCache
+from hierret.publish import (
+    TIMING_ENV,
+    Timings,
+    read_timing,
+    timing_name,
+    timing_values,
+    write_results,
+)
+from hierret.study import SIZES, ParameterError, check_parameters, notebook_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "examples" / "handbook"
@@ -116,7 +122,7 @@ class NbvalOutputs:
         if hasattr(item, "output_timeout"):  # nbval's wait for a cell's outputs, fixed at 5 s
             item.output_timeout = KERNEL_WAIT_S
         if stem not in self._start:
-            os.environ[timing.TIMING_ENV] = str(self.timing_dir / f"{stem}.json")
+            os.environ[TIMING_ENV] = str(self.timing_dir / f"{stem}.json")
             self._start[stem], self._count[stem] = time.perf_counter(), 0
 
     @pytest.hookimpl(wrapper=True)
@@ -153,14 +159,14 @@ def _restored(value: str | None) -> Iterator[None]:
         yield
     finally:
         if value is None:
-            os.environ.pop(timing.TIMING_ENV, None)
+            os.environ.pop(TIMING_ENV, None)
         else:
-            os.environ[timing.TIMING_ENV] = value
+            os.environ[TIMING_ENV] = value
 
 
 def _run_nbval(paths: list[Path], kernel: str, timing_dir: Path) -> tuple[int, dict[str, float]]:
     plugin = NbvalOutputs(timing_dir, kernel)
-    with _restored(os.environ.get(timing.TIMING_ENV)):
+    with _restored(os.environ.get(TIMING_ENV)):
         code = pytest.main(
             [
                 *map(str, paths),
@@ -212,12 +218,12 @@ def _e5_binary() -> str | None:
 
 def _cache_bytes() -> int:
     """Bytes in the vector cache folder the kernels use (0: none yet, a cold run)."""
-    root = default_cache_dir()
+    root = VectorCache().root  # the default cache folder; nothing is created
     return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
 
 
 def _write_timing(
-    runs: dict[str, tuple[float, timing.Timings]],
+    runs: dict[str, tuple[float, Timings]],
     identity: dict[str, Any],
     out: Path,
     results: Path | None = None,
@@ -228,12 +234,12 @@ def _write_timing(
     on an empty cache is also its size's cold record (`timing_cold`, timing-cold.json:
     the first-run cost the README quotes; `timing_class_cold`...), beside the notebooks
     at reference size only (the site's first-run section is the reference's)."""
-    values, layout = timing.record_values(runs)
+    values, layout = timing_values(runs)
     size, cold = str(identity["size"]), identity["cache_bytes_before"] == 0 and len(runs) > 1
     plan = [(out, "timing")] + [(out, "timing_cold")] * (cold and size == "reference")
     if results is not None:
-        plan.append((results, timing.record_name(size, cold=False)))
-        plan += [(results, timing.record_name(size, cold=True))] * cold
+        plan.append((results, timing_name(size, cold=False)))
+        plan += [(results, timing_name(size, cold=True))] * cold
     for folder, name in plan:
         path = write_results(  # every value of a timing record is a machine fact
             folder / f"{name.replace('_', '-')}.json",
@@ -398,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not for pages
-    load, before = os.getloadavg(), os.environ.get(timing.TIMING_ENV)
+    load, before = os.getloadavg(), os.environ.get(TIMING_ENV)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     commit = _commit()  # the code the run starts from (a commit made meanwhile is not it)
     cache_before = _cache_bytes()
@@ -418,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                 params |= {k: _relative(v, args.out) for k, v in examples[name][1].items()}
             params = {k: v for k, v in params.items() if k in notebook_parameters(nb)}
             print(f"[execute] {name} {params}", flush=True)
-            os.environ[timing.TIMING_ENV] = str(timing_dir / f"{name}.json")
+            os.environ[TIMING_ENV] = str(timing_dir / f"{name}.json")
             start = time.perf_counter()
             pm.execute_notebook(
                 str(nb),
@@ -439,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                 [args.out / f"{name}.ipynb" for _, name in plan], args.kernel, timing_dir
             )
         runs = {  # the timing record is the studies' (the examples are the page's)
-            stem: (seconds, timing.read(timing_dir / f"{stem}.json"))
+            stem: (seconds, read_timing(timing_dir / f"{stem}.json"))
             for stem, seconds in wall.items()
             if stem not in examples
         }

@@ -34,12 +34,19 @@ from pathlib import Path
 
 import numpy as np
 
-from hierret import Profile, Searcher, build_hierarchy, cached_encoder, load
+from hierret import (
+    Corpus,
+    Document,
+    Profile,
+    Query,
+    Searcher,
+    build_hierarchy,
+    cached_encoder,
+    load,
+)
 from hierret.datasets import data_home
-from hierret.evaluation import evaluate, lift, mean_scores, qrels_from_evidence
-from hierret.rankers.fusion import minmax_fuse
-from hierret.runs import Ranking, rank
-from hierret.units import Corpus, Document, Query
+from hierret.evaluation import Ranking, evaluate, lift, mean_scores, qrels_from_evidence, rank
+from hierret.rankers import minmax_fuse
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 

@@ -39,7 +39,7 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 
-from hierret.publish import summary
+from hierret.publish import heading_slug, results_table
 
 #: A notebook page of the site (the records' notebooks; not "your own documents").
 NOTEBOOK = re.compile(r"^notebooks/(\d\d_\w+)$")
@@ -99,11 +99,9 @@ def row_anchor(record: str, claim: str) -> str:
 def results_page(decisions: str) -> str:
     """The results table of ``decisions`` (DECISIONS.md's text) for the home page: its
     record links point into the records' page (``decisions.md``)."""
-    lines = decisions.splitlines()
-    if summary.START not in lines:
+    block = results_table(decisions)
+    if block is None:
         return "*DECISIONS.md has no results table.*\n"
-    first = lines.index(summary.START) + 1
-    block = "\n".join(lines[first : lines.index(summary.END, first)])
     return block.replace("](#", "](decisions.md#").strip() + "\n"
 
 
@@ -120,7 +118,7 @@ def _heading_slugs(cells: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
             if not m:
                 continue
             text = re.sub(r"[`*]|\[([^]]*)\]\([^)]*\)", r"\1", m[2]).strip()
-            slug = base = summary.slug(text)
+            slug = base = heading_slug(text)
             n = 0
             while slug in seen:
                 n += 1

@@ -35,8 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hierret.publish import timing
-from hierret.publish.report import write_results
+from hierret.publish import EXERCISES_RECORD, SIZE_RECORDS, exercises_of, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return code
     load = os.getloadavg()  # the exercises' load, as the size runs record theirs
     for nb in notebooks if args.size == "class" else []:
-        listed[nb.stem] = timing.exercises_of(nb)
+        listed[nb.stem] = exercises_of(nb)
         for n, changes in enumerate(listed[nb.stem], 1):
             out = args.out / f"{nb.stem}-{n}"
             print(f"[sizes] {nb.stem} exercise {n}: {changes}", flush=True)
@@ -99,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_before": load,
         "load_average_after": os.getloadavg(),
     }
-    made = [runs / f for f in timing.SIZE_RECORDS[args.size]]
+    made = [runs / f for f in SIZE_RECORDS[args.size]]
     if listed:
         made.append(
             write_results(
-                args.out / timing.EXERCISES_RECORD,
+                args.out / EXERCISES_RECORD,
                 "timing_exercises",
                 values,
                 identity,

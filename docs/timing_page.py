@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hierret.publish import figures, timing
+from hierret.publish import save, timing_figure, timing_table
 
 TITLE = "# Where the time goes\n\n"
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def _cell(value: Any, column: str) -> str:
 
 
 def _table(record: dict[str, Any], site: Path) -> str:
-    frame = timing.table(record)
+    frame = timing_table(record)
     columns = list(frame.columns)
     lines = [
         "| notebook | stage | " + " | ".join(columns) + " |",
@@ -122,7 +122,7 @@ def page(
 
 
 def _section(record: dict[str, Any], figure_dir: Path, name: str, lead: str = "") -> str:
-    figures.save(timing.figure(record), figure_dir, f"{name}.png", show=False)
+    save(timing_figure(record), figure_dir, f"{name}.png", show=False)
     return (
         (_about(record, lead) if lead else _about(record))
         + f"```{{figure}} figures/{name}.png\n:alt: Each notebook's wall time as a bar "

@@ -335,3 +335,26 @@ def test_the_audit_applies_where_its_units_are_cut_and_steps_aside_elsewhere(
     assert (other.scope, other.applies, len(other.judged)) == ("other units", False, 0)
     assert other.qrels == qrels
     assert "steps aside" in other.note
+
+
+def test_the_audit_object_reads_the_studys_sample_where_it_applies() -> None:
+    """``Audit`` lists the unlabelled units, reads DR-001's sample against them and, once
+    the sensitivity ran, gives its tables and values (none before)."""
+    bundle, h, runs = _setup()
+    qrels = {t: qrels_from_evidence(bundle.queries, h.units(t)) for t in ("passages", "sections")}
+    a = audit.Audit("dr001", runs, h, qrels, bundle.queries)
+    assert a.unlabeled.equals(unlabeled_top(runs, h, qrels, bundle.queries))
+    assert a.note == a.reading.note
+    assert a.applies == a.reading.applies
+    assert a.values() == {}
+    assert len(a.table()) == 1
+    assert a.applies  # a sample of the reference corpus meets some of the judged pairs
+    arms = {n: experiment.Arm(Profile(), Searcher(h, HashEncoder(dimension=16))) for n in "ab"}
+    result = experiment.run(
+        arms, bundle.queries, qrels={"passages": qrels["passages"]},
+        family=[("a", "b")], stats=StatsSettings(n_resamples=20),
+    )  # fmt: skip
+    moved = a.sensitivity({"toy": result})
+    assert a.moved is moved
+    assert len(a.table()) == 2
+    assert set(a.values()) >= set(a.reading.values())

@@ -116,6 +116,13 @@ def test_run_equals_each_arm_searched_and_values_follow_the_key_rule(setup) -> N
     assert np.isnan(shown.loc["bm25+none", "added ms (mean)"])
     assert shown.loc["bm25+rescore", "ndcg@10"] == table.loc["bm25+rescore", "mean"]
     assert len(joint.plot_matrix({"pets": result}).axes) == 2
+    assert m.table(result).equals(shown)  # the matrix's own views, as the notebook calls them
+    assert len(joint.JointMatrix.plot({"pets": result}).axes) == 2
+    corpora = {"pets": (None, None, "passages")}
+    with pytest.raises(TypeError):  # record_identity's own check of what it is handed
+        joint.record_identity({}, m.rerankers, corpora, {"pets": result})
+    with pytest.raises(TypeError):
+        joint.JointMatrix.identity({}, m.rerankers, corpora, {"pets": result})
 
 
 def test_prepare_fills_a_maxsim_cache_with_every_distinct_candidate(setup) -> None:
@@ -197,6 +204,10 @@ def test_first_stages_share_one_searcher_per_encoder(setup) -> None:
     )
     assert arms["a"].searcher is arms["b"].searcher
     assert arms["a"].profile == Profile(level="documents", vectors="first-window")
+    again = joint.JointMatrix.first_stages(
+        s.hierarchy, "documents", {"a": ("dense", "x"), "b": ("bm25", "x")}, {"x": s.encoder}
+    )
+    assert {k: v.profile for k, v in again.items()} == {k: v.profile for k, v in arms.items()}
 
 
 def _slow_matrix(s: Searcher, memo: Measurements | None) -> tuple[joint.JointMatrix, SlowQueries]:

@@ -109,5 +109,26 @@ def test_tables_show_the_oracle_as_an_untested_bound_over_its_arms() -> None:
     assert "untested" in oracle_.LABEL
     assert "its arms" in oracle_.LABEL
     root = Path(__file__).resolve().parents[1] / "notebooks"
-    for name in ("05_dr004_hierarchy", "06_dr005_beyond"):  # the tables those pages show
-        assert "rename(index=oracle.RELABEL)" in (root / f"{name}.ipynb").read_text()
+    for name in ("05_dr004_hierarchy", "06_dr005_beyond"):  # the tables those pages show:
+        assert "oracle.table(target)" in (root / f"{name}.ipynb").read_text()  # Oracle.table
+    # relabels the oracle's row (test_the_oracle_object_holds_every_run_and_target_of_a_grid)
+
+
+def test_the_oracle_object_holds_every_run_and_target_of_a_grid() -> None:
+    """``Oracle`` is :func:`oracle_table` over a grid: its tables, the wide view of a
+    target, the rows that are arms and each run's panel with or without the oracle."""
+    from hierret.study.oracle import LABEL, Oracle, oracle_table
+
+    stats = StatsSettings(n_resamples=50)
+    scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0}, "b": {"q1": 0.5, "q2": 1.0}}}}
+    other = {"sections": {"mrr": {"a": {"q1": 0.0, "q2": 0.0}, "b": {"q1": 1.0, "q2": 1.0}}}}
+    r1 = Result({}, scores, "a", [], ["sections"], ["mrr"], stats)
+    r2 = Result({}, other, "a", [], ["sections"], ["mrr"], stats)
+    grid = Oracle({("x", 1): r1, ("x", 2): [r2]}, ["sections"], "mrr", over=["a", "b"])
+    assert grid.tables.loc["x", 1, "sections"].equals(oracle_table([r1], "sections", "mrr"))
+    wide = grid.table("sections")
+    assert wide.loc[LABEL].tolist() == [1.0, 1.0]
+    assert wide.loc["b"].tolist() == [0.75, 1.0]
+    assert grid.arms("sections")[0].tolist() == ["a", "b"]
+    assert "oracle" not in grid.panel("x", 2, "sections", with_oracle=False).index
+    assert grid.panel("x", 2, "sections").index[-1] == LABEL

@@ -297,20 +297,13 @@ def test_depth_follows_the_metric_and_measures_are_trec_evals() -> None:
 def test_adopting_a_run_copies_its_run_files(study: Path, tmp_path: Path) -> None:
     """`check_decisions.py --update` (nox -s reproduce -- --update-decisions) copies the
     evidence folder with its runs into the reference, a record's stale run files gone."""
-    import importlib.util
+    from hierret.publish import adopt
 
-    spec = importlib.util.spec_from_file_location(
-        "check_decisions", ROOT / "docs" / "check_decisions.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check)
     reference = tmp_path / "reference"
     stale = runfiles.folder(reference, "dr9") / "gone.run.gz"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"")
-    check._adopt(study, reference)
+    adopt(study, reference)
     source, copied = runfiles.folder(study, "dr9"), runfiles.folder(reference, "dr9")
     assert {p.name: p.read_bytes() for p in copied.iterdir()} == {
         p.name: p.read_bytes() for p in source.iterdir()

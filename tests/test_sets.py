@@ -89,3 +89,21 @@ def test_set_measures_need_the_arms_own_level(searcher: Searcher) -> None:
     )
     with pytest.raises(ValueError, match="ranks passages, not the target 'documents'"):
         sets.with_set_measures(result, {"documents": {"q1": {"d1": 1}}})
+
+
+def test_the_fidelity_object_is_the_functions_of_its_run(searcher: Searcher) -> None:
+    """``SelectionFidelity`` runs the profile and its twin once; its views are the
+    module's functions of that run."""
+    p = Profile("sel", ranker="bm25", candidates=3, selection=Selection(top_k=1))
+    stats = StatsSettings(n_resamples=20)
+    f = sets.SelectionFidelity(p, searcher, QUERIES, target="passages", qrels=QRELS, stats=stats)
+    again = sets.without_selection(
+        p, searcher, QUERIES, target="passages", qrels=QRELS, stats=stats
+    )
+    assert f.result.arms == again.arms == ["as given", "reorder-only"]
+    assert f.table().equals(sets.summary(again))
+    assert f.record("as given") == sets.profile_record(again, "as given")
+    measures = ["ndcg@10", *f.MEASURES]
+    assert f.values("x", measures) == sets.record_values(again, "x", measures)
+    assert f.paired(measures).equals(sets.paired_by_metric(again, measures))
+    assert f.values("x", ["set kept"])["x_as_given_set_kept"] == 1.0

@@ -225,8 +225,7 @@ def test_the_core_imports_what_defines_a_name_not_a_face() -> None:
     wrong = [
         f"{name}: {line}"
         for path in sorted((SRC / "hierret").rglob("*.py"))
-        if core(name := _module_name(path, SRC))
-        and name not in ("hierret", *FACES)
+        if core(name := _module_name(path, SRC)) and name not in ("hierret", *FACES)
         for line in _face_imports(path)
     ]
     assert wrong == []

@@ -146,3 +146,18 @@ def test_length_histogram_labels_its_axes_and_limit() -> None:
     assert ax.get_ylabel() == "passages"
     assert ax.get_title() == "three passages"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["max_chars = 900 characters"]
+
+
+def test_the_structure_object_is_the_views_of_its_hierarchy(reference: Hierarchy) -> None:
+    from hierret.study import Structure
+
+    s = Structure(reference)
+    assert s.values() == summary(reference)
+    assert s.table().equals(document_sizes(reference))
+    assert s.table(3).equals(document_sizes(reference).head(3))
+    assert s.longest == document_sizes(reference).index[0]
+    assert s.tree(s.longest) == section_tree(reference, s.longest)
+    assert [p.id for p in s.straddling()] == [p.id for p in straddling(reference)]
+    assert s.overlap(s.longest) == side_by_side(reference, *overlapping_pair(reference, s.longest))
+    fig = s.plot([1, 2, 3], 2, unit="characters", limit_name="max_chars")
+    assert fig.axes[0].get_xlabel() == "passage length (characters)"

@@ -170,3 +170,19 @@ def test_cross_validate_never_chooses_with_the_held_out_questions() -> None:
 def test_cross_validate_refuses_bad_input(shape: tuple[int, ...], folds: int) -> None:
     with pytest.raises(ValueError, match=r"scores must be|folds must be"):
         stats.cross_validate(np.zeros(shape), folds=folds)
+
+
+def test_the_swept_object_runs_the_grid_and_draws_its_table() -> None:
+    """``Swept.of`` is :func:`sweep.run`; ``Swept.plot`` draws :meth:`Swept.table`."""
+    s, queries = setup()
+    grid = {"vectors": ["rawspan", "centroid"], "section_weight": [0.0, 1.0]}
+    on = {
+        "searcher": s,
+        "targets": ["documents", "sections"],
+        "stats": StatsSettings(n_resamples=50),
+    }
+    swept = sweep.Swept.of(Profile(level="fused"), grid, queries, **on)
+    assert swept.table().equals(sweep.run(Profile(level="fused"), grid, queries, **on).table())
+    fig = swept.plot("section_weight", by="vectors", marks=[0.65], title="animals")
+    assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3]  # two groups and the mark
+    assert fig.texts[0].get_text() == "animals"

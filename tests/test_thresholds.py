@@ -114,3 +114,28 @@ def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> Non
     values = thresholds.oof_values(t, {"c": "corpus"})
     assert values["corpus_r_oof_f1"] == row["f1"]
     assert "corpus_r_oof_chosen" not in values
+
+
+def test_the_study_object_is_the_functions_of_its_cases() -> None:
+    """``Thresholds`` holds the cases, the own thresholds and the selection once."""
+    own = {"rr": 0.75, "other": None}
+    study = thresholds.Thresholds(CASES, own, min_keep=1, top_k=2)
+    assert study.table().equals(thresholds.score_summary(CASES))
+    points = {"ceiling only": -np.inf, "study": 0.5}
+    marked = study.marks(points)
+    assert marked.equals(thresholds.marks(CASES, points, own, min_keep=1, top_k=2))
+    stats = StatsSettings(n_resamples=20)
+    tuned = study.out_of_fold(folds=2, stats=stats)
+    expect = thresholds.out_of_fold(CASES, own, min_keep=1, top_k=2, folds=2, stats=stats)
+    assert tuned.drop(columns="chosen").equals(expect.drop(columns="chosen"))
+    labels = {"ceiling only": "top", "study": "s", thresholds.OWN: "own"}
+    values = study.values(marked, labels, tuned, {"toy": "t"})
+    assert values == thresholds.mark_values(marked, labels, {"toy": "t"}) | (
+        thresholds.oof_values(tuned, {"toy": "t"})
+    )
+    assert list(values)[: len(thresholds.mark_values(marked, labels))] == list(
+        thresholds.mark_values(marked, labels, {"toy": "t"})
+    )  # the record's order: the marks first, then out of fold
+    assert study.values(marked, labels) == thresholds.mark_values(marked, labels)
+    assert len(study.plot().axes) >= 2
+    assert study.plot_sweeps(marked).axes

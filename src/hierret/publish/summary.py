@@ -68,7 +68,18 @@ from typing import Any
 
 import hierret.publish.claims as _claims
 
-__all__ = ["COLUMNS", "END", "START", "Row", "cells", "check", "rows", "slug", "update"]
+__all__ = [
+    "COLUMNS",
+    "END",
+    "START",
+    "Row",
+    "cells",
+    "check",
+    "results_table",
+    "rows",
+    "slug",
+    "update",
+]
 
 #: The line before the table and the line after it.
 START, END = "<!-- results table -->", "<!-- /results table -->"
@@ -234,3 +245,21 @@ def update(text: str, results: Mapping[str, Mapping[str, Any]]) -> str:
             end = "\n" if lines[row.line - 1].endswith("\n") else ""
             lines[row.line - 1] = "| " + " | ".join(want) + " |" + end
     return "".join(lines)
+
+
+def results_table(text: str) -> str | None:
+    """The results table of ``text`` (DECISIONS.md), the lines between :data:`START` and
+    :data:`END`; ``None`` when the text has none.
+
+    Examples
+    --------
+    >>> results_table(f"intro\\n{START}\\n| a |\\n{END}\\n")
+    '| a |'
+    >>> results_table("no table") is None
+    True
+    """
+    lines = text.splitlines()
+    if START not in lines:
+        return None
+    first = lines.index(START) + 1
+    return "\n".join(lines[first : lines.index(END, first)])

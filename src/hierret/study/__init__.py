@@ -1,76 +1,140 @@
 """The study machinery: what runs, compares and tunes arms for a decision record.
 
 This floor stands on the core (:mod:`hierret`) and on :mod:`hierret.publish`;
-nothing below imports it. Its modules, by what a record does with them:
+nothing below imports it. The face lists names, each loading its module on first
+use (PEP 562), so ``import hierret.study`` loads nothing else:
 
-* **compare arms**: :mod:`~hierret.study.experiment` (one call runs several
-  profiles on the same questions, judges them and tests the declared
-  comparisons), :mod:`~hierret.study.oracle`, :mod:`~hierret.study.casebook`
-  (the questions that decide a comparison), :mod:`~hierret.study.audit`
-  (unlabelled top-ranked units, for a reader to judge);
-* **sweep and tune**: :mod:`~hierret.study.sweep` (profile settings and
-  passage sizes), :mod:`~hierret.study.thresholds`, :mod:`~hierret.study.joint`
-  (first stages crossed with rerankers), :mod:`~hierret.study.sets` (the
-  returned set as a measure), :mod:`~hierret.study.merging` and
-  :mod:`~hierret.study.router` (ideas a record tried and did not adopt);
-* **measure the machine's part**: :mod:`~hierret.study.cost`,
-  :mod:`~hierret.study.scale` (embedding past one machine, predicted),
-  :mod:`~hierret.study.measured`, :mod:`~hierret.study.variation`,
-  :mod:`~hierret.study.agreement`, :mod:`~hierret.study.pooling`;
-* **set up a notebook**: :mod:`~hierret.study.params` (its parameters checked),
-  :mod:`~hierret.study.sizes` (what its smaller run sizes change),
-  :mod:`~hierret.study.available` (what loads here),
-  :mod:`~hierret.study.testbed`, :mod:`~hierret.study.structure` (the
-  structure tour's tables).
+* **a notebook's parameters**: :func:`check_notebook` (checks them against
+  :data:`PRESETS`, what its smaller run sizes change), the rules :data:`CORPUS`,
+  :data:`ENCODER`, :data:`BEIR`, :data:`TOKEN_VECTORS`, :func:`judged_at`;
+* **studies, one object each**: :class:`Structure` (a corpus's structure, the
+  structure tour), :class:`Thresholds` (reranked scores read on their own
+  scales), :class:`SelectionFidelity` (a profile against its twin without
+  selection; :func:`paired_by_metric` tests any result metric by metric),
+  :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
+  (each arm beside the per-question best of them, over a grid of runs),
+  :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
+  (the window pooling the dense indexes needed), :class:`JointMatrix` (first
+  stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
+  :class:`Arm`, :class:`Measurements`,
+  :func:`chunking_sweep`, :func:`embedding_variation`,
+  :func:`normalization_effect`, :func:`precision_agreement`;
+* **what the site build uses** (``docs/*.py``): :data:`SIZES`,
+  :func:`check_parameters`, :func:`notebook_parameters`, :class:`ParameterError`
+  (a run's parameters checked before it starts), :func:`explorer_script` (the
+  casebook explorer's script), :class:`CostModel`, :func:`efficiency`,
+  :func:`record_bytes`, :func:`throughput_range`, :func:`worker_throughput`
+  (embedding past one machine, predicted).
 
-A notebook imports from this face only: the modules above and the few names
-listed in ``__all__``; among them :data:`LEDGER`, where every result keeps its
-tests, which a notebook hands to :func:`hierret.publish.record.publish`.
+:data:`MODULES` lists the study modules a notebook still reaches as modules
+(``study.cost.measure_cost``...): each leaves this face when its functions become
+one study object, as :class:`Structure`, :class:`Thresholds`,
+:class:`SelectionFidelity`, :class:`Audit`, :class:`Oracle`, :class:`Casebook`,
+:class:`Pooling`, :class:`JointMatrix` and :class:`Swept` did.
+
+:data:`LEDGER` is where every result keeps its tests; a notebook hands it to
+:func:`hierret.publish.record.publish`, which writes the evidence from it.
 """
 
-from hierret.study import (
-    agreement,
-    audit,
-    available,
-    casebook,
-    cost,
-    experiment,
-    joint,
-    measured,
-    merging,
-    oracle,
-    params,
-    pooling,
-    router,
-    scale,
-    sets,
-    sizes,
-    structure,
-    sweep,
-    testbed,
-    thresholds,
-    variation,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.study import (
+        available,
+        cost,
+        experiment,
+        merging,
+        router,
+    )
+    from hierret.study.agreement import normalization_effect, precision_agreement
+    from hierret.study.audit import Audit
+    from hierret.study.casebook import Casebook, explorer_script
+    from hierret.study.experiment import Arm
+    from hierret.study.joint import JointMatrix
+    from hierret.study.measured import Measurements
+    from hierret.study.oracle import Oracle
+    from hierret.study.params import (
+        BEIR,
+        CORPUS,
+        ENCODER,
+        SIZES,
+        TOKEN_VECTORS,
+        ParameterError,
+        check_notebook,
+        check_parameters,
+        judged_at,
+        notebook_parameters,
+    )
+    from hierret.study.pooling import Pooling
+    from hierret.study.result import LEDGER
+    from hierret.study.scale import (
+        CostModel,
+        efficiency,
+        record_bytes,
+        throughput_range,
+        worker_throughput,
+    )
+    from hierret.study.sets import SelectionFidelity, paired_by_metric
+    from hierret.study.sizes import PRESETS
+    from hierret.study.structure import Structure
+    from hierret.study.sweep import Swept, chunking_sweep
+    from hierret.study.testbed import Testbed
+    from hierret.study.thresholds import Thresholds
+    from hierret.study.variation import embedding_variation
+
+#: What a notebook uses: each name and the module that defines it.
+NOTEBOOK = {
+    "check_notebook": "hierret.study.params",
+    "PRESETS": "hierret.study.sizes",
+    "CORPUS": "hierret.study.params",
+    "ENCODER": "hierret.study.params",
+    "BEIR": "hierret.study.params",
+    "TOKEN_VECTORS": "hierret.study.params",
+    "judged_at": "hierret.study.params",
+    "Structure": "hierret.study.structure",
+    "Audit": "hierret.study.audit",
+    "Oracle": "hierret.study.oracle",
+    "Casebook": "hierret.study.casebook",
+    "JointMatrix": "hierret.study.joint",
+    "Swept": "hierret.study.sweep",
+    "Pooling": "hierret.study.pooling",
+    "Thresholds": "hierret.study.thresholds",
+    "SelectionFidelity": "hierret.study.sets",
+    "paired_by_metric": "hierret.study.sets",
+    "Testbed": "hierret.study.testbed",
+    "Arm": "hierret.study.experiment",
+    "LEDGER": "hierret.study.result",
+    "Measurements": "hierret.study.measured",
+    "chunking_sweep": "hierret.study.sweep",
+    "embedding_variation": "hierret.study.variation",
+    "normalization_effect": "hierret.study.agreement",
+    "precision_agreement": "hierret.study.agreement",
+}
+#: What the site build (``docs/*.py``) uses.
+SITE = {
+    "SIZES": "hierret.study.params",
+    "ParameterError": "hierret.study.params",
+    "check_parameters": "hierret.study.params",
+    "notebook_parameters": "hierret.study.params",
+    "explorer_script": "hierret.study.casebook",
+    "CostModel": "hierret.study.scale",
+    "efficiency": "hierret.study.scale",
+    "record_bytes": "hierret.study.scale",
+    "throughput_range": "hierret.study.scale",
+    "worker_throughput": "hierret.study.scale",
+}
+#: Study modules a notebook still reaches as modules, until each is one study object.
+MODULES = (
+    "available",
+    "cost",
+    "experiment",
+    "merging",
+    "router",
 )
-from hierret.study.agreement import normalization_effect, precision_agreement
-from hierret.study.experiment import Arm
-from hierret.study.measured import Measurements
-from hierret.study.params import (
-    BEIR,
-    CORPUS,
-    ENCODER,
-    TOKEN_VECTORS,
-    among,
-    at_least,
-    below,
-    between,
-    check_notebook,
-    judged_at,
-)
-from hierret.study.result import LEDGER
-from hierret.study.sizes import PRESETS
-from hierret.study.sweep import chunking_sweep
-from hierret.study.testbed import Testbed
-from hierret.study.variation import embedding_variation
+_FACE = NOTEBOOK | SITE
 
 __all__ = [
     "BEIR",
@@ -78,39 +142,55 @@ __all__ = [
     "ENCODER",
     "LEDGER",
     "PRESETS",
+    "SIZES",
     "TOKEN_VECTORS",
     "Arm",
+    "Audit",
+    "Casebook",
+    "CostModel",
+    "JointMatrix",
     "Measurements",
+    "Oracle",
+    "ParameterError",
+    "Pooling",
+    "SelectionFidelity",
+    "Structure",
+    "Swept",
     "Testbed",
-    "agreement",
-    "among",
-    "at_least",
-    "audit",
+    "Thresholds",
     "available",
-    "below",
-    "between",
-    "casebook",
     "check_notebook",
+    "check_parameters",
     "chunking_sweep",
     "cost",
+    "efficiency",
     "embedding_variation",
     "experiment",
-    "joint",
+    "explorer_script",
     "judged_at",
-    "measured",
     "merging",
     "normalization_effect",
-    "oracle",
-    "params",
-    "pooling",
+    "notebook_parameters",
+    "paired_by_metric",
     "precision_agreement",
+    "record_bytes",
     "router",
-    "scale",
-    "sets",
-    "sizes",
-    "structure",
-    "sweep",
-    "testbed",
-    "thresholds",
-    "variation",
+    "throughput_range",
+    "worker_throughput",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use (PEP 562)."""
+    if name in MODULES:
+        value = importlib.import_module(f"hierret.study.{name}")
+    elif name in _FACE:
+        value = getattr(importlib.import_module(_FACE[name]), name)
+    else:
+        raise AttributeError(f"module 'hierret.study' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FACE, *MODULES})

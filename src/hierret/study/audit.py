@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from hierret.study.experiment import Result
 
 __all__ = [
+    "Audit",
     "Reading",
     "add_relevant",
     "fingerprint",
@@ -764,3 +765,86 @@ def read_sample(
         judged, header = read_judgements(path, listed, strict=False)
         scope = "met"
     return Reading(unlabeled, judged, header, add_relevant(qrels, judged, hierarchy), scope)
+
+
+class Audit:
+    """One study's audit: the unlabelled units its arms rank high, a reader's sample of
+    them and, where that reading applies, how its judgements move the comparisons.
+
+    Parameters
+    ----------
+    study : str
+        The study's name: its judged sample is ``data/audit/{study}-sample.csv``
+        (:func:`judgements_path`).
+    runs : mapping of str to Run
+        Each arm's rankings (:func:`unlabeled_top`).
+    hierarchy : Hierarchy
+    qrels : mapping of level to Qrels
+        The labels as loaded.
+    queries : sequence of Query, optional
+        For the questions' text.
+    depth : int, default 3
+        How deep in each arm's ranking an unlabelled unit is listed.
+
+    Attributes
+    ----------
+    unlabeled : pandas.DataFrame
+        :func:`unlabeled_top`'s rows.
+    reading : Reading
+        The judged sample read against them (:func:`read_sample`).
+    moved : pandas.DataFrame or None
+        :meth:`sensitivity`'s table, once it ran.
+
+    Examples
+    --------
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", "Cats purr. Dogs bark.")]))
+    >>> a = Audit("dr001", {"arm": {"q": [("d#p0", 1.0)]}}, h, {"passages": {"q": {}}})
+    >>> len(a.unlabeled), a.applies, a.values()
+    (1, False, {})
+    """
+
+    def __init__(
+        self,
+        study: str,
+        runs: Mapping[str, Run],
+        hierarchy: Hierarchy,
+        qrels: Mapping[Level, Qrels],
+        queries: Sequence[Query] = (),
+        depth: int = 3,
+    ) -> None:
+        self.unlabeled = unlabeled_top(runs, hierarchy, qrels, queries, depth=depth)
+        self.reading = read_sample(study, self.unlabeled, hierarchy, qrels)
+        self.moved: pd.DataFrame | None = None
+
+    @property
+    def note(self) -> str:
+        """What was read, and what of it bears on this run's units (:attr:`Reading.note`)."""
+        return self.reading.note
+
+    @property
+    def applies(self) -> bool:
+        """Whether the reading was made on these units (:attr:`Reading.applies`)."""
+        return self.reading.applies
+
+    def sensitivity(self, decided: Mapping[str, Result | tuple[Result, str]]) -> pd.DataFrame:
+        """The decided comparisons before and after the reader's judgements
+        (:func:`sensitivity`), kept as :attr:`moved`."""
+        self.moved = sensitivity(decided, self.reading.qrels)
+        return self.moved
+
+    def table(self) -> list[Styler]:
+        """The reading's table and, once :meth:`sensitivity` ran, its table
+        (:func:`sensitivity_table`)."""
+        tables = [self.reading.table()]
+        if self.moved is not None:
+            tables.append(sensitivity_table(self.moved, self.reading.added))
+        return tables
+
+    def values(self) -> dict[str, int | float]:
+        """What the record keeps once :meth:`sensitivity` ran: the reading's counts and
+        each comparison's move (``audit_*``); nothing before."""
+        if self.moved is None:
+            return {}
+        return self.reading.values() | table_values(self.moved, "audit")

@@ -60,6 +60,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import numpy as np
@@ -167,6 +168,26 @@ class Casebook:
     record: str
     comparisons: list[Comparison]
     sets: list[dict[str, object]]
+
+    @classmethod
+    def of(cls, record: str, results: Results, **options: Any) -> Casebook:
+        """The casebook of a record's results (:func:`build`, which takes ``options``)."""
+        return build(record, results, **options)
+
+    def save(self, folder: str | os.PathLike[str] | None) -> dict[str, int]:
+        """Write the page and the explorer's data into ``folder``, return :meth:`values`.
+
+        Writes ``casebook-{record}.md`` and ``explorer-{record}.json`` (a notebook's
+        ``figures_dir``, where the site build collects them); with no folder,
+        writes nothing.
+        """
+        if folder:
+            out = Path(folder)
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write(out / f"casebook-{self.record}.md", self.markdown().encode())
+            data = json.dumps(self.explorer(), ensure_ascii=False, separators=(",", ":"))
+            atomic_write(out / f"explorer-{self.record}.json", data.encode())
+        return self.values()
 
     def values(self) -> dict[str, int]:
         """The counts of every comparison as record values.
@@ -547,14 +568,7 @@ def write(
     dict
         :meth:`Casebook.values`, for the record.
     """
-    book = build(record, results, **options)  # type: ignore[arg-type]
-    if folder:
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / f"casebook-{record}.md", book.markdown().encode())
-        data = json.dumps(book.explorer(), ensure_ascii=False, separators=(",", ":"))
-        atomic_write(out / f"explorer-{record}.json", data.encode())
-    return book.values()
+    return Casebook.of(record, results, **options).save(folder)
 
 
 def explorer_script(folder: str | os.PathLike[str]) -> str:

@@ -417,6 +417,47 @@ class JointMatrix:
             kept_query_encodings(reranker, words, memo, warm_up=not pool)
         return len(pool)
 
+    @staticmethod
+    def first_stages(
+        hierarchy: Hierarchy,
+        level: Level,
+        specs: Mapping[str, tuple[Ranker, str]],
+        encoders: Mapping[str, Encoder],
+    ) -> dict[str, Arm]:
+        """First stages by label from ``(ranker, encoder name)`` specs (:func:`first_stages`)."""
+        return first_stages(hierarchy, level, specs, encoders)
+
+    @staticmethod
+    def timed_reranker(
+        kind: str,
+        encoder: Encoder | TokenEncoder,
+        name: str,
+        *,
+        reduce: Literal["sum", "mean"] = "sum",
+    ) -> Reranker:
+        """A reranker set up for timing (:func:`timed_reranker`)."""
+        return timed_reranker(kind, encoder, name, reduce=reduce)
+
+    def table(self, result: Result, interval: str = "ndcg@10") -> pd.DataFrame:
+        """One row per arm of this matrix's ``result`` (:meth:`run`): each metric's mean,
+        ``interval``'s bounds, the added latency (:func:`matrix_table`)."""
+        return matrix_table(result, interval)
+
+    @staticmethod
+    def plot(results: Mapping[str, Result], metric: str = "ndcg@10") -> Figure:
+        """Several matrices' results (a row per corpus) in one figure (:func:`plot_matrix`)."""
+        return plot_matrix(results, metric)
+
+    @staticmethod
+    def identity(
+        encoders: Mapping[str, Encoder],
+        rerankers: Mapping[str, Reranker],
+        corpora: Mapping[str, tuple[Any, ...]],
+        *results: Mapping[str, Result],
+    ) -> dict[str, Any]:
+        """What a reranking record states about how it ran (:func:`record_identity`)."""
+        return record_identity(encoders, rerankers, corpora, *results)
+
     def values(
         self, result: Result, prefix: str, cold: pd.DataFrame | None = None
     ) -> dict[str, float]:

@@ -28,7 +28,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ import pandas as pd
 from hierret.stats.comparison import compare_metric
 from hierret.study.experiment import Result
 
-__all__ = ["LABEL", "RELABEL", "oracle", "oracle_table"]
+__all__ = ["LABEL", "RELABEL", "Oracle", "oracle", "oracle_table"]
 
 #: How a table of arms shows the oracle's row: what it is, not an arm. It chooses
 #: among the arms it was given only (``over``), so an arm outside them can exceed it.
@@ -158,3 +159,79 @@ def oracle_table(
     first = chosen[0]
     scores = {str(a): {str(q): float(v) for q, v in frame[a].items()} for a in frame.columns}
     return compare_metric(scores, metric, first.baseline, [], first.stats)
+
+
+class Oracle:
+    """A grid of runs, each arm's score beside the oracle over the arms, as one object.
+
+    Each run of the grid (e.g. a corpus at a passage size) is judged at each
+    target by :func:`oracle_table`; :attr:`tables` holds them all, indexed
+    ``(corpus, chars, target, arm)``.
+
+    Parameters
+    ----------
+    results : mapping of (str, int) to Result or sequence of Result
+        Each run of the grid: one result, or several on the same queries.
+    targets : sequence of str
+        The levels judged.
+    metric : str
+        The metric compared.
+    over : sequence of str, optional
+        The arms the oracle chooses among (default: every arm).
+
+    Examples
+    --------
+    >>> from hierret.study.experiment import Result
+    >>> from hierret.stats import StatsSettings
+    >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
+    ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
+    >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))
+    >>> grid = Oracle({("toy", 900): r}, ["sections"], "mrr")
+    >>> grid.table("sections")[("toy", 900)].to_dict()  # doctest: +NORMALIZE_WHITESPACE
+    {'a': 0.5, 'b': 0.75, 'oracle over its arms (optimistic bound, untested)': 1.0}
+    >>> grid.arms("sections")[0].tolist()
+    ['a', 'b']
+    >>> grid.panel("toy", 900, "sections", with_oracle=False)["mean"].to_dict()
+    {'a': 0.5, 'b': 0.75}
+    """
+
+    #: How a table shows the oracle's row.
+    LABEL = LABEL
+
+    def __init__(
+        self,
+        results: Mapping[tuple[str, int], Result | Sequence[Result]],
+        targets: Sequence[str],
+        metric: str,
+        *,
+        over: Sequence[str] | None = None,
+    ) -> None:
+        self.tables = pd.concat(
+            {
+                (n, c, t): oracle_table(
+                    [rs] if isinstance(rs, Result) else rs, t, metric, over=over
+                )
+                for (n, c), rs in results.items()
+                for t in targets
+            },
+            names=["corpus", "chars", "target", "arm"],
+        )
+
+    def table(self, target: str) -> pd.DataFrame:
+        """Each arm's mean at ``target``, a column per run of the grid, the oracle's row
+        labelled :data:`LABEL`."""
+        wide = self.tables["mean"].unstack(["corpus", "chars"]).rename(index=RELABEL)
+        return cast(pd.DataFrame, wide.loc[target])
+
+    def arms(self, target: str) -> tuple[pd.Index, slice]:
+        """The rows of :meth:`table` that are arms, the oracle aside: where a column's
+        best is marked (``styled(..., highlight_max=...)``)."""
+        return self.table(target).index.drop(LABEL), slice(None)
+
+    def panel(
+        self, corpus: str, chars: int, target: str, *, with_oracle: bool = True
+    ) -> pd.DataFrame:
+        """One run's table at ``target`` (:func:`oracle_table`): with the oracle's row
+        labelled :data:`LABEL`, or without it (``with_oracle=False``)."""
+        part = cast(pd.DataFrame, self.tables.loc[(corpus, chars, target)])  # type: ignore[index]
+        return part.rename(RELABEL) if with_oracle else part.drop(index="oracle")

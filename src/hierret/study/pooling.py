@@ -21,12 +21,13 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import pandas as pd
 
 from hierret.levels import PoolingReport
 
-__all__ = ["pooling_table"]
+__all__ = ["Pooling", "pooling_table"]
 
 COLUMNS = ["units", "embedded", "pooled", "max windows", "mean windows (pooled)", "truncated"]
 
@@ -62,3 +63,30 @@ def pooling_table(reports: Mapping[tuple[str, str], PoolingReport]) -> pd.DataFr
     index = pd.MultiIndex.from_tuples(list(rows), names=["level", "vectors"]) if rows else None
     table = pd.DataFrame(list(rows.values()), index=index, columns=COLUMNS)
     return table.astype({c: int for c in COLUMNS if c != "mean windows (pooled)"})
+
+
+class Pooling:
+    """How much window pooling each corpus's dense indexes needed, as one object.
+
+    Parameters
+    ----------
+    reports : mapping of str to mapping of (level, vectors) to PoolingReport
+        Per corpus, a searcher's ``reports``.
+
+    Examples
+    --------
+    >>> from hierret.levels import PoolingReport
+    >>> one = {("sections", "rawspan"): PoolingReport("sections", "rawspan", 256, 2,
+    ...                                               {"a": 1, "b": 4})}
+    >>> Pooling({"toy": one}).table("rawspan")["pooled"].to_dict()
+    {('toy', 'sections'): 1}
+    """
+
+    def __init__(self, reports: Mapping[str, Mapping[tuple[str, str], PoolingReport]]) -> None:
+        self.reports = reports
+
+    def table(self, vectors: str | None = None) -> pd.DataFrame:
+        """:func:`pooling_table` of every corpus, indexed ``(corpus, level, vectors)``;
+        given ``vectors``, that strategy's rows only, indexed ``(corpus, level)``."""
+        table = pd.concat({n: pooling_table(r) for n, r in self.reports.items()}, names=["corpus"])
+        return table if vectors is None else cast(pd.DataFrame, table.xs(vectors, level="vectors"))

@@ -55,6 +55,7 @@ from hierret.units import Level, Query
 __all__ = [
     "SET_MEASURES",
     "ProfileEvaluation",
+    "SelectionFidelity",
     "paired_by_metric",
     "profile_record",
     "record_values",
@@ -350,3 +351,77 @@ def selection_sweep(
             }
         )
     return pd.DataFrame(rows, columns=["min_score", "precision", "recall", "kept", "floored"])
+
+
+class SelectionFidelity:
+    """One profile against its twin without selection, the returned sets measured.
+
+    Runs :func:`without_selection` once; its views are this module's functions
+    of that result: :meth:`table` (:func:`summary`), :meth:`paired`
+    (:func:`paired_by_metric`), :meth:`record` (:func:`profile_record`) and
+    :meth:`values` (:func:`record_values`).
+
+    Parameters
+    ----------
+    profile, searcher, queries, target, qrels, names, rerankers, k, **options
+        As :func:`without_selection` takes them.
+
+    Attributes
+    ----------
+    result : Result
+        The two arms' run, with :data:`SET_MEASURES` among its metrics.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.stats import StatsSettings
+    >>> from hierret.units import Corpus, Document
+    >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark.")]
+    >>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))
+    >>> shipped = Profile(name="top one", ranker="bm25", selection=Selection(top_k=1))
+    >>> f = SelectionFidelity(shipped, s, [Query("q", "dogs bark", (("b", 0, 10),))],
+    ...                       target="passages", qrels={"q": {"b#p0": 1}},
+    ...                       stats=StatsSettings(n_resamples=10))
+    >>> f.table()["set kept"].to_dict()
+    {'as given': 1.0, 'reorder-only': 2.0}
+    >>> f.values("toy", ["set precision"])
+    {'toy_as_given_set_precision': 1.0, 'toy_reorder_only_set_precision': 0.5}
+    """
+
+    #: The metric names of the returned set (:func:`with_set_measures`).
+    MEASURES = SET_MEASURES
+
+    def __init__(
+        self,
+        profile: Profile,
+        searcher: Searcher,
+        queries: list[Query] | tuple[Query, ...],
+        *,
+        target: Level,
+        qrels: Qrels,
+        names: tuple[str, str] = ("as given", "reorder-only"),
+        rerankers: Mapping[str, Reranker] | None = None,
+        k: int | None = None,
+        **options: Any,
+    ) -> None:
+        self.result = without_selection(
+            profile, searcher, queries, target=target, qrels=qrels, names=names,
+            rerankers=rerankers, k=k, **options,
+        )  # fmt: skip
+
+    def table(self) -> pd.DataFrame:
+        """One row per arm: its selection and its mean metrics (:func:`summary`)."""
+        return summary(self.result)
+
+    def paired(self, metrics: list[str] | tuple[str, ...]) -> pd.DataFrame:
+        """The profile against its twin, metric by metric (:func:`paired_by_metric`)."""
+        return paired_by_metric(self.result, metrics)
+
+    def record(self, arm: str) -> dict[str, Any]:
+        """One arm's record as written with its numbers (:func:`profile_record`)."""
+        return profile_record(self.result, arm)
+
+    def values(self, prefix: str, metrics: list[str] | tuple[str, ...]) -> dict[str, float]:
+        """``{prefix}_{arm}_{metric}``: each arm's mean metrics (:func:`record_values`)."""
+        return record_values(self.result, prefix, metrics)

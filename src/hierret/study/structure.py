@@ -32,18 +32,21 @@ from __future__ import annotations
 import html
 import itertools
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from hierret.hierarchy import Hierarchy
 from hierret.units import Unit
 
 if TYPE_CHECKING:
-    pass
+    from hierret.publish.figures import Figure
 
 __all__ = [
+    "Structure",
     "document_sizes",
     "overlapping_pair",
     "section_tree",
@@ -292,3 +295,67 @@ def side_by_side(hierarchy: Hierarchy, a: Unit, b: Unit) -> str:
         f"<p>shared by the two passages: {shared} characters</p>"
         f"<div style='display:flex;gap:1em'>{panel(a)}{panel(b)}</div>"
     )
+
+
+class Structure:
+    """One corpus's hierarchy as the structure tour shows it: one object, its views.
+
+    The views are this module's functions of one hierarchy; :meth:`values` is what
+    the structure record keeps of it, :meth:`table` its longest documents and
+    :meth:`plot` a length distribution against a limit.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+        The corpus's document → section → passage hierarchy.
+
+    Examples
+    --------
+    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.units import Corpus, Document
+    >>> text = "Cats\\n====\\n\\nCats purr. Cats nap.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
+    >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]), max_chars=30,
+    ...                     overlap_chars=10)
+    >>> s = Structure(h)
+    >>> s.longest, s.values()["n_passages"], len(s.straddling())
+    ('d', 4, 1)
+    >>> s.table().columns.tolist()[:2]
+    ['characters', 'sections']
+    """
+
+    def __init__(self, hierarchy: Hierarchy) -> None:
+        self.hierarchy = hierarchy
+
+    @property
+    def longest(self) -> str:
+        """The id of the corpus's longest document."""
+        return str(document_sizes(self.hierarchy).index[0])
+
+    def values(self) -> dict[str, int | float]:
+        """The corpus in numbers (:func:`summary`): what the record keeps."""
+        return summary(self.hierarchy)
+
+    def table(self, n: int | None = None) -> pd.DataFrame:
+        """The documents by size, longest first (:func:`document_sizes`); ``n``: the first n."""
+        sizes = document_sizes(self.hierarchy)
+        return sizes if n is None else sizes.head(n)
+
+    def tree(self, doc_id: str) -> str:
+        """One document's section tree (:func:`section_tree`)."""
+        return section_tree(self.hierarchy, doc_id)
+
+    def straddling(self) -> list[Unit]:
+        """The passages whose text crosses a heading (:func:`straddling`)."""
+        return straddling(self.hierarchy)
+
+    def overlap(self, doc_id: str) -> str:
+        """Two consecutive passages of ``doc_id`` side by side, their shared text marked
+        (:func:`overlapping_pair`, :func:`side_by_side`), as HTML."""
+        return side_by_side(self.hierarchy, *overlapping_pair(self.hierarchy, doc_id))
+
+    def plot(self, lengths: Sequence[int] | NDArray[Any], limit: int, **kw: Any) -> Figure:
+        """Passage lengths against a limit, drawn by
+        :func:`hierret.publish.charts.length_histogram` (its keywords pass through)."""
+        from hierret.publish.charts import length_histogram
+
+        return cast("Figure", length_histogram(lengths, limit, **kw).figure)  # its own figure

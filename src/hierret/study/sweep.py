@@ -76,7 +76,7 @@ from hierret.study.experiment import Arm, Result
 from hierret.units import Corpus, Level, Query
 
 if TYPE_CHECKING:
-    from hierret.publish.figures import Axes
+    from hierret.publish.figures import Axes, Figure
 
 __all__ = ["ChunkingSweep", "Swept", "chunking_sweep", "run"]
 
@@ -165,6 +165,24 @@ class Swept:
 
     settings: list[dict[str, Any]]
     result: Result
+
+    @classmethod
+    def of(
+        cls,
+        profile: Profile,
+        grid: Mapping[str, Sequence[Any]],
+        queries: Sequence[Query],
+        **options: Any,
+    ) -> Swept:
+        """Run ``profile`` at every combination of ``grid`` (:func:`run`, which takes
+        ``options``: ``searcher``, ``targets``, ``metric``, ``k``, ``qrels``, ``stats``)."""
+        return run(profile, grid, queries, **options)
+
+    def plot(self, field: str, **options: Any) -> Figure:
+        """The mean against ``field``, a panel per target
+        (:func:`hierret.publish.charts.sweep_figure` of :meth:`table`; it takes ``options``:
+        ``by``, ``ylabel``, ``marks``, ``title``)."""
+        return charts.sweep_figure(self.table(), field, **options)
 
     def table(self) -> pd.DataFrame:
         """One row per setting and target: the mean with its interval (see :func:`run`)."""

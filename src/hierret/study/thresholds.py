@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OWN",
     "Cases",
+    "Thresholds",
     "mark_values",
     "marks",
     "oof_values",
@@ -429,3 +430,94 @@ def scores_by_relevance(
         for uid, s in run[qid][:rank_limit]:
             (rel if grades.get(uid, 0) > 0 else non).append(s)
     return np.asarray(rel, dtype=np.float64), np.asarray(non, dtype=np.float64)
+
+
+class Thresholds:
+    """One threshold study: reranked cases read on their own scales, as one object.
+
+    The cases (``(row, column)`` to a reranked run and its judgements), each
+    column's own ``min_score`` and the selection's floor and ceiling are given
+    once; the views are this module's functions of them.
+
+    Parameters
+    ----------
+    cases : Cases
+        ``(row, column)`` (e.g. ``(corpus, reranker)``) to a reranked run and its
+        judgements.
+    own : mapping of str to float or None
+        Each column's own threshold (:meth:`own_thresholds`).
+    min_keep : int, default 0
+        The selection's floor.
+    top_k : int, optional
+        The selection's ceiling.
+
+    Examples
+    --------
+    >>> run = {"q1": [("a", 0.9), ("b", 0.6), ("x", 0.2)], "q2": [("c", 0.8), ("y", 0.7)]}
+    >>> study = Thresholds({("toy", "rr"): (run, {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}})},
+    ...                    {"rr": 0.75}, min_keep=1)
+    >>> study.table().round(2).values.tolist()
+    [[0.8, 0.45, 0.2, 0.9]]
+    >>> marked = study.marks({"study": 0.5})
+    >>> marked[["selection", "precision", "kept"]].values.tolist()
+    [['study', 0.75, 2.0], ['own min_score', 1.0, 1.0]]
+    >>> study.values(marked, {"study": "s", Thresholds.OWN: "own"})["toy_rr_sel_own_kept"]
+    1.0
+    """
+
+    #: The label :meth:`marks` gives each column's own threshold.
+    OWN = OWN
+
+    def __init__(
+        self,
+        cases: Cases,
+        own: Mapping[str, float | None],
+        *,
+        min_keep: int = 0,
+        top_k: int | None = None,
+    ) -> None:
+        self.cases, self.own = cases, own
+        self.min_keep, self.top_k = min_keep, top_k
+
+    @staticmethod
+    def own_thresholds(
+        min_score: Mapping[str, float], rerankers: Mapping[str, Reranker]
+    ) -> dict[str, float | None]:
+        """Each reranker's own threshold: its entry by name, else its kind's (:func:`own`)."""
+        return own(min_score, rerankers)
+
+    def table(self) -> pd.DataFrame:
+        """The scores of relevant and non-relevant candidates, per case (:func:`score_summary`)."""
+        return score_summary(self.cases)
+
+    def plot(self, reference: float | None = 0.5) -> Figure:
+        """Their distributions, each column's own threshold marked (:func:`plot_scores`)."""
+        return plot_scores(self.cases, self.own, reference=reference)
+
+    def marks(self, points: Mapping[str, float]) -> pd.DataFrame:
+        """The returned set at named thresholds and at each own one (:func:`marks`)."""
+        return marks(self.cases, points, self.own, min_keep=self.min_keep, top_k=self.top_k)
+
+    def plot_sweeps(self, marked: pd.DataFrame | None = None) -> Figure:
+        """The returned set as the threshold moves, ``marked`` on it (:func:`plot_sweeps`)."""
+        return plot_sweeps(self.cases, marked, min_keep=self.min_keep, top_k=self.top_k)
+
+    def out_of_fold(self, folds: int = 5, stats: StatsSettings = DEFAULT_STATS) -> pd.DataFrame:
+        """Each case's threshold chosen out of fold by the returned set's F1
+        (:func:`out_of_fold`)."""
+        return out_of_fold(
+            self.cases, self.own, min_keep=self.min_keep, top_k=self.top_k, folds=folds,
+            stats=stats,
+        )  # fmt: skip
+
+    def values(
+        self,
+        marked: pd.DataFrame,
+        labels: Mapping[str, str],
+        tuned: pd.DataFrame | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> dict[str, float | int]:
+        """The record's values: :meth:`marks` (``labels``: each selection's short name)
+        and, given, :meth:`out_of_fold` (:func:`mark_values`, :func:`oof_values`)."""
+        out: dict[str, float | int] = dict(mark_values(marked, labels, prefixes))
+        return out | (oof_values(tuned, prefixes) if tuned is not None else {})

@@ -1,0 +1,62 @@
+"""The study and publish faces list names, not modules, and load nothing until asked.
+
+``hierret.publish`` lists no module; ``hierret.study`` lists only the study
+modules a notebook still reaches (:data:`hierret.study.MODULES`), a list that may
+only shrink as each becomes one study object. Importing either face loads no
+other module of the package; a name loads its own module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import types
+
+import pytest
+
+import hierret.publish
+import hierret.study
+
+#: The study modules still on the study face: this list may only shrink.
+STUDY_MODULES_LEFT = 5
+
+
+@pytest.mark.parametrize("face", ["hierret.study", "hierret.publish"])
+def test_a_face_lists_names_each_of_which_loads(face: str) -> None:
+    module = importlib.import_module(face)
+    listed = {**vars(module)["_FACE"], **dict.fromkeys(getattr(module, "MODULES", ()))}
+    assert sorted(module.__all__) == sorted(listed), "__all__ lists what the face loads"
+    assert sorted(module.__dir__()) == sorted({*vars(module), *module.__all__})
+    loaded = {n: getattr(module, n) for n in module.__all__}
+    modules = sorted(n for n, v in loaded.items() if isinstance(v, types.ModuleType))
+    assert modules == sorted(getattr(module, "MODULES", ()))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        module.nothing  # noqa: B018
+
+
+def test_the_publish_face_lists_no_module_and_the_study_face_fewer() -> None:
+    assert not hasattr(hierret.publish, "MODULES")
+    assert len(hierret.study.MODULES) <= STUDY_MODULES_LEFT
+    assert len(hierret.publish.READER) <= 12, "a notebook's publish names: about 12"
+    assert set(hierret.publish.READER).isdisjoint(hierret.publish.SITE)
+    assert set(hierret.study.NOTEBOOK).isdisjoint(hierret.study.SITE)
+
+
+@pytest.mark.parametrize("face", ["hierret.study", "hierret.publish"])
+def test_importing_a_face_loads_nothing_else(face: str) -> None:
+    code = (
+        f"import sys, {face}; print(sorted(m for m in sys.modules "
+        f"if m.startswith('hierret') and m not in ('hierret', {face!r})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_renamed_name_is_its_module_s_object() -> None:
+    from hierret.publish import timing_table
+    from hierret.publish.timing import table
+
+    assert timing_table is table
