@@ -363,7 +363,8 @@ def figure(v: V, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hierret.publish import WIDTH, save
+    from hierret.publish import save
+    from hierret.publish.site_build import WIDTH
 
     rows = [row for row in _rows(v) if row.peer]
     fig, ax = plt.subplots(figsize=(WIDTH, 0.45 * len(rows) + 1.2))  # the site's width

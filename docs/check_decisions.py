@@ -34,7 +34,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hierret.publish import (
+from hierret.publish.site_build import (
     adopt,
     annotate_run,
     check_page,

@@ -150,7 +150,7 @@ def _explorer_data(app: object) -> None:
     """The explorer's data script, from the explorer files the notebook runs wrote."""
     from pathlib import Path
 
-    from hierret.study import explorer_script
+    from hierret.study.site_build import explorer_script
 
     src = Path(app.srcdir)  # type: ignore[attr-defined]
     (src / "_static").mkdir(exist_ok=True)

@@ -201,7 +201,7 @@ def values_from(
 ) -> dict[str, float | int]:
     """The record's values: the measured terms, each encoder's model, its predictions."""
     from hierret.publish import key
-    from hierret.study import (
+    from hierret.study.site_build import (
         CostModel,
         efficiency,
         record_bytes,
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = measure(args.data, args.texts)
         args.measured.parent.mkdir(parents=True, exist_ok=True)
         args.measured.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
-    from hierret.publish import load_results, write_results
+    from hierret.publish.site_build import load_results, write_results
 
     records = load_results(RESULTS)
     corpora = json.loads(CORPORA.read_text(encoding="utf-8"))

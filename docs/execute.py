@@ -59,7 +59,7 @@ import papermill as pm
 import pytest
 
 from hierret import VectorCache
-from hierret.publish import (
+from hierret.publish.site_build import (
     TIMING_ENV,
     Timings,
     read_timing,
@@ -67,7 +67,7 @@ from hierret.publish import (
     timing_values,
     write_results,
 )
-from hierret.study import SIZES, ParameterError, check_parameters, notebook_parameters
+from hierret.study.site_build import SIZES, ParameterError, check_parameters, notebook_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "examples" / "handbook"

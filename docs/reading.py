@@ -39,7 +39,7 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 
-from hierret.publish import heading_slug, results_table
+from hierret.publish.site_build import heading_slug, results_table
 
 #: A notebook page of the site (the records' notebooks; not "your own documents").
 NOTEBOOK = re.compile(r"^notebooks/(\d\d_\w+)$")

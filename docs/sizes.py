@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hierret.publish import EXERCISES_RECORD, SIZE_RECORDS, exercises_of, write_results
+from hierret.publish.site_build import EXERCISES_RECORD, SIZE_RECORDS, exercises_of, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 

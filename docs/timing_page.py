@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hierret.publish import save, timing_figure, timing_table
+from hierret.publish import save
+from hierret.publish.site_build import timing_figure, timing_table
 
 TITLE = "# Where the time goes\n\n"
 ROOT = Path(__file__).resolve().parent.parent

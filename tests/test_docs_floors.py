@@ -17,11 +17,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "hierret"
 SCRIPTS = sorted((ROOT / "docs").glob("*.py"))
 #: The faces: the package, its two floors and every core subpackage.
-FACES = {"hierret", "hierret.study", "hierret.publish"} | {
-    f"hierret.{p.parent.name}"
-    for p in PACKAGE.glob("*/__init__.py")
-    if not p.parent.name.startswith("_")
-}
+FACES = (
+    {"hierret", "hierret.study", "hierret.publish"}
+    | {
+        "hierret.study.site_build",  # what the site build uses, beside the notebooks' faces
+        "hierret.publish.site_build",
+    }
+    | {
+        f"hierret.{p.parent.name}"
+        for p in PACKAGE.glob("*/__init__.py")
+        if not p.parent.name.startswith("_")
+    }
+)
 #: (script, module) imported beneath the faces, and why.
 BENEATH = {
     ("cost_model.py", "hierret.embed"): "it measures the embedding engines themselves",

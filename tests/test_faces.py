@@ -22,10 +22,19 @@ import hierret.study
 STUDY_MODULES_LEFT = 5
 
 
-@pytest.mark.parametrize("face", ["hierret.study", "hierret.publish"])
+FACES = [
+    "hierret.study",
+    "hierret.publish",
+    "hierret.study.site_build",
+    "hierret.publish.site_build",
+]
+
+
+@pytest.mark.parametrize("face", FACES)
 def test_a_face_lists_names_each_of_which_loads(face: str) -> None:
     module = importlib.import_module(face)
-    listed = {**vars(module)["_FACE"], **dict.fromkeys(getattr(module, "MODULES", ()))}
+    names = vars(module).get("_FACE", vars(module).get("SITE"))
+    listed = {**names, **dict.fromkeys(getattr(module, "MODULES", ()))}
     assert sorted(module.__all__) == sorted(listed), "__all__ lists what the face loads"
     assert sorted(module.__dir__()) == sorted({*vars(module), *module.__all__})
     loaded = {n: getattr(module, n) for n in module.__all__}
@@ -38,16 +47,21 @@ def test_a_face_lists_names_each_of_which_loads(face: str) -> None:
 def test_the_publish_face_lists_no_module_and_the_study_face_fewer() -> None:
     assert not hasattr(hierret.publish, "MODULES")
     assert len(hierret.study.MODULES) <= STUDY_MODULES_LEFT
-    assert len(hierret.publish.READER) <= 12, "a notebook's publish names: about 12"
-    assert set(hierret.publish.READER).isdisjoint(hierret.publish.SITE)
-    assert set(hierret.study.NOTEBOOK).isdisjoint(hierret.study.SITE)
+    assert len(hierret.publish.__all__) <= 12, "a notebook's publish names: about 12"
+    assert len(hierret.study.__all__) <= 30, "a notebook's study names and modules left"
+    import hierret.publish.site_build as publish_site
+    import hierret.study.site_build as study_site
+
+    assert set(hierret.publish.__all__).isdisjoint(publish_site.__all__)
+    assert set(hierret.study.__all__).isdisjoint(study_site.__all__)
 
 
-@pytest.mark.parametrize("face", ["hierret.study", "hierret.publish"])
+@pytest.mark.parametrize("face", FACES)
 def test_importing_a_face_loads_nothing_else(face: str) -> None:
+    parent = face.rsplit(".", 1)[0] if face.endswith("site_build") else face
     code = (
         f"import sys, {face}; print(sorted(m for m in sys.modules "
-        f"if m.startswith('hierret') and m not in ('hierret', {face!r})))"
+        f"if m.startswith('hierret') and m not in ('hierret', {parent!r}, {face!r})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -56,7 +70,7 @@ def test_importing_a_face_loads_nothing_else(face: str) -> None:
 
 
 def test_a_renamed_name_is_its_module_s_object() -> None:
-    from hierret.publish import timing_table
+    from hierret.publish.site_build import timing_table
     from hierret.publish.timing import table
 
     assert timing_table is table

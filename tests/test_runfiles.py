@@ -297,7 +297,7 @@ def test_depth_follows_the_metric_and_measures_are_trec_evals() -> None:
 def test_adopting_a_run_copies_its_run_files(study: Path, tmp_path: Path) -> None:
     """`check_decisions.py --update` (nox -s reproduce -- --update-decisions) copies the
     evidence folder with its runs into the reference, a record's stale run files gone."""
-    from hierret.publish import adopt
+    from hierret.publish.site_build import adopt
 
     reference = tmp_path / "reference"
     stale = runfiles.folder(reference, "dr9") / "gone.run.gz"

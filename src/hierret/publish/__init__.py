@@ -4,10 +4,9 @@ This floor stands on the core (:mod:`hierret`) and needs nothing from the
 study machinery: its figures and tables take data frames. It is the only
 place matplotlib is imported.
 
-The face lists names, not modules, in two groups; each loads its module on
-first use (PEP 562), so ``import hierret.publish`` loads nothing else.
-
-**What a notebook uses:** :func:`styled` and :func:`fields` (result tables as a
+The face lists names, not modules, each loading its module on first use
+(PEP 562), so ``import hierret.publish`` loads nothing else. It is what a
+notebook uses: :func:`styled` and :func:`fields` (result tables as a
 page shows them), :func:`save` (a figure written where the site build asks),
 :func:`interval_panels` (intervals drawn from data frames; each study's own
 figures are its ``plot``), :func:`publish`, :func:`table_values` and
@@ -15,15 +14,9 @@ figures are its ``plot``), :func:`publish`, :func:`table_values` and
 against the published record) and :func:`run_times` (each notebook's measured
 time per run size).
 
-**What the site build uses** (``docs/*.py``): :func:`load_results`,
-:func:`write_results`, :func:`compare_records`, :func:`annotate_run`,
-:func:`check_page`, :func:`update_page` and :func:`adopt` (the records on disk
-and every check of the published numbers), :func:`results_table` and
-:func:`heading_slug` (the home page's results table and anchors), :data:`WIDTH`
-(the figures' width), and the run's timing record: :class:`Timings`,
-:data:`TIMING_ENV`, :func:`read_timing`, :func:`timing_values`,
-:func:`timing_name`, :data:`SIZE_RECORDS`, :data:`EXERCISES_RECORD`,
-:func:`exercises_of`, :func:`timing_table` and :func:`timing_figure`.
+What the site build (``docs/*.py``) uses has a face of its own,
+:mod:`hierret.publish.site_build`: the records on disk, every check of the
+published numbers, the home page's table and the run's timing record.
 
 Where the code lives: ``tables``, ``figures``, ``charts`` (each study's own
 figures), ``record``, ``report``, ``pages``, ``claims`` (every comparative
@@ -39,31 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hierret.publish.against import against_published
-    from hierret.publish.figures import WIDTH, interval_panels, save
-    from hierret.publish.pages import adopt, check_page, update_page
+    from hierret.publish.figures import interval_panels, save
     from hierret.publish.record import key, publish, table_values
-    from hierret.publish.report import (
-        annotate_run,
-        compare_records,
-        load_results,
-        write_results,
-    )
-    from hierret.publish.summary import results_table
-    from hierret.publish.summary import slug as heading_slug
     from hierret.publish.tables import fields, styled
-    from hierret.publish.timing import (
-        EXERCISES_RECORD,
-        SIZE_RECORDS,
-        TIMING_ENV,
-        Timings,
-        exercises_of,
-        run_times,
-    )
-    from hierret.publish.timing import figure as timing_figure
-    from hierret.publish.timing import read as read_timing
-    from hierret.publish.timing import record_name as timing_name
-    from hierret.publish.timing import record_values as timing_values
-    from hierret.publish.timing import table as timing_table
+    from hierret.publish.timing import run_times
 
 #: What a notebook uses: each name and (its module, its name there).
 READER = {
@@ -77,61 +49,18 @@ READER = {
     "against_published": ("hierret.publish.against", "against_published"),
     "run_times": ("hierret.publish.timing", "run_times"),
 }
-#: What the site build (``docs/*.py``) uses.
-SITE = {
-    "load_results": ("hierret.publish.report", "load_results"),
-    "write_results": ("hierret.publish.report", "write_results"),
-    "compare_records": ("hierret.publish.report", "compare_records"),
-    "annotate_run": ("hierret.publish.report", "annotate_run"),
-    "check_page": ("hierret.publish.pages", "check_page"),
-    "update_page": ("hierret.publish.pages", "update_page"),
-    "adopt": ("hierret.publish.pages", "adopt"),
-    "results_table": ("hierret.publish.summary", "results_table"),
-    "heading_slug": ("hierret.publish.summary", "slug"),
-    "WIDTH": ("hierret.publish.figures", "WIDTH"),
-    "Timings": ("hierret.publish.timing", "Timings"),
-    "TIMING_ENV": ("hierret.publish.timing", "TIMING_ENV"),
-    "read_timing": ("hierret.publish.timing", "read"),
-    "timing_values": ("hierret.publish.timing", "record_values"),
-    "timing_name": ("hierret.publish.timing", "record_name"),
-    "SIZE_RECORDS": ("hierret.publish.timing", "SIZE_RECORDS"),
-    "EXERCISES_RECORD": ("hierret.publish.timing", "EXERCISES_RECORD"),
-    "exercises_of": ("hierret.publish.timing", "exercises_of"),
-    "timing_table": ("hierret.publish.timing", "table"),
-    "timing_figure": ("hierret.publish.timing", "figure"),
-}
-_FACE = READER | SITE
+_FACE = READER
 
 __all__ = [
-    "EXERCISES_RECORD",
-    "SIZE_RECORDS",
-    "TIMING_ENV",
-    "WIDTH",
-    "Timings",
-    "adopt",
     "against_published",
-    "annotate_run",
-    "check_page",
-    "compare_records",
-    "exercises_of",
     "fields",
-    "heading_slug",
     "interval_panels",
     "key",
-    "load_results",
     "publish",
-    "read_timing",
-    "results_table",
     "run_times",
     "save",
     "styled",
     "table_values",
-    "timing_figure",
-    "timing_name",
-    "timing_table",
-    "timing_values",
-    "update_page",
-    "write_results",
 ]
 
 

@@ -18,13 +18,10 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
-  :func:`normalization_effect`, :func:`precision_agreement`;
-* **what the site build uses** (``docs/*.py``): :data:`SIZES`,
-  :func:`check_parameters`, :func:`notebook_parameters`, :class:`ParameterError`
-  (a run's parameters checked before it starts), :func:`explorer_script` (the
-  casebook explorer's script), :class:`CostModel`, :func:`efficiency`,
-  :func:`record_bytes`, :func:`throughput_range`, :func:`worker_throughput`
-  (embedding past one machine, predicted).
+  :func:`normalization_effect`, :func:`precision_agreement`.
+
+What the site build (``docs/*.py``) uses has a face of its own,
+:mod:`hierret.study.site_build`.
 
 :data:`MODULES` lists the study modules a notebook still reaches as modules
 (``study.cost.measure_cost``...): each leaves this face when its functions become
@@ -51,7 +48,7 @@ if TYPE_CHECKING:
     )
     from hierret.study.agreement import normalization_effect, precision_agreement
     from hierret.study.audit import Audit
-    from hierret.study.casebook import Casebook, explorer_script
+    from hierret.study.casebook import Casebook
     from hierret.study.experiment import Arm
     from hierret.study.joint import JointMatrix
     from hierret.study.measured import Measurements
@@ -60,23 +57,12 @@ if TYPE_CHECKING:
         BEIR,
         CORPUS,
         ENCODER,
-        SIZES,
         TOKEN_VECTORS,
-        ParameterError,
         check_notebook,
-        check_parameters,
         judged_at,
-        notebook_parameters,
     )
     from hierret.study.pooling import Pooling
     from hierret.study.result import LEDGER
-    from hierret.study.scale import (
-        CostModel,
-        efficiency,
-        record_bytes,
-        throughput_range,
-        worker_throughput,
-    )
     from hierret.study.sets import SelectionFidelity, paired_by_metric
     from hierret.study.sizes import PRESETS
     from hierret.study.structure import Structure
@@ -113,19 +99,6 @@ NOTEBOOK = {
     "normalization_effect": "hierret.study.agreement",
     "precision_agreement": "hierret.study.agreement",
 }
-#: What the site build (``docs/*.py``) uses.
-SITE = {
-    "SIZES": "hierret.study.params",
-    "ParameterError": "hierret.study.params",
-    "check_parameters": "hierret.study.params",
-    "notebook_parameters": "hierret.study.params",
-    "explorer_script": "hierret.study.casebook",
-    "CostModel": "hierret.study.scale",
-    "efficiency": "hierret.study.scale",
-    "record_bytes": "hierret.study.scale",
-    "throughput_range": "hierret.study.scale",
-    "worker_throughput": "hierret.study.scale",
-}
 #: Study modules a notebook still reaches as modules, until each is one study object.
 MODULES = (
     "available",
@@ -134,7 +107,7 @@ MODULES = (
     "merging",
     "router",
 )
-_FACE = NOTEBOOK | SITE
+_FACE = NOTEBOOK
 
 __all__ = [
     "BEIR",
@@ -142,16 +115,13 @@ __all__ = [
     "ENCODER",
     "LEDGER",
     "PRESETS",
-    "SIZES",
     "TOKEN_VECTORS",
     "Arm",
     "Audit",
     "Casebook",
-    "CostModel",
     "JointMatrix",
     "Measurements",
     "Oracle",
-    "ParameterError",
     "Pooling",
     "SelectionFidelity",
     "Structure",
@@ -160,23 +130,16 @@ __all__ = [
     "Thresholds",
     "available",
     "check_notebook",
-    "check_parameters",
     "chunking_sweep",
     "cost",
-    "efficiency",
     "embedding_variation",
     "experiment",
-    "explorer_script",
     "judged_at",
     "merging",
     "normalization_effect",
-    "notebook_parameters",
     "paired_by_metric",
     "precision_agreement",
-    "record_bytes",
     "router",
-    "throughput_range",
-    "worker_throughput",
 ]
 
 

@@ -1,0 +1,66 @@
+"""What the site build (``docs/*.py``) uses from :mod:`hierret.study`: a face of names.
+
+Apart from the notebooks' face (:mod:`hierret.study`), so that each lists what
+its readers call: :data:`SIZES`, :func:`check_parameters`,
+:func:`notebook_parameters` and :class:`ParameterError` (a run's parameters
+checked before it starts), :func:`explorer_script` (the casebook explorer's
+script), :class:`CostModel`, :func:`efficiency`, :func:`record_bytes`,
+:func:`throughput_range` and :func:`worker_throughput` (embedding past one
+machine, predicted). Each name loads its module on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hierret.study.casebook import explorer_script
+    from hierret.study.params import SIZES, ParameterError, check_parameters, notebook_parameters
+    from hierret.study.scale import (
+        CostModel,
+        efficiency,
+        record_bytes,
+        throughput_range,
+        worker_throughput,
+    )
+
+#: Each name and the module that defines it.
+SITE = {
+    "SIZES": "hierret.study.params",
+    "ParameterError": "hierret.study.params",
+    "check_parameters": "hierret.study.params",
+    "notebook_parameters": "hierret.study.params",
+    "explorer_script": "hierret.study.casebook",
+    "CostModel": "hierret.study.scale",
+    "efficiency": "hierret.study.scale",
+    "record_bytes": "hierret.study.scale",
+    "throughput_range": "hierret.study.scale",
+    "worker_throughput": "hierret.study.scale",
+}
+
+__all__ = [
+    "SIZES",
+    "CostModel",
+    "ParameterError",
+    "check_parameters",
+    "efficiency",
+    "explorer_script",
+    "notebook_parameters",
+    "record_bytes",
+    "throughput_range",
+    "worker_throughput",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use (PEP 562)."""
+    if name not in SITE:
+        raise AttributeError(f"module 'hierret.study.site_build' has no attribute {name!r}")
+    value = getattr(importlib.import_module(SITE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *SITE})
