@@ -144,3 +144,48 @@ def test_the_timing_page_shows_the_record(record: dict[str, Any], tmp_path: Path
     assert marco.count("\n| ") == 5  # the header and one row per encoder
     assert "Embedding past one machine" not in page.page(None, tmp_path / "none")
     assert [page._duration(h) for h in (0.5, 3.25, 72.0)] == ["30 min", "3.2 h", "3.0 days"]
+
+
+def test_the_record_when_a_local_ray_cannot_start(record: dict[str, Any]) -> None:
+    script = load(ROOT / "docs" / "cost_model.py", "cost_model_script")
+    from hierret.publish.report import load_results
+
+    def runs(one: float, two: float) -> dict[str, Any]:
+        return {
+            "one": {"encode_s": one, "encode_cpu_s": one},
+            "two": [{"encode_s": two, "encode_cpu_s": two}] * 2,
+        }
+
+    measured = {
+        "texts": 128,
+        "efficiency": {"minilm-int8": runs(8.0, 10.0), "hash": runs(1.0, 1.0)},
+        "ray": {
+            "local_hash_s": 0.2,
+            "local_minilm-int8_s": 100.0,
+            "ray_failed": "Exception: The current node timed out during startup.",
+            "ray_failed_after_s": 133.0,
+        },
+        "write_s_per_text": 4e-5,
+        "driver": {
+            "corpus": "scifact",
+            "documents": 10,
+            "passages": 25,
+            "stages": [["passage texts", 2500], [script.RAY_RECEIVES, 1000]],
+        },
+        "load": {n: {"load_s": 1.0, "dimension": 384} for n in script.ENCODERS},
+    }
+    records = load_results(ROOT / "data" / "results")
+    corpora = json.loads(CORPORA.read_text(encoding="utf-8"))
+    earlier = record["values"]
+    v = script.values_from(measured, records, corpora, earlier)
+    assert v["ray_measured"] == 0
+    assert v["ray_init_s"] == earlier["ray_init_s"]
+    base = earlier.get("earlier_local_hash_s", earlier["local_hash_s"])
+    assert v["startup_s"] == pytest.approx(earlier["ray_init_s"] + earlier["ray_hash_2_s"] - base)
+    assert v["local_hash_s"] == 0.2  # the local runs measured now are kept
+    assert v["efficiency_minilm_int8"] == pytest.approx(0.8)
+    assert v["passages_per_document"] == 2.5
+    assert v["driver_peak_b_per_passage"] == 100.0
+    assert v["driver_held_b_per_passage"] == 40.0
+    with pytest.raises(RuntimeError, match="no earlier cost_model record holds Ray's terms"):
+        script.values_from(measured, records, corpora, None)
