@@ -20,6 +20,9 @@ this machine, what the package's records do not hold yet:
 * **model load**: each encoder loaded in a fresh process (and one text
   embedded, so that a lazy model is loaded too);
 * **write**: the driver storing 384-dimensional vectors in a fresh cache;
+* **driver memory** and **passages per document**: ``tests/benchmarks/driver_memory.py``
+  on SciFact in a fresh process (bytes a passage the driver holds at its peak,
+  chunking, and when Ray receives the texts; SciFact's passages per document);
 * **Ray against local** on 512 abstracts (a partition for each actor) with
   ``minilm-int8``: 2 actors of one thread each against the local engine's one
   process of 2 threads, each run loading its model (Ray's cluster already
@@ -32,7 +35,12 @@ passages per second in ``bench`` (``encode_backends_*_pps``) and ``dr002``
 the BEIR suite's corpora (``data/scale/beir-corpora.json``, from the BEIR
 paper's Table 1) at 1, 2, 8 and 32 workers, with the vectors' bytes on disk,
 are published as the record ``cost_model`` (``cost-model.json``); the timing
-page (``docs/timing_page.py``) shows them.
+page (``docs/timing_page.py``) shows them. The BEIR suite is counted in
+passages: its documents times SciFact's passages per document (measured on
+SciFact, assumed for the other corpora), each corpus once (Climate-FEVER
+searches FEVER's). The record's identity names which parameters were measured
+here and which are assumed; with no GPU here, a GPU's throughput is not
+measured and no prediction is made for one.
 
 Needs Ray (``pip install 'hierret[ray]'``) for the start-up and the Ray run.
 """
@@ -67,7 +75,13 @@ ONE_THREAD: dict[str, dict[str, Any]] = {
     "hash": {"dimension": 384},
 }
 WORKERS = (1, 2, 8, 32)
+MEASURED_WORKERS = (1, 2)  # what this machine's cores allow; beyond, efficiency is assumed
 CORES = 2  # the records' machine: every rate in them used both cores
+DRIVER_MEMORY = ROOT / "tests" / "benchmarks" / "driver_memory.py"
+#: The stage of driver_memory.py at which Ray receives the texts.
+RAY_RECEIVES = "+ Arrow table (from_items)"
+#: Passages per document of MS MARCO, assumed: its documents are already passages.
+MSMARCO_PER_DOCUMENT = 1.0
 
 
 def _texts(data: Path, n: int) -> list[str]:
@@ -120,7 +134,12 @@ def measure_efficiency(name: str, data: Path, n: int) -> dict[str, Any]:
 
 
 def measure_ray(data: Path) -> dict[str, Any]:
-    """Ray's start-up, and Ray against the local engine, each on a fresh cache."""
+    """Ray's start-up, and Ray against the local engine, each on a fresh cache.
+
+    The local engine's runs are measured whether or not Ray starts; when a local Ray
+    cannot start (a loaded machine: its helper processes miss Ray's start-up
+    deadline), ``ray_failed`` holds the error and no Ray time is measured.
+    """
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
@@ -129,17 +148,27 @@ def measure_ray(data: Path) -> dict[str, Any]:
     from hierret.embed_ray import PARTITION_TEXTS
 
     out: dict[str, Any] = {}
-    start = time.perf_counter()
-    ray.init(
-        num_cpus=CORES,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-        configure_logging=False,
-    )
-    out["ray_init_s"] = time.perf_counter() - start
     hash_texts = [f"text {i}" for i in range(2000)]
     int8_texts = _texts(data, 2 * PARTITION_TEXTS)  # a partition for each actor
+    local = [("hash", {"dimension": 384}, hash_texts), ("minilm-int8", {}, int8_texts)]
+    for name, kw, texts in local:  # one process, the encoder's own threads
+        with tempfile.TemporaryDirectory() as tmp:
+            enc = cached_encoder(name, VectorCache(Path(tmp) / "local"), **kw)
+            out[f"local_{name}_s"] = embed_texts(texts, enc, show_progress=False).seconds
+    start = time.perf_counter()
+    try:
+        ray.init(
+            num_cpus=CORES,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    except Exception as err:  # Ray raises a bare Exception when its node times out
+        out["ray_failed"] = f"{type(err).__name__}: {str(err).splitlines()[0]}"
+        out["ray_failed_after_s"] = time.perf_counter() - start
+        return out
+    out["ray_init_s"] = time.perf_counter() - start
     runs = [
         ("hash", {"dimension": 384}, hash_texts, 1),
         ("hash", {"dimension": 384}, hash_texts, 2),
@@ -154,12 +183,20 @@ def measure_ray(data: Path) -> dict[str, Any]:
                     show_progress=False,
                 )  # fmt: skip
                 out[f"ray_{name}_{actors}_s"] = report.seconds
-                if actors == 2:  # the local engine: one process, the encoder's own threads
-                    local = cached_encoder(name, VectorCache(Path(tmp) / "local"))
-                    out[f"local_{name}_s"] = embed_texts(texts, local, show_progress=False).seconds
     finally:
         ray.shutdown()
     return out
+
+
+def measure_driver(data: Path, corpus: str = "scifact") -> dict[str, Any]:
+    """``tests/benchmarks/driver_memory.py`` on ``corpus``, in a fresh process."""
+    env = {**os.environ, "HIERRET_DATA": str(data)}
+    args = [sys.executable, str(DRIVER_MEMORY), corpus, "--json"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    if done.returncode:
+        raise RuntimeError(f"{DRIVER_MEMORY.name} failed (exit {done.returncode}): {done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def measure_write(n: int = 20_000, dimension: int = 384, batch: int = 256) -> float:
@@ -192,18 +229,29 @@ def measure(data: Path, n: int) -> dict[str, Any]:
     }
     out["ray"] = measure_ray(data)
     out["write_s_per_text"] = measure_write()
+    out["driver"] = measure_driver(data)
     out["load_average"] = [before, os.getloadavg()[0]]
     return out
 
 
 def values_from(
-    measured: dict[str, Any], records: dict[str, dict[str, Any]], corpora: dict[str, Any]
+    measured: dict[str, Any],
+    records: dict[str, dict[str, Any]],
+    corpora: dict[str, Any],
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, float | int]:
-    """The record's values: the measured terms, each encoder's model, its predictions."""
+    """The record's values: the measured terms, each encoder's model, its predictions.
+
+    When a local Ray did not start for the measurement, Ray's terms (start-up, the
+    Ray runs, and the local runs they were compared with) come from ``previous``,
+    the values of the earlier ``cost_model`` record, and ``ray_measured`` is 0.
+    """
     from hierret.publish import key
     from hierret.study.site_build import (
         CostModel,
+        distinct_corpora,
         efficiency,
+        passages,
         record_bytes,
         throughput_range,
         worker_throughput,
@@ -221,21 +269,59 @@ def values_from(
             measured["texts"] * (20 if name == "hash" else 1) / (runs["one"]["encode_s"])
         )
     eff = float(v["efficiency_minilm_int8"])
-    ray = measured["ray"]
+    ray = dict(measured["ray"])
+    v["ray_measured"] = int("ray_failed" not in ray)
+    if "ray_failed" in ray:  # Ray did not start here: its terms from the earlier record
+        if previous is None or "ray_init_s" not in previous:
+            raise RuntimeError(
+                f"a local Ray did not start ({ray['ray_failed']}) and no earlier cost_model "
+                "record holds Ray's terms: measure again on a less loaded machine"
+            )
+        v["ray_failed_after_s"] = ray.pop("ray_failed_after_s")
+        ray.pop("ray_failed")
+        for k in ("ray_init_s", "ray_hash_1_s", "ray_hash_2_s", "ray_minilm_int8_2_s"):
+            ray[k] = previous[k]
+        ray["ray_minilm-int8_2_s"] = ray.pop("ray_minilm_int8_2_s")
+        for k in ("local_hash_s", "local_minilm_int8_s"):  # the runs Ray was compared with
+            ray[f"earlier_{k}"] = previous.get(f"earlier_{k}", previous[k])
+        base_hash, base_int8 = ray["earlier_local_hash_s"], ray["earlier_local_minilm_int8_s"]
+    else:
+        base_hash, base_int8 = ray["local_hash_s"], ray["local_minilm-int8_s"]
     v["ray_init_s"] = ray["ray_init_s"]
-    v["startup_s"] = ray["ray_init_s"] + max(ray["ray_hash_2_s"] - ray["local_hash_s"], 0.0)
+    v["startup_s"] = ray["ray_init_s"] + max(ray["ray_hash_2_s"] - base_hash, 0.0)
     for k, seconds in ray.items():
         if k != "ray_init_s":
             v[key(k)] = seconds
-    v["ray_over_local_minilm_int8"] = ray["ray_minilm-int8_2_s"] / ray["local_minilm-int8_s"]
+    v["ray_over_local_minilm_int8"] = ray["ray_minilm-int8_2_s"] / base_int8
     v["write_s_per_text"] = measured["write_s_per_text"]
+    driver = measured["driver"]
+    n_passages, stages = driver["passages"], dict(driver["stages"])
+    per_document = n_passages / driver["documents"]
+    v |= {
+        key(driver["corpus"], "documents"): driver["documents"],
+        key(driver["corpus"], "passages"): n_passages,
+        "passages_per_document": per_document,
+        "driver_peak_b_per_passage": max(stages.values()) / n_passages,
+        "driver_held_b_per_passage": stages[RAY_RECEIVES] / n_passages,
+    }
+    suite = distinct_corpora(corpora["corpora"])
+    v["beir_corpora_counted"] = len(suite)
+    documents = {
+        "msmarco": corpora["msmarco"]["documents"],
+        "beir": sum(c["documents"] for c in suite),
+        "beir_public": sum(c["documents"] for c in suite if c["public"]),
+    }
     sizes = {
-        "msmarco": corpora["msmarco"]["passages"],
-        "beir": sum(c["passages"] for c in corpora["corpora"]),
-        "beir_public": sum(c["passages"] for c in corpora["corpora"] if c["public"]),
+        "msmarco": passages(documents["msmarco"], MSMARCO_PER_DOCUMENT),
+        "beir": sum(passages(c["documents"], per_document) for c in suite),
+        "beir_public": sum(passages(c["documents"], per_document) for c in suite if c["public"]),
     }
     for corpus, n in sizes.items():
+        v[key(corpus, "documents")] = documents[corpus]
         v[key(corpus, "texts")] = n
+        v[key(corpus, "driver_gb")] = (
+            CostModel.driver_bytes(n, float(v["driver_peak_b_per_passage"])) / 1e9
+        )
     bench, dr002 = records["bench"]["values"], records["dr002"]["values"]
     for name, label in ENCODERS.items():
         enc = key(name)
@@ -268,6 +354,29 @@ def values_from(
     return v
 
 
+#: Which of the model's parameters this script measured, and which it assumes.
+PROVENANCE: dict[str, list[str]] = {
+    "measured": [
+        "start-up: a local Ray cluster and its actor pool, on this machine",
+        "model load: each encoder in a fresh process, on this machine",
+        "efficiency at 1 and 2 workers, in CPU and wall seconds, on this machine",
+        "write: the driver storing vectors, on this machine",
+        "driver memory per passage, peak and when Ray receives the texts, on SciFact",
+        "passages per document, on SciFact",
+        "throughput: the bench and dr002 records' rates, on the machines that wrote them",
+    ],
+    "assumed": [
+        "efficiency beyond 2 workers: the 2-worker CPU efficiency, unmeasured (optimistic)",
+        "passages per document of every BEIR corpus but SciFact: SciFact's (the largest "
+        "hold shorter documents than SciFact's abstracts: Wikipedia paragraphs, entity "
+        "abstracts, questions; so their passages are likely overcounted)",
+        "passages per document of MS MARCO: 1 (its documents are already passages)",
+        "corpus sizes: the BEIR paper's Table 1, in documents",
+        "a GPU: not measured, no prediction",
+    ],
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--worker":
         name, kw, data, n = sys.argv[2:6]
@@ -283,19 +392,37 @@ def main(argv: list[str] | None = None) -> int:
         measured = json.loads(args.measured.read_text(encoding="utf-8"))
     else:
         measured = measure(args.data, args.texts)
-        args.measured.parent.mkdir(parents=True, exist_ok=True)
-        args.measured.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
+    if "driver" not in measured:  # measured before the driver term was part of the model
+        measured["driver"] = measure_driver(args.data)
+    args.measured.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.measured.with_suffix(".tmp")
+    tmp.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(args.measured)
     from hierret.publish.site_build import load_results, write_results
 
     records = load_results(RESULTS)
     corpora = json.loads(CORPORA.read_text(encoding="utf-8"))
-    values = values_from(measured, records, corpora)
+    earlier = records.get("cost_model")
+    previous = earlier["values"] if earlier else None
+    values = values_from(measured, records, corpora, previous)
     identity = {
         "encoders": {name: measured["load"][name]["identity"] for name in ENCODERS},
         "workers": list(WORKERS),
+        "measured_workers": list(MEASURED_WORKERS),
+        "measured": PROVENANCE["measured"],
+        "assumed": PROVENANCE["assumed"],
+        "gpu": "not measured: no GPU on the machine that measured; no GPU prediction is made",
         "throughputs_from": {r: records[r]["machine"]["cpu"] for r in ("bench", "dr002")},
         "corpora_source": corpora["source"],
         "load_average": measured.get("load_average"),
+        "ray": (
+            "measured here"
+            if values["ray_measured"]
+            else f"a local Ray did not start here ({measured['ray']['ray_failed']}, after "
+            f"{measured['ray']['ray_failed_after_s']:.0f} s): start-up and the Ray runs are "
+            f"the earlier record's (hierret {earlier['hierret_version'] if earlier else '?'}, "
+            f"load average {(earlier or {}).get('identity', {}).get('load_average')})"
+        ),
     }
     path = write_results(
         args.results / "cost-model.json", "cost_model", values, identity, facts=values

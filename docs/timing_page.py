@@ -157,8 +157,8 @@ SCALE_ENCODERS = {
 }
 SCALE_CORPORA = {
     "msmarco": "MS MARCO passages",
-    "beir": "BEIR, all 18 corpora",
-    "beir_public": "BEIR, the 14 public corpora",
+    "beir": "BEIR, all 18 datasets (17 corpora)",
+    "beir_public": "BEIR, the 14 public datasets (13 corpora)",
 }
 
 
@@ -174,7 +174,7 @@ def _scale(record: dict[str, Any] | None) -> str:
     if record is None:
         return ""
     v, ident = record["values"], record["identity"]
-    workers = ident["workers"]
+    workers, measured = ident["workers"], ident["measured_workers"]
     eff, load = v["efficiency_minilm_int8"], ident.get("load_average") or [math.nan] * 2
     machines = ", ".join(f"{r} on {cpu}" for r, cpu in ident["throughputs_from"].items())
     text = (
@@ -188,23 +188,33 @@ def _scale(record: dict[str, Any] | None) -> str:
         f"- **start-up** {v['startup_s']:.1f} s: a local Ray cluster ({v['ray_init_s']:.1f} s) "
         f"and its actor pool (Ray's wall time for 2,000 texts of the hash encoder, "
         f"{v['ray_hash_2_s']:.1f} s with 2 actors, less the local engine's "
-        f"{v['local_hash_s']:.2f} s);\n"
+        f"{v.get('earlier_local_hash_s', v['local_hash_s']):.2f} s);\n"
         "- **model load**: each encoder loaded in a fresh process (table);\n"
         f"- **efficiency** {eff:.2f}: {v['texts_measured']} SciFact abstracts embedded by one "
         "MiniLM int8 worker process (one thread) alone, then by two at once, each keeping "
         f"{eff:.0%} of its pace, in CPU seconds (the hash encoder, which does no arithmetic "
         f"to speak of: {v['efficiency_hash']:.2f}). In wall time each kept "
-        f"{v['efficiency_minilm_int8_wall']:.0%}: the machine is shared (load average "
-        f"{load[0]:.1f} when the measurements began, {load[1]:.1f} when they ended), and "
-        "other people's work takes wall time from a worker, not CPU time. Assumed to hold "
-        "beyond 2 workers, which nothing here measured: more workers are an optimistic "
-        "bound;\n"
+        f"{v['efficiency_minilm_int8_wall']:.0%} (hash: {v['efficiency_hash_wall']:.0%}), "
+        "which measures the machine's load as much as the workers: it is shared (load "
+        f"average {load[0]:.1f} when the measurements began, {load[1]:.1f} when they ended), "
+        "and other people's work takes wall time from a worker, not CPU time. Measured at "
+        f"{' and '.join(map(str, measured))} workers, all this machine's cores allow; "
+        "assumed to hold beyond (the columns marked †), which nothing here measured: "
+        "more workers are an optimistic bound;\n"
         "- **throughput**: each encoder's passages per second in the `bench` and `dr002` "
         f"records ({machines}), lowest and highest, measured with all {v['cores']} cores "
         "of the machine: one worker's is that rate / (cores × efficiency), so that the "
         "model gives the record's own rate at 2 workers;\n"
         f"- **write** {v['write_s_per_text'] * 1e6:.0f} µs a vector: the driver, the cache's "
-        "only writer, storing vectors of dimension 384 (it does not shrink with workers).\n\n"
+        "only writer, storing vectors of dimension 384 (it does not shrink with workers);\n"
+        f"- **driver memory** {v['driver_peak_b_per_passage']:,.0f} B a passage at the "
+        f"driver's peak (chunking the corpus), {v['driver_held_b_per_passage']:,.0f} B when "
+        "Ray receives the texts (`tests/benchmarks/driver_memory.py` on SciFact): the "
+        "tables' *driver GB* is one job's peak; `--shard i/n` splits it over n jobs;\n"
+        f"- **texts are passages**: SciFact's {v['scifact_documents']:,d} documents make "
+        f"{v['scifact_passages']:,d} passages ({v['passages_per_document']:.2f} a document, "
+        "measured); the BEIR corpora, counted in documents, are taken at SciFact's rate "
+        "(assumed), MS MARCO's passages at one each (assumed).\n\n"
         "| encoder | load s | records' passages/s | one worker's passages/s | "
         "dimension | bytes a vector |\n|---|---:|---:|---:|---:|---:|\n"
     )
@@ -217,15 +227,21 @@ def _scale(record: dict[str, Any] | None) -> str:
         )
     text += (
         "\nPredicted wall time, fastest–slowest (the records' highest and lowest rates), "
-        "and the vectors' size in the cache, one table per corpus; corpus sizes from the "
-        "BEIR paper's Table 1 (`data/scale/beir-corpora.json`; BioASQ, Signal-1M, TREC-NEWS "
-        "and Robust04 are not public).\n"
+        "the vectors' size in the cache and the driver's peak memory, one table per corpus; "
+        "corpus sizes from the BEIR paper's Table 1 (`data/scale/beir-corpora.json`; "
+        "BioASQ, Signal-1M, TREC-NEWS and Robust04 are not public), each corpus counted "
+        f"once ({v['beir_corpora_counted']} of the 18: Climate-FEVER searches FEVER's "
+        "Wikipedia). † efficiency assumed, not measured. A GPU is not measured (none on "
+        "this machine): no GPU row.\n"
     )
-    head = " | ".join(f"{w} worker{'s' * (w > 1)}" for w in workers)
+    head = " | ".join(f"{w} worker{'s' * (w > 1)}{'' if w in measured else ' †'}" for w in workers)
     for corpus, name in SCALE_CORPORA.items():
+        docs = v[f"{corpus}_documents"]
         text += (
-            f"\n**{name}** ({v[f'{corpus}_texts']:,d} texts):\n\n| encoder | {head} | "
-            "vectors GB |\n|---|" + "---:|" * len(workers) + "---:|\n"
+            f"\n**{name}** ({v[f'{corpus}_texts']:,d} texts, from {docs:,d} documents):\n\n"
+            f"| encoder | {head} | vectors GB | driver GB |\n|---|"
+            + "---:|" * (len(workers) + 2)
+            + "\n"
         )
         for enc, label in SCALE_ENCODERS.items():
             cells = [
@@ -233,12 +249,19 @@ def _scale(record: dict[str, Any] | None) -> str:
                 f"{_duration(v[f'{enc}_{corpus}_{w}w_slow_h'])}"
                 for w in workers
             ]
-            text += f"| {label} | " + " | ".join(cells) + f" | {v[f'{enc}_{corpus}_gb']:,.1f} |\n"
+            text += (
+                f"| {label} | "
+                + " | ".join(cells)
+                + f" | {v[f'{enc}_{corpus}_gb']:,.1f} | {v[f'{corpus}_driver_gb']:,.1f} |\n"
+            )
     ratio = v["ray_over_local_minilm_int8"]
+    local_int8 = v.get("earlier_local_minilm_int8_s", v["local_minilm_int8_s"])
+    if not v.get("ray_measured", 1):
+        text += f"\nRay's terms are not from this measurement: {ident['ray']}.\n"
     text += (
         f"\nRay against the local engine on this machine: 512 abstracts with MiniLM int8 "
         f"took {v['ray_minilm_int8_2_s']:.1f} s on 2 Ray actors (one thread each, the "
-        f"cluster already up) and {v['local_minilm_int8_s']:.1f} s on the local engine (one "
+        f"cluster already up) and {local_int8:.1f} s on the local engine (one "
         f"process, two threads), Ray {ratio:.2f}× the local time. The same two cores do the "
         "arithmetic either way; Ray adds its actor pool, each actor's model load and the "
         "transfer of every partition"
@@ -252,6 +275,8 @@ def _scale(record: dict[str, Any] | None) -> str:
             )
         )
     )
+    text += "\nMeasured here:\n\n" + "".join(f"- {m}\n" for m in ident["measured"])
+    text += "\nAssumed:\n\n" + "".join(f"- {a}\n" for a in ident["assumed"])
     return text
 
 

@@ -1,7 +1,8 @@
 """Driver memory per passage of ``hierret embed --engine ray``, stage by stage.
 
-Usage: ``python tests/benchmarks/driver_memory.py [CORPUS]`` (default ``scifact``;
-``$HIERRET_DATA`` as for the tests). Measures, with :mod:`tracemalloc` (Python
+Usage: ``python tests/benchmarks/driver_memory.py [CORPUS] [--json]`` (default
+``scifact``; ``$HIERRET_DATA`` as for the tests; ``--json``: one JSON line of the
+figures instead, as ``docs/cost_model.py`` reads them). Measures, with :mod:`tracemalloc` (Python
 allocations that are still live, so each stage's figure is what the driver holds
 while the next runs), what the driver of ``--engine ray`` holds before Ray sees a
 text: the loaded corpus, its hierarchy and passage texts, the distinct texts and
@@ -15,8 +16,10 @@ it now lets them go once the passage texts are made (``hierret.cli._passages``).
 from __future__ import annotations
 
 import gc
+import json
 import sys
 import tracemalloc
+from typing import Any
 
 import psutil
 
@@ -28,7 +31,8 @@ from hierret.encoders import HashEncoder
 from hierret.hierarchy import build_hierarchy
 
 
-def main(corpus: str = "scifact") -> None:
+def measure(corpus: str = "scifact") -> dict[str, Any]:
+    """Documents, passages, bytes held after each stage, and the resident set's growth."""
     proc = psutil.Process()
     gc.collect()
     tracemalloc.start()
@@ -40,6 +44,7 @@ def main(corpus: str = "scifact") -> None:
         marks.append((stage, tracemalloc.get_traced_memory()[0]))
 
     bundle = load(corpus, questions=False)
+    documents = len(bundle.corpus)
     mark("corpus loaded")
     hierarchy = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
     mark("hierarchy built")
@@ -56,13 +61,31 @@ def main(corpus: str = "scifact") -> None:
 
     table = pa.Table.from_pylist(rows)  # what ray.data.from_items makes of them
     marks.append(("+ Arrow table (from_items)", marks[-1][1] + table.nbytes))
-    n = len(texts)
-    chars = sum(map(len, distinct))
-    print(f"{corpus}: {n} passages, {len(distinct)} distinct")
-    print(f"  (mean {chars / len(distinct):.0f} characters a distinct passage, {len(keys)} keys)")
-    for stage, held in marks:
+    return {
+        "corpus": corpus,
+        "documents": documents,
+        "passages": len(texts),
+        "distinct": len(distinct),
+        "characters": sum(map(len, distinct)),
+        "keys": len(keys),
+        "stages": marks,
+        "rss_bytes": proc.memory_info().rss - rss0,
+    }
+
+
+def main(corpus: str = "scifact", *flags: str) -> None:
+    m = measure(corpus)
+    if "--json" in flags:
+        print(json.dumps(m))
+        return
+    n, distinct = m["passages"], m["distinct"]
+    print(f"{corpus}: {m['documents']} documents, {n} passages, {distinct} distinct")
+    print(
+        f"  (mean {m['characters'] / distinct:.0f} characters a distinct passage, {m['keys']} keys)"
+    )
+    for stage, held in m["stages"]:
         print(f"  {stage:34s} {held / n:8.0f} B/passage  ({held / 2**20:7.1f} MiB)")
-    rss = proc.memory_info().rss - rss0
+    rss = m["rss_bytes"]
     print(f"  resident set grew by {rss / 2**20:.1f} MiB ({rss / n:.0f} B/passage)")
 
 

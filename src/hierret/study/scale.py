@@ -17,6 +17,19 @@ The model (:meth:`CostModel.seconds`)::
   (:func:`record_bytes` on disk each), in seconds per text; it does not
   shrink with more workers.
 
+Beside the time, the model holds the **driver's memory**
+(:meth:`CostModel.driver_bytes`): bytes per text the driver process holds at
+its peak (chunking the corpus, before any worker sees a text), times the texts
+of one job (a corpus split by ``--shard i/n`` into ``n`` jobs holds ``1/n`` of
+it in each driver).
+
+Texts are what the package embeds: *passages*, not documents. A corpus counted
+in documents (the BEIR suite) becomes passages with :func:`passages`, at a
+number of passages per document measured where the corpus is at hand and
+assumed elsewhere; a corpus that several datasets share (FEVER and
+Climate-FEVER search one Wikipedia dump) is embedded once
+(:func:`distinct_corpora`).
+
 The throughputs come from the package's records, measured with every core of
 the machine that wrote them (``cores``, 2 here): :func:`worker_throughput`
 takes such a rate as ``cores`` workers at the measured efficiency, so that the
@@ -32,16 +45,29 @@ Examples
 66.5
 >>> record_bytes(384)
 1584
+>>> model.driver_bytes(1000, bytes_per_text=2000.0, shards=4)
+500000.0
+>>> passages(5183, 2.36)
+12232
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hierret.cache import KEY_INDEX_BYTES
 
-__all__ = ["CostModel", "efficiency", "record_bytes", "throughput_range", "worker_throughput"]
+__all__ = [
+    "CostModel",
+    "distinct_corpora",
+    "efficiency",
+    "passages",
+    "record_bytes",
+    "throughput_range",
+    "worker_throughput",
+]
 
 #: Bytes of a cache record besides its vector: the 32-byte key and the 4-byte crc32.
 RECORD_OVERHEAD_BYTES = 32 + 4
@@ -93,6 +119,25 @@ class CostModel:
         compute = texts / (workers * self.throughput * share)
         return self.startup_s + self.load_s + compute + texts * self.write_s_per_text
 
+    @staticmethod
+    def driver_bytes(texts: int, bytes_per_text: float, shards: int = 1) -> float:
+        """Peak bytes the driver holds for ``texts`` texts split into ``shards`` jobs.
+
+        Each job's driver holds its own share (the largest, ``ceil(texts / shards)``)
+        at ``bytes_per_text`` (measured: ``tests/benchmarks/driver_memory.py``); the
+        number of workers does not change it.
+
+        Examples
+        --------
+        >>> CostModel.driver_bytes(10, bytes_per_text=100.0, shards=3)
+        400.0
+        """
+        if shards < 1:
+            raise ValueError(f"shards must be at least 1, got {shards}")
+        if bytes_per_text < 0:
+            raise ValueError(f"bytes_per_text must not be negative, got {bytes_per_text}")
+        return -(-texts // shards) * bytes_per_text
+
 
 def efficiency(one_s: float, two_s: Sequence[float]) -> float:
     """Each worker's share of its throughput when two run at once: the same work
@@ -136,6 +181,51 @@ def throughput_range(values: Mapping[str, float], names: Sequence[str]) -> tuple
     if not found:
         raise ValueError(f"no throughput among {list(names)} in the values given")
     return min(found), max(found)
+
+
+def passages(documents: int, per_document: float) -> int:
+    """Passages the package embeds for a corpus of ``documents`` documents, at
+    ``per_document`` passages a document (rounded to the nearest passage).
+
+    Examples
+    --------
+    >>> passages(171332, 1.0)
+    171332
+    """
+    if documents < 0 or per_document <= 0:
+        raise ValueError(
+            f"documents must not be negative and per_document must be positive, got "
+            f"{documents} and {per_document}"
+        )
+    return round(documents * per_document)
+
+
+def distinct_corpora(corpora: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The ``corpora`` that are embedded, each once: an entry with
+    ``same_corpus_as`` (the name of another entry, whose corpus it searches) is
+    left out.
+
+    Raises
+    ------
+    ValueError
+        A ``same_corpus_as`` names no entry of ``corpora``.
+
+    Examples
+    --------
+    >>> suite = [{"name": "FEVER", "passages": 5}, {"name": "Climate-FEVER", "passages": 5,
+    ...          "same_corpus_as": "FEVER"}]
+    >>> [c["name"] for c in distinct_corpora(suite)]
+    ['FEVER']
+    """
+    names = {c["name"] for c in corpora}
+    for c in corpora:
+        other = c.get("same_corpus_as")
+        if other is not None and other not in names:
+            raise ValueError(
+                f"{c['name']} shares the corpus of {other!r}, which is not among the corpora "
+                f"({sorted(names)}): name an entry, or drop same_corpus_as"
+            )
+    return [c for c in corpora if c.get("same_corpus_as") is None]
 
 
 def record_bytes(dimension: int) -> int:

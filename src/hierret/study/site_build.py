@@ -4,7 +4,8 @@ Apart from the notebooks' face (:mod:`hierret.study`), so that each lists what
 its readers call: :data:`SIZES`, :func:`check_parameters`,
 :func:`notebook_parameters` and :class:`ParameterError` (a run's parameters
 checked before it starts), :func:`explorer_script` (the casebook explorer's
-script), :class:`CostModel`, :func:`efficiency`, :func:`record_bytes`,
+script), :class:`CostModel`, :func:`distinct_corpora`, :func:`passages`,
+:func:`efficiency`, :func:`record_bytes`,
 :func:`throughput_range` and :func:`worker_throughput` (embedding past one
 machine, predicted). Each name loads its module on first use (PEP 562).
 """
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
     from hierret.study.params import SIZES, ParameterError, check_parameters, notebook_parameters
     from hierret.study.scale import (
         CostModel,
+        distinct_corpora,
         efficiency,
+        passages,
         record_bytes,
         throughput_range,
         worker_throughput,
@@ -33,6 +36,8 @@ SITE = {
     "notebook_parameters": "hierret.study.params",
     "explorer_script": "hierret.study.casebook",
     "CostModel": "hierret.study.scale",
+    "distinct_corpora": "hierret.study.scale",
+    "passages": "hierret.study.scale",
     "efficiency": "hierret.study.scale",
     "record_bytes": "hierret.study.scale",
     "throughput_range": "hierret.study.scale",
@@ -44,9 +49,11 @@ __all__ = [
     "CostModel",
     "ParameterError",
     "check_parameters",
+    "distinct_corpora",
     "efficiency",
     "explorer_script",
     "notebook_parameters",
+    "passages",
     "record_bytes",
     "throughput_range",
     "worker_throughput",
