@@ -69,6 +69,9 @@ def _end(procs: list[subprocess.Popen[str]], temp: str) -> None:
             p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
+            p.wait()  # reaped, so that no Popen is collected while its process runs
+        if p.stdout:
+            p.stdout.close()
     for proc in psutil.process_iter(["pid", "cmdline"]):
         if any(temp in part for part in proc.info["cmdline"] or []):
             proc.kill()
@@ -144,10 +147,16 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
 class NodeHashEncoder(HashEncoder):
     """A hash encoder that notes, when it is made, the Ray node it was made on."""
 
-    def __init__(self, notes: str, dimension: int = 16) -> None:
+    def __init__(self, notes: str, dimension: int = 16, actors: int = 2) -> None:
         super().__init__(dimension=dimension)
         node = ray.get_runtime_context().get_node_id()
         Path(notes, f"{node}-{os.getpid()}").touch()
+        # Ray Data starts work as soon as one actor is up: on a busy machine the first
+        # could embed every text before the second exists. Wait for the pool (a guard,
+        # not a timing: if the second never comes, the test says on how many nodes).
+        deadline = time.monotonic() + 300
+        while len(list(Path(notes).iterdir())) < actors and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def _vectors(root: Path, texts: list[str]) -> bytes:
@@ -214,7 +223,7 @@ def test_the_command_line_joins_through_ray_address(
         timeout=600,  # a guard against a hang, not a timing
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert ", 0 were in the cache" in done.stdout
+    assert ": 0 were in the cache" in done.stdout, done.stdout
     bundle = load("python-reference", questions=False)
     texts = corpus_passages(build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles))
     hash64 = HashEncoder().identity
