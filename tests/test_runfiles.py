@@ -232,6 +232,23 @@ def test_pytrec_eval_reproduces_a_sample_of_the_published_tests() -> None:
         assert _check(RESULTS, name, list(tests["test"][::SAMPLE_EVERY])) > 0
 
 
+def test_every_published_test_has_both_arms_in_the_reference_run_files() -> None:
+    """Each record with published tests has its run files, and its index names both arms
+    of every one of those tests (the evidence page promises them for every claim)."""
+    missing = []
+    for tsv in sorted((RESULTS / "evidence").glob("*-tests.tsv")):
+        name = tsv.name.removesuffix("-tests.tsv")
+        index = runfiles.folder(RESULTS, name) / runfiles.INDEX
+        if not index.exists():
+            missing.append(f"{name}: no run files")
+            continue
+        tests = pd.read_csv(tsv, sep="\t")
+        runs = pd.read_csv(index, sep="\t")
+        have = set(zip(runs["test"], runs["side"], strict=True))
+        missing += [f"{name} {t}{s}" for t in tests["test"] for s in "ab" if (t, s) not in have]
+    assert missing == [], missing[:10]
+
+
 @pytest.mark.skipif(
     not (RESULTS / "evidence" / "runs" / "dr001" / runfiles.INDEX).exists(),
     reason="no reference run files for dr001 in data/results/evidence/runs (written by a "
