@@ -55,9 +55,9 @@ Examples
 All agree: the settings are the published run's, all 5 quoted numbers equal the \
 published ones, and all 1 claim verdicts are the published record's.
 >>> print(other.summary)
-This run differs from the published one in 1 setting (max_chars: 900 → 600). 2 of 5 \
-quoted numbers differ from the published ones. 0 of the 1 claim verdicts are the \
-published record's; not C1 (holds → not established (could detect ≥ 0.08)).
+This run differs from the published one in 1 field of the run's identity (max_chars: \
+900 → 600). 2 of 5 quoted numbers differ from the published ones. 0 of the 1 claim \
+verdicts are the published record's; not C1 (holds → not established (could detect ≥ 0.08)).
 """
 
 from __future__ import annotations
@@ -348,6 +348,50 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def _listed(rows: pd.DataFrame, n: int = 6, *, values: bool = True) -> str:
+    """The first ``n`` rows as ``name: published → this run`` (or their names), then ``…``."""
+    said = [
+        f"{k}: {r['published']} → {r['this run']}" if values else str(k)
+        for k, r in rows.head(n).iterrows()
+    ]
+    return ", ".join(said) + (", …" if len(rows) > n else "")
+
+
+def _changed(settings: pd.DataFrame) -> str:
+    """What differs in the settings, in one sentence: the parameters a reader changed,
+    named, then the count of the other identity fields that differ with them (a corpus's
+    fingerprint and counts, a library's version), which a reader did not set.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"published": ["900", "79"], "this run": ["600", "4"]},
+    ...                     index=["parameters.max_chars", "documents"])
+    >>> _changed(rows)
+    "This run differs from the published one in 1 parameter (max_chars: 900 → 600); 1 \
+other field of the run's identity differs with it (documents)."
+    >>> _changed(rows.iloc[1:]), _changed(rows.iloc[:0])
+    ("This run differs from the published one in 1 field of the run's identity \
+(documents: 79 → 4).", "The settings are the published run's.")
+    """
+    if settings.empty:
+        return "The settings are the published run's."
+    asked = settings[settings.index.str.startswith("parameters.")]
+    asked = asked.rename(index=lambda k: k.removeprefix("parameters."))
+    other = settings[~settings.index.str.startswith("parameters.")]
+    head = "This run differs from the published one in"
+    if asked.empty:
+        return f"{head} {_plural(len(other), 'field')} of the run's identity ({_listed(other)})."
+    said = f"{head} {_plural(len(asked), 'parameter')} ({_listed(asked)})"
+    if other.empty:
+        return said + "."
+    verb = "differs" if len(other) == 1 else "differ"
+    them = "them" if len(asked) > 1 else "it"
+    return (
+        f"{said}; {_plural(len(other), 'other field')} of the run's identity {verb} with "
+        f"{them} ({_listed(other, values=False)})."
+    )
+
+
 @dataclass(frozen=True, repr=False)
 class Against:
     """A run beside its published record (:func:`against_published`).
@@ -405,16 +449,7 @@ class Against:
                 f"All agree: the settings are the published run's, all {n_num} quoted "
                 f"numbers equal the published ones, and {said}."
             )
-        changed = ", ".join(
-            f"{k}: {r['published']} → {r['this run']}" for k, r in self.settings.head(6).iterrows()
-        )
-        more = ", …" if len(self.settings) > 6 else ""
-        parts = [
-            f"This run differs from the published one in {_plural(len(self.settings), 'setting')}"
-            f" ({changed}{more})."
-            if len(self.settings)
-            else "The settings are the published run's."
-        ]
+        parts = [_changed(self.settings)]
         parts.append(
             f"All {n_num} quoted numbers equal the published ones."
             if n_same == n_num
