@@ -232,6 +232,8 @@ def test_a_moved_detectable_effect_is_not_a_disagreement(name: str) -> None:
     assert row["verdict, this run"] != row["verdict, published"]
     assert row["agree"] == "yes"
     assert f"not {cid} (" not in run.summary
+    assert f"1 of them with another detectable effect: {cid} ≥ " in run.summary  # said as such
+    assert f"{cid} ≥ " in run.summary.split("→ ≥ 0.77")[0]
 
 
 def test_verdicts_agree_by_class_not_by_words() -> None:

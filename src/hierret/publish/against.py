@@ -65,6 +65,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,14 @@ import hierret.publish.claims as claims_
 from hierret.publish.report import as_json, format_value, quoted
 from hierret.publish.tables import fields, styled
 
-__all__ = ["Against", "against_published", "published_files", "shown_path", "verdict_word"]
+__all__ = [
+    "Against",
+    "against_published",
+    "moved_detectable",
+    "published_files",
+    "shown_path",
+    "verdict_word",
+]
 
 
 def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, Path] | None:
@@ -306,6 +314,36 @@ def verdict_word(verdict: str) -> str:
     return verdict.split("(")[0].strip().lower()
 
 
+_DETECT = re.compile(r"could detect ≥ ([0-9.]+)")
+
+
+def moved_detectable(mine: str, published: str) -> str | None:
+    """``"≥ 0.08 → ≥ 0.77"`` when two verdicts of one class differ in what their test
+    could detect; ``None`` otherwise.
+
+    A verdict that stays *not established* is the same verdict; the effect its
+    test could detect is another fact about the run (its questions, their spread)
+    and is reported as such, never as a disagreement.
+
+    Examples
+    --------
+    >>> moved_detectable("not established (could detect ≥ 0.77)",
+    ...                  "not established (could detect ≥ 0.08)")
+    '≥ 0.08 → ≥ 0.77'
+    >>> moved_detectable("not established (could detect ≥ 0.08)",
+    ...                  "not established (could detect ≥ 0.08)") is None
+    True
+    >>> moved_detectable("holds", "not established (could detect ≥ 0.08)") is None
+    True
+    """
+    if verdict_word(mine) != verdict_word(published):
+        return None
+    a, b = _DETECT.search(mine), _DETECT.search(published)
+    if a is None or b is None or a[1] == b[1]:
+        return None
+    return f"≥ {b[1]} → ≥ {a[1]}"
+
+
 def _agree(mine: str, published: str) -> str:
     """``yes`` when the two verdicts are of one class, else ``no``."""
     return "yes" if verdict_word(mine) == verdict_word(published) else "no"
@@ -453,7 +491,8 @@ class Against:
         parts.append(
             f"All {n_num} quoted numbers equal the published ones."
             if n_same == n_num
-            else f"{n_num - n_same} of {n_num} quoted numbers differ from the published ones."
+            else f"{n_num - n_same} of {n_num} quoted numbers "
+            f"{'differs' if n_num - n_same == 1 else 'differ'} from the published ones."
         )
         differ = [
             f"{i} ({r['verdict, published']} → {r['verdict, this run']})"
@@ -463,9 +502,21 @@ class Against:
         if len(differ) > 6:
             differ = [*differ[:6], f"and {len(differ) - 6} more"]
         untested = [str(i) for i, r in self.claims.iterrows() if r["agree"] == "not tested"]
+        moved = [
+            f"{i} {m}"
+            for i, r in self.claims.iterrows()
+            if r["agree"] == "yes"
+            and (m := moved_detectable(r["verdict, this run"], r["verdict, published"]))
+        ]
         parts.append(
             f"{n_agree} of the {n_claims} claim verdicts are the published record's"
-            f"{'; not ' + '; '.join(differ) if differ else ''}"
+            + (
+                f" ({len(moved)} of them with another detectable effect: "
+                f"{', '.join(moved[:4])}{', …' if len(moved) > 4 else ''})"
+                if moved
+                else ""
+            )
+            + f"{'; not ' + '; '.join(differ) if differ else ''}"
             + (
                 f"; {len(untested)} not tested in this run "
                 f"({', '.join(untested[:8])}{', …' if len(untested) > 8 else ''})."
