@@ -81,3 +81,25 @@ def test_every_notebook_has_a_level_prerequisites_and_topics() -> None:
         assert topics.strip(), stem
         earlier = re.findall(r"\b(0\d)\b", needs)  # a prerequisite comes before the notebook
         assert all(n < stem[:2] for n in earlier), (stem, needs)
+
+
+def test_the_questions_file_keys_are_documented_where_the_folder_format_is(
+    tmp_path: Path,
+) -> None:
+    """The keys the loader accepts, read from its refusal, are those README and the page list."""
+    from hierret import load
+    from hierret.datasets import FolderFormatError
+
+    (tmp_path / "a.md").write_text("# A\n\nSome text that a question can quote from.\n")
+    line = '{"question": "q?", "relevant": ["a"], "topic": "x"}\n'
+    (tmp_path / "questions.jsonl").write_text(line, encoding="utf-8")
+    with pytest.raises(FolderFormatError, match="the keys are ") as err:
+        load(tmp_path)
+    accepted = set(re.findall(r"\w+", str(err.value).split("the keys are ", 1)[1].split(" (")[0]))
+    page = (ROOT / "docs" / "own_documents.md").read_text(encoding="utf-8")
+    table = {k for row in re.findall(r"^\| (`.+?`) \|", page, re.MULTILINE)
+             for k in re.findall(r"`(\w+)`", row)}  # fmt: skip
+    assert table == accepted
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = readme.split("The keys of a\nline are ", 1)[1].split("Any other key", 1)[0]
+    assert set(re.findall(r"`(\w+)`", said)) >= accepted
