@@ -245,6 +245,11 @@ def _restates(field: str, parameter: str) -> bool:
     True
     >>> _restates("python-reference", "qasper")
     False
+
+    A folder's corpus is named ``folder-<its name>`` (:mod:`hierret.datasets.folder`):
+
+    >>> _restates("folder-notes", "course/notes"), _restates("folder-notes", "notes2")
+    (True, False)
     """
     head = field.split(" (")[0]
     return (
@@ -252,6 +257,7 @@ def _restates(field: str, parameter: str) -> bool:
         or Path(field).name == Path(parameter).name
         or head == parameter
         or head.endswith("/" + parameter)
+        or (head.startswith("folder-") and head.removeprefix("folder-") == Path(parameter).name)
     )
 
 
