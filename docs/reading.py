@@ -319,9 +319,27 @@ def readable_downloads(outdir: str | os.PathLike[str]) -> list[Path]:
     return changed
 
 
+def glue_left(outdir: str | os.PathLike[str]) -> list[str]:
+    """Each downloadable notebook of the built site that still holds a ``{glue`` role
+    (a key no cell of it glued), with the count: what :func:`_readable_downloads` warns of."""
+    root = Path(outdir)
+    found = [*root.glob("_downloads/**/*.ipynb"), *root.glob("_sources/**/*.ipynb")]
+    counts = {p: p.read_text(encoding="utf-8").count("{glue") for p in sorted(found)}
+    return [f"{p.relative_to(root).as_posix()} ({n})" for p, n in counts.items() if n]
+
+
 def _readable_downloads(app: Any, exception: BaseException | None) -> None:
-    if exception is None and app.builder.format == "html":
-        readable_downloads(app.outdir)
+    if exception is not None or app.builder.format != "html":
+        return
+    readable_downloads(app.outdir)
+    if left := glue_left(app.outdir):  # a warning: sphinx-build -W fails on it
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning(
+            "downloadable notebooks with {glue} roles that no cell glued, which a reader "
+            "would see as written: %s (glue each key the prose quotes)",
+            ", ".join(left),
+        )
 
 
 # -- the records' tables ----------------------------------------------------------------

@@ -148,3 +148,9 @@ def test_the_notebooks_a_reader_downloads_read_their_values_not_glue_roles(
         assert prose == "run it\n(2 min at class size)"
     assert "{glue}`exercise_1_time`" in (src / "05.ipynb").read_text(encoding="utf-8")  # the site's
     assert reading.readable_downloads(site) == []  # nothing left to rewrite
+    assert reading.glue_left(site) == []
+    nb = _executed_notebook()
+    nb["cells"][1]["source"] = "({glue}`never_glued`)"  # type: ignore[index]
+    copies[0].write_text(json.dumps(nb), encoding="utf-8")
+    reading.readable_downloads(site)
+    assert reading.glue_left(site) == ["_downloads/0a1b/05.ipynb (1)"]  # the build warns
