@@ -5,14 +5,18 @@ notebook with other parameters, another sample or their own documents sees
 at once
 
 * which **settings** differ from the run the record was published from (every
-  field of the run's identity: corpus, sample, chunking, encoder, parameters);
+  field of the run's identity: corpus, sample, chunking, encoder, parameters),
+  each once: the summary names the parameters the reader changed and counts
+  the identity fields that differ with them (a corpus's fingerprint, its counts);
 * the **numbers** ``DECISIONS.md`` quotes from the record, the published value
   beside this run's (machine facts, such as times, are measured anew on every
   machine and are shown, never counted as a disagreement);
 * each **claim** of the record's *Claims and tests* table tested on this
   record's numbers, with the verdict the record states and the verdict this
   run's numbers give (:func:`hierret.publish.claims.verdict`); a row that
-  cites another record's test is that record's to judge.
+  cites another record's test is that record's to judge. Two verdicts of one
+  class agree: a *not established* whose detectable effect moved is the same
+  verdict, and the summary says the effect moved (:func:`moved_detectable`).
 
 On the reference parameters every setting, number and verdict agrees; the
 site's reference build says so at the end of each notebook.
