@@ -71,7 +71,7 @@ def test_a_changed_parameter_is_named_first_and_machine_facts_never_disagree() -
     run = against_published("dr002", values, identity)
     assert run.settings.index[0] == "parameters.max_chars"
     assert run.settings.loc["parameters.max_chars", "this run"] == "600"
-    assert "1 setting (parameters.max_chars: " in run.summary
+    assert "1 parameter (max_chars: " in run.summary
     quoted = run.numbers.loc[run.numbers.index == fact, "same"]
     assert list(quoted) in ([], ["machine fact"])
     assert "quoted numbers equal the published ones" in run.summary
@@ -189,7 +189,7 @@ def test_a_changed_passage_size_is_one_row_not_two() -> None:
     identity["parameters"]["max_chars"] = identity["max_chars"] = 600
     run = against_published("dr001", RECORDS["dr001"]["values"], identity)
     assert run.settings.index.tolist() == ["parameters.max_chars"]
-    assert "1 setting (parameters.max_chars: 900 → 600)" in run.summary
+    assert "1 parameter (max_chars: 900 → 600)" in run.summary
 
 
 def test_an_encoder_named_once() -> None:
@@ -232,6 +232,8 @@ def test_a_moved_detectable_effect_is_not_a_disagreement(name: str) -> None:
     assert row["verdict, this run"] != row["verdict, published"]
     assert row["agree"] == "yes"
     assert f"not {cid} (" not in run.summary
+    assert f"1 of them with another detectable effect: {cid} ≥ " in run.summary  # said as such
+    assert f"{cid} ≥ " in run.summary.split("→ ≥ 0.77")[0]
 
 
 def test_verdicts_agree_by_class_not_by_words() -> None:
@@ -254,3 +256,51 @@ def test_the_page_shows_at_most_a_screenful_of_differing_numbers() -> None:
     shown = run.tables()[-1]
     assert len(shown.data) == SHOWN < (run.numbers["same"] == "no").sum()
     assert shown.caption.startswith(f"The first {SHOWN} of ")
+
+
+#: A folder of documents written for these tests (tests/data/course_notes/README.md).
+COURSE = ROOT / "tests" / "data" / "course_notes"
+
+
+def _course_identity(name: str, corpus: str) -> dict[str, object]:
+    """The identity a run of ``name`` on the course folder records, built as its notebook
+    builds it (the bundle's and the hierarchy's own identity, the parameters as run)."""
+    from hierret import build_hierarchy, load
+
+    bundle = load(corpus)
+    published = RECORDS[name]["identity"]
+    if name == "dr001":  # a flat identity: the corpus's and the chunking's fields at the top
+        hierarchy = build_hierarchy(bundle.corpus, max_chars=900, overlap_chars=180,
+                                    heading_styles=bundle.heading_styles)  # fmt: skip
+        parameters = published["parameters"] | {"corpus": corpus, "beir": None, "size": "class"}
+        return {**bundle.identity(), **hierarchy.identity(), "parameters": parameters,
+                "encoder": published["encoder"]}  # fmt: skip
+    others = {k: v for k, v in published.items() if k not in ("corpora", "parameters")}
+    return others | {"parameters": published["parameters"] | {"corpora": [corpus]},
+                     "corpora": {bundle.identity()["corpus"]: bundle.identity()}}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["dr001", "dr004", "dr005"])
+@pytest.mark.parametrize("given", ["relative", "absolute"])
+def test_a_run_on_a_real_folder_reads_as_the_reader_gave_it(
+    name: str, given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    corpus = "tests/data/course_notes" if given == "relative" else str(COURSE)
+    run = against_published(name, RECORDS[name]["values"], _course_identity(name, corpus))
+    shown = run.settings.to_string() + run.summary + run._repr_html_()
+    assert str(ROOT) not in shown  # never an absolute path
+    assert "(not recorded)" not in shown
+    assert len(set(run.settings.index)) == len(run.settings)  # each setting once
+    key = "corpus" if name == "dr001" else "corpora"
+    assert run.settings.loc[f"parameters.{key}", "this run"] == "tests/data/course_notes"
+    assert not run.agree  # another corpus: settings differ
+    assert run.claims["agree"].eq("yes").all()  # the values given are the published ones
+    changed = ["size", "corpus", "beir"] if name == "dr001" else ["corpora"]
+    n = len(changed)
+    assert run.summary.startswith(
+        f"This run differs from the published one in {n} parameter{'s' * (n > 1)} ({changed[0]}: "
+    )
+    if name == "dr001":  # the corpus's own fields follow from the parameter: counted as such
+        others = len(run.settings) - n
+        assert f"; {others} other fields of the run's identity differ with them (" in run.summary

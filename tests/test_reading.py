@@ -109,3 +109,48 @@ def test_a_citation_of_another_records_row_links_to_that_row() -> None:
     reading._citations(doc)
     links = {r.astext(): r["refuri"] for r in doc.findall(nodes.reference)}
     assert links == {"C1": "#dr003-c1", "DR-001 C4": "#dr001-c4"}
+
+
+def _executed_notebook() -> dict[str, object]:
+    """An executed notebook as the site build copies it: a glue output and prose quoting it."""
+    glued = {
+        "output_type": "display_data",
+        "data": {"application/papermill.record/text/plain": "2 min at class size"},
+        "metadata": {"scrapbook": {"name": "exercise_1_time", "mime_prefix": ""}},
+    }
+    cells = [
+        {"cell_type": "code", "source": "glue(...)", "outputs": [glued], "metadata": {}},
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["run it\n", "({glue}`exercise_1_time`)"],
+        },
+    ]
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_the_notebooks_a_reader_downloads_read_their_values_not_glue_roles(
+    tmp_path: Path,
+) -> None:
+    site, src = tmp_path / "html", tmp_path / "src" / "notebooks"
+    copies = [
+        site / "_downloads" / "0a1b" / "05.ipynb",
+        site / "_sources" / "notebooks" / "05.ipynb",
+    ]
+    for path in [*copies, src / "05.ipynb"]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_executed_notebook()), encoding="utf-8")
+    assert reading.readable_downloads(site) == sorted(copies)
+    for path in copies:
+        text = path.read_text(encoding="utf-8")
+        assert "{glue" not in text
+        prose = json.loads(text)["cells"][1]["source"]
+        assert prose == "run it\n(2 min at class size)"
+    assert "{glue}`exercise_1_time`" in (src / "05.ipynb").read_text(encoding="utf-8")  # the site's
+    assert reading.readable_downloads(site) == []  # nothing left to rewrite
+    assert reading.glue_left(site) == []
+    nb = _executed_notebook()
+    nb["cells"][1]["source"] = "({glue}`never_glued`)"  # type: ignore[index]
+    copies[0].write_text(json.dumps(nb), encoding="utf-8")
+    reading.readable_downloads(site)
+    assert reading.glue_left(site) == ["_downloads/0a1b/05.ipynb (1)"]  # the build warns

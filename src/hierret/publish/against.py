@@ -5,14 +5,18 @@ notebook with other parameters, another sample or their own documents sees
 at once
 
 * which **settings** differ from the run the record was published from (every
-  field of the run's identity: corpus, sample, chunking, encoder, parameters);
+  field of the run's identity: corpus, sample, chunking, encoder, parameters),
+  each once: the summary names the parameters the reader changed and counts
+  the identity fields that differ with them (a corpus's fingerprint, its counts);
 * the **numbers** ``DECISIONS.md`` quotes from the record, the published value
   beside this run's (machine facts, such as times, are measured anew on every
   machine and are shown, never counted as a disagreement);
 * each **claim** of the record's *Claims and tests* table tested on this
   record's numbers, with the verdict the record states and the verdict this
   run's numbers give (:func:`hierret.publish.claims.verdict`); a row that
-  cites another record's test is that record's to judge.
+  cites another record's test is that record's to judge. Two verdicts of one
+  class agree: a *not established* whose detectable effect moved is the same
+  verdict, and the summary says the effect moved (:func:`moved_detectable`).
 
 On the reference parameters every setting, number and verdict agrees; the
 site's reference build says so at the end of each notebook.
@@ -55,9 +59,9 @@ Examples
 All agree: the settings are the published run's, all 5 quoted numbers equal the \
 published ones, and all 1 claim verdicts are the published record's.
 >>> print(other.summary)
-This run differs from the published one in 1 setting (max_chars: 900 → 600). 2 of 5 \
-quoted numbers differ from the published ones. 0 of the 1 claim verdicts are the \
-published record's; not C1 (holds → not established (could detect ≥ 0.08)).
+This run differs from the published one in 1 field of the run's identity (max_chars: \
+900 → 600). 2 of 5 quoted numbers differ from the published ones. 0 of the 1 claim \
+verdicts are the published record's; not C1 (holds → not established (could detect ≥ 0.08)).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +81,14 @@ import hierret.publish.claims as claims_
 from hierret.publish.report import as_json, format_value, quoted
 from hierret.publish.tables import fields, styled
 
-__all__ = ["Against", "against_published", "published_files", "shown_path", "verdict_word"]
+__all__ = [
+    "Against",
+    "against_published",
+    "moved_detectable",
+    "published_files",
+    "shown_path",
+    "verdict_word",
+]
 
 
 def published_files(start: str | os.PathLike[str] | None = None) -> tuple[Path, Path] | None:
@@ -237,6 +249,11 @@ def _restates(field: str, parameter: str) -> bool:
     True
     >>> _restates("python-reference", "qasper")
     False
+
+    A folder's corpus is named ``folder-<its name>`` (:mod:`hierret.datasets.folder`):
+
+    >>> _restates("folder-notes", "course/notes"), _restates("folder-notes", "notes2")
+    (True, False)
     """
     head = field.split(" (")[0]
     return (
@@ -244,6 +261,7 @@ def _restates(field: str, parameter: str) -> bool:
         or Path(field).name == Path(parameter).name
         or head == parameter
         or head.endswith("/" + parameter)
+        or (head.startswith("folder-") and head.removeprefix("folder-") == Path(parameter).name)
     )
 
 
@@ -306,6 +324,36 @@ def verdict_word(verdict: str) -> str:
     return verdict.split("(")[0].strip().lower()
 
 
+_DETECT = re.compile(r"could detect ≥ ([0-9.]+)")
+
+
+def moved_detectable(mine: str, published: str) -> str | None:
+    """``"≥ 0.08 → ≥ 0.77"`` when two verdicts of one class differ in what their test
+    could detect; ``None`` otherwise.
+
+    A verdict that stays *not established* is the same verdict; the effect its
+    test could detect is another fact about the run (its questions, their spread)
+    and is reported as such, never as a disagreement.
+
+    Examples
+    --------
+    >>> moved_detectable("not established (could detect ≥ 0.77)",
+    ...                  "not established (could detect ≥ 0.08)")
+    '≥ 0.08 → ≥ 0.77'
+    >>> moved_detectable("not established (could detect ≥ 0.08)",
+    ...                  "not established (could detect ≥ 0.08)") is None
+    True
+    >>> moved_detectable("holds", "not established (could detect ≥ 0.08)") is None
+    True
+    """
+    if verdict_word(mine) != verdict_word(published):
+        return None
+    a, b = _DETECT.search(mine), _DETECT.search(published)
+    if a is None or b is None or a[1] == b[1]:
+        return None
+    return f"≥ {b[1]} → ≥ {a[1]}"
+
+
 def _agree(mine: str, published: str) -> str:
     """``yes`` when the two verdicts are of one class, else ``no``."""
     return "yes" if verdict_word(mine) == verdict_word(published) else "no"
@@ -346,6 +394,50 @@ def _claims(
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _listed(rows: pd.DataFrame, n: int = 6, *, values: bool = True) -> str:
+    """The first ``n`` rows as ``name: published → this run`` (or their names), then ``…``."""
+    said = [
+        f"{k}: {r['published']} → {r['this run']}" if values else str(k)
+        for k, r in rows.head(n).iterrows()
+    ]
+    return ", ".join(said) + (", …" if len(rows) > n else "")
+
+
+def _changed(settings: pd.DataFrame) -> str:
+    """What differs in the settings, in one sentence: the parameters a reader changed,
+    named, then the count of the other identity fields that differ with them (a corpus's
+    fingerprint and counts, a library's version), which a reader did not set.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"published": ["900", "79"], "this run": ["600", "4"]},
+    ...                     index=["parameters.max_chars", "documents"])
+    >>> _changed(rows)
+    "This run differs from the published one in 1 parameter (max_chars: 900 → 600); 1 \
+other field of the run's identity differs with it (documents)."
+    >>> _changed(rows.iloc[1:]), _changed(rows.iloc[:0])
+    ("This run differs from the published one in 1 field of the run's identity \
+(documents: 79 → 4).", "The settings are the published run's.")
+    """
+    if settings.empty:
+        return "The settings are the published run's."
+    asked = settings[settings.index.str.startswith("parameters.")]
+    asked = asked.rename(index=lambda k: k.removeprefix("parameters."))
+    other = settings[~settings.index.str.startswith("parameters.")]
+    head = "This run differs from the published one in"
+    if asked.empty:
+        return f"{head} {_plural(len(other), 'field')} of the run's identity ({_listed(other)})."
+    said = f"{head} {_plural(len(asked), 'parameter')} ({_listed(asked)})"
+    if other.empty:
+        return said + "."
+    verb = "differs" if len(other) == 1 else "differ"
+    them = "them" if len(asked) > 1 else "it"
+    return (
+        f"{said}; {_plural(len(other), 'other field')} of the run's identity {verb} with "
+        f"{them} ({_listed(other, values=False)})."
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -405,20 +497,12 @@ class Against:
                 f"All agree: the settings are the published run's, all {n_num} quoted "
                 f"numbers equal the published ones, and {said}."
             )
-        changed = ", ".join(
-            f"{k}: {r['published']} → {r['this run']}" for k, r in self.settings.head(6).iterrows()
-        )
-        more = ", …" if len(self.settings) > 6 else ""
-        parts = [
-            f"This run differs from the published one in {_plural(len(self.settings), 'setting')}"
-            f" ({changed}{more})."
-            if len(self.settings)
-            else "The settings are the published run's."
-        ]
+        parts = [_changed(self.settings)]
         parts.append(
             f"All {n_num} quoted numbers equal the published ones."
             if n_same == n_num
-            else f"{n_num - n_same} of {n_num} quoted numbers differ from the published ones."
+            else f"{n_num - n_same} of {n_num} quoted numbers "
+            f"{'differs' if n_num - n_same == 1 else 'differ'} from the published ones."
         )
         differ = [
             f"{i} ({r['verdict, published']} → {r['verdict, this run']})"
@@ -428,9 +512,21 @@ class Against:
         if len(differ) > 6:
             differ = [*differ[:6], f"and {len(differ) - 6} more"]
         untested = [str(i) for i, r in self.claims.iterrows() if r["agree"] == "not tested"]
+        moved = [
+            f"{i} {m}"
+            for i, r in self.claims.iterrows()
+            if r["agree"] == "yes"
+            and (m := moved_detectable(r["verdict, this run"], r["verdict, published"]))
+        ]
         parts.append(
             f"{n_agree} of the {n_claims} claim verdicts are the published record's"
-            f"{'; not ' + '; '.join(differ) if differ else ''}"
+            + (
+                f" ({len(moved)} of them with another detectable effect: "
+                f"{', '.join(moved[:4])}{', …' if len(moved) > 4 else ''})"
+                if moved
+                else ""
+            )
+            + f"{'; not ' + '; '.join(differ) if differ else ''}"
             + (
                 f"; {len(untested)} not tested in this run "
                 f"({', '.join(untested[:8])}{', …' if len(untested) > 8 else ''})."
