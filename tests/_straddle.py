@@ -7,8 +7,8 @@ Written from the spans alone, not with :mod:`hierret.lifting`.
 
 from __future__ import annotations
 
-from hierret.hierarchy import Hierarchy
 from hierret.runs import Run, rank
+from hierret.structure.hierarchy import Hierarchy
 
 
 def overlapped(hierarchy: Hierarchy) -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ import pytest
 import hierret
 from hierret.cli import CLOSED_PIPE, main
 from hierret.datasets import load_python_reference
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 
 HIT = re.compile(r"^ ?(\d+)  (-?\d\.\d{4})  (\S+)  \[(\d+), (\d+)\)  (.+)$")
 

@@ -10,8 +10,8 @@ import pytest
 from hierret.encoders import HashEncoder
 from hierret.encoders.base import Encoder
 from hierret.index import IdentityMismatchError, VectorIndex
+from hierret.structure.units import Query
 from hierret.study.cost import EncoderCost, measure_cost, tradeoff_figure
-from hierret.units import Query
 
 matplotlib.use("Agg")
 

@@ -7,7 +7,6 @@ import pandas as pd
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.publish.figures import (
     WIDTH,
@@ -19,6 +18,7 @@ from hierret.publish.figures import (
 )
 from hierret.search import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 
 matplotlib.use("Agg")

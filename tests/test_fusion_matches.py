@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from hierret.datasets import load_python_reference
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.rankers.analyzer import ENGLISH_STOP_WORDS, get_analyzer
 from hierret.search import Searcher
-from hierret.units import Level, Query
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Level, Query
 
 POOL, RRF_K = 30, 60
 WORDS = [*sorted(ENGLISH_STOP_WORDS), "what", "?", "?!", "...", "—", "finally", "loop", "zzqx"]

@@ -8,7 +8,7 @@ import pytest
 
 from hierret.lifting import ancestors_at, lift
 from hierret.runs import rank
-from hierret.units import Unit
+from hierret.structure.units import Unit
 
 UNITS = [
     Unit("a", "a", "documents", 0, 100),

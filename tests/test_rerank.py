@@ -17,7 +17,6 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
-from hierret.hierarchy import build_hierarchy
 from hierret.profile import Profile
 from hierret.rerank import (
     CrossEncoderReranker,
@@ -34,10 +33,11 @@ from hierret.rerank import (
 from hierret.runs import Ranking, rank
 from hierret.search import LatencySummary, Searcher, latency_summary
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study import experiment
 from hierret.study.sets import profile_record, selection_sweep, set_scores
 from hierret.study.thresholds import scores_by_relevance
-from hierret.units import Corpus, Document, Query
 
 # --- selection ----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ The package has three floors, and imports run only downward:
   ``DEFAULT`` and ``SECTIONS`` (the profiles the records recommend),
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
   ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
-  (:mod:`hierret.datasets`, :mod:`hierret.hierarchy`, :mod:`hierret.encoders`,
+  (:mod:`hierret.datasets`, :mod:`hierret.structure.hierarchy`, :mod:`hierret.encoders`,
   :mod:`hierret.cache`, :mod:`hierret.search`, :mod:`hierret.evaluation`,
   :mod:`hierret.stats`, …) hold the rest.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import hierret._face as _face
+import hierret._moved as _moved
 
 __version__ = "0.1.0"
 
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from hierret.datasets import Bundle, load, local_or_named
     from hierret.encoders import Encoder, load_encoder
     from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
-    from hierret.hierarchy import Hierarchy, build_hierarchy
     from hierret.hits import Hit
     from hierret.index import IdentityMismatchError, VectorIndex
     from hierret.late import LateChunker
@@ -56,18 +56,19 @@ if TYPE_CHECKING:
     from hierret.rerank import Selection
     from hierret.search import Searcher
     from hierret.stats import StatsSettings
-    from hierret.units import Corpus, Document, Query
+    from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+    from hierret.structure.units import Corpus, Document, Query
 
 #: Each public name and the module that defines it, in the order of the flow.
 _FACE = {
     "load": "hierret.datasets",
     "local_or_named": "hierret.datasets",
     "Bundle": "hierret.datasets",
-    "Corpus": "hierret.units",
-    "Document": "hierret.units",
-    "Query": "hierret.units",
-    "build_hierarchy": "hierret.hierarchy",
-    "Hierarchy": "hierret.hierarchy",
+    "Corpus": "hierret.structure.units",
+    "Document": "hierret.structure.units",
+    "Query": "hierret.structure.units",
+    "build_hierarchy": "hierret.structure.hierarchy",
+    "Hierarchy": "hierret.structure.hierarchy",
     "load_encoder": "hierret.encoders",
     "Encoder": "hierret.encoders",
     "cached_encoder": "hierret.cache",
@@ -120,6 +121,8 @@ __all__ = [
     "qrels_from_evidence",
 ]
 
+
+_moved.install()  # the module paths issue 40 moved still import, with a warning
 
 if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
     __getattr__, __dir__ = _face.lazy(__name__, _FACE)

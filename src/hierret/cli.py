@@ -60,7 +60,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from hierret.cache import VectorCache, cached_encoder
-from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets.bundle import load
 from hierret.embed import (
     ENGINES,
@@ -72,12 +71,13 @@ from hierret.embed import (
     parse_shard,
 )
 from hierret.encoders.registry import check_encoder_name
-from hierret.hierarchy import build_hierarchy
 from hierret.hits import Hit
 from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import IDFS
 from hierret.search import Searcher
+from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from hierret.structure.hierarchy import build_hierarchy
 
 __all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
 

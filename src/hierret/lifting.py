@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hierret.runs import Run, rank
-from hierret.units import Level, Unit
+from hierret.structure.units import Level, Unit
 
 __all__ = ["ancestors_at", "lift", "lift_overlapping"]
 
@@ -52,7 +52,7 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
 
     :func:`lift` with one change: a fine unit may belong to several coarser
     ones (a passage straddling a heading overlaps the sections on both sides,
-    :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`), and its score
+    :meth:`~hierret.structure.hierarchy.Hierarchy.overlapped_sections`), and its score
     goes to each of them. With one holder per unit it equals :func:`lift`.
 
     Parameters

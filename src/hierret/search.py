@@ -18,7 +18,7 @@ through the same code:
        ``pool`` candidates; the passages are lifted to sections (each
        section scored by its best passage, a passage that straddles a
        heading counting for every section it overlaps:
-       :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`,
+       :meth:`~hierret.structure.hierarchy.Hierarchy.overlapped_sections`,
        :func:`~hierret.lifting.lift_overlapping`);
        each leg is min-max normalised within the query's own pool and the two
        are blended with ``section_weight`` the weight of the section leg
@@ -62,9 +62,9 @@ warning per run saying how many and by how much.
 Examples
 --------
 >>> from hierret.encoders import load_encoder
->>> from hierret.hierarchy import build_hierarchy
+>>> from hierret.structure.hierarchy import build_hierarchy
 >>> from hierret.profile import Profile
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.units import Corpus, Document
 >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark loudly."),
 ...         Document("c", "C", "Birds sing at dawn.")]
 >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
@@ -92,7 +92,6 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders.base import Encoder, check_queries
-from hierret.hierarchy import Hierarchy
 from hierret.hits import Hit, Hits
 from hierret.index import VectorIndex
 from hierret.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
@@ -104,7 +103,8 @@ from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
 from hierret.runs import Ranking, Run, tie_keys
-from hierret.units import Level, Query, Unit
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Query, Unit
 
 __all__ = ["LatencySummary", "ProfileRun", "Searcher", "latency_summary"]
 
@@ -319,8 +319,8 @@ class Searcher:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.hierarchy import build_hierarchy
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.hierarchy import build_hierarchy
+        >>> from hierret.structure.units import Corpus, Document
         >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
         ...              HashEncoder(dimension=4))
         >>> s.use_passage_vectors(["d#p0"], np.eye(1, 4, dtype=np.float32), "given")
@@ -690,8 +690,8 @@ class Searcher:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.hierarchy import build_hierarchy
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.hierarchy import build_hierarchy
+        >>> from hierret.structure.units import Corpus, Document
         >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
         ...              HashEncoder(dimension=8))
         >>> s.search("cats", k="3")

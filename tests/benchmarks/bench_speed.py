@@ -36,9 +36,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from hierret.chunking import chunk_text
 from hierret.index import VectorIndex
 from hierret.rankers import get_analyzer
+from hierret.structure.chunking import chunk_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from hierret.datasets import load
 from hierret.embed import corpus_passages
 from hierret.embed_ray import partitions
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 
 
 def measure(corpus: str = "scifact") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hierret.runs import Qrels
-from hierret.units import Query, Unit
+from hierret.structure.units import Query, Unit
 
 __all__ = ["qrels_from_evidence"]
 

@@ -46,8 +46,8 @@ from hierret.profile import Profile
 from hierret.rankers.fusion import rrf
 from hierret.runs import Run, rank
 from hierret.search import Searcher
+from hierret.structure.units import Level
 from hierret.study.testbed import Testbed
-from hierret.units import Level
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler

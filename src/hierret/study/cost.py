@@ -34,12 +34,12 @@ import pandas as pd
 
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
-from hierret.hierarchy import Hierarchy
 from hierret.index import VectorIndex
 from hierret.late import LateChunker
 from hierret.levels import text_units
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Corpus, Query
 from hierret.study.measured import Measurements, text_digest
-from hierret.units import Corpus, Query
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Figure
@@ -115,7 +115,7 @@ def measure_cost(
         Embedded once, as passages, for the throughput; at least one.
     queries : sequence of str or Query
         Embedded and searched one at a time for the latency (may be empty); a
-        :class:`~hierret.units.Query` stands for its text.
+        :class:`~hierret.structure.units.Query` stands for its text.
     k : int, default 10
         Ranking length of each search.
     memo : Measurements, optional

@@ -42,12 +42,12 @@ from hierret.stats.comparison import compare as compare
 from hierret.stats.comparison import compare_hits as compare_hits
 from hierret.stats.comparison import paired_tests as paired_tests
 from hierret.stats.settings import DEFAULT_STATS, StatsSettings
+from hierret.structure.units import Level, Query
 from hierret.study.judging import ORDER, score, unit_level
 from hierret.study.judging import judge as judge
 from hierret.study.result import TEST_COLUMNS as TEST_COLUMNS
 from hierret.study.result import Result as Result
 from hierret.study.result import between as between
-from hierret.units import Level, Query
 
 __all__ = ["Arm", "run"]
 
@@ -176,8 +176,8 @@ def run(
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
     >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),

@@ -17,7 +17,7 @@ from hierret.lifting import lift
 from hierret.profile import Profile
 from hierret.runs import Qrels, Run
 from hierret.search import ProfileRun, Searcher
-from hierret.units import Level, Query, Unit
+from hierret.structure.units import Level, Query, Unit
 
 __all__ = ["ORDER", "Resolved", "judge", "score", "unit_level"]
 
@@ -61,7 +61,7 @@ def judge(
 
     Examples
     --------
-    >>> from hierret.units import Unit
+    >>> from hierret.structure.units import Unit
     >>> units = [Unit("d#s1", "d", "sections", 0, 5), Unit("d#s2", "d", "sections", 5, 9)]
     >>> q = [Query("q", "?", (("d", 6, 8),))]
     >>> judge({"q": [("d#p1", 0.9), ("d#p0", 0.5)]}, q, units,

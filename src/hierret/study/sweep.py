@@ -29,9 +29,9 @@ a metric against the size, with its intervals
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.hierarchy import build_hierarchy
+>>> from hierret.structure.hierarchy import build_hierarchy
 >>> from hierret.search import Searcher
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
 >>> s = Searcher(build_hierarchy(Corpus("pets", [Document("d", "Pets", text)])),
 ...              HashEncoder(dimension=16))
@@ -66,14 +66,14 @@ import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
 from hierret.encoders import Encoder, truncation_report
 from hierret.evaluation.metrics import kind
-from hierret.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.profile import Profile
 from hierret.runs import Qrels
 from hierret.search import Searcher
 from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.stats.comparison import SUMMARY
+from hierret.structure.hierarchy import HEADING_STYLES, build_hierarchy
+from hierret.structure.units import Corpus, Level, Query
 from hierret.study.experiment import Arm, Result
-from hierret.units import Corpus, Level, Query
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Axes, Figure
@@ -342,7 +342,7 @@ class ChunkingSweep:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.units import Corpus, Document
         >>> sweep = chunking_sweep(Corpus("c", [Document("d", "D", "Cats purr.")]),
         ...                        HashEncoder(dimension=8), [(300, 60), (600, 120)])
         >>> sweep.family("dense", 600)
@@ -414,10 +414,10 @@ def chunking_sweep(
         Shared by every searcher (wrap it in a
         :class:`~hierret.cache.CachedEncoder` so nothing is embedded twice).
     settings : sequence of (int, int)
-        Passage size and overlap (:func:`~hierret.hierarchy.build_hierarchy`),
+        Passage size and overlap (:func:`~hierret.structure.hierarchy.build_hierarchy`),
         each ``max_chars`` once.
     heading_styles : sequence of str
-        Passed to :func:`~hierret.hierarchy.build_hierarchy` (the bundle's own,
+        Passed to :func:`~hierret.structure.hierarchy.build_hierarchy` (the bundle's own,
         :attr:`hierret.datasets.Bundle.heading_styles`).
 
     Returns

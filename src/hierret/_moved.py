@@ -1,0 +1,112 @@
+"""Old module paths, kept importable for one release: each loads its new module, with a warning.
+
+Issue 40 grouped the package's flat top level into concept packages
+(:mod:`hierret.structure`, :mod:`hierret.vectors`, :mod:`hierret.embed`,
+:mod:`hierret.search`). Code written against a module's old path
+(``import hierret.units``) keeps working until the next release: ``import hierret``
+puts :class:`MovedFinder` first on :data:`sys.meta_path`, and an import of a path in
+:data:`MOVED` gets the new module itself (``hierret.units is
+hierret.structure.units``), with one :class:`DeprecationWarning` naming the new
+path, raised the first time the old path is imported in a process. No file is left
+at the old path, so the top level stays as small as the concepts. Standard library
+only: ``import hierret`` loads nothing else for it.
+
+Examples
+--------
+>>> import sys, warnings
+>>> sys.modules.pop("hierret.units", None) and None
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     import hierret.units
+>>> import hierret.structure.units
+>>> hierret.units is hierret.structure.units
+True
+>>> [str(w.message) for w in caught]  # doctest: +NORMALIZE_WHITESPACE
+['hierret.units is now hierret.structure.units: import it from there
+  (the old path goes in the next release)']
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from collections.abc import Sequence
+from types import FrameType, ModuleType
+
+#: Each old module path and the module that now holds its code.
+MOVED = {
+    "hierret.units": "hierret.structure.units",
+    "hierret.chunking": "hierret.structure.chunking",
+    "hierret.hierarchy": "hierret.structure.hierarchy",
+}
+
+
+class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the paths of :data:`MOVED` and loads each as its new module (one object).
+
+    Examples
+    --------
+    >>> MovedFinder().find_spec("hierret.cli", None) is None
+    True
+    >>> MovedFinder().find_spec("hierret.units", None).name
+    'hierret.units'
+    """
+
+    def __init__(self) -> None:
+        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        """A spec for an old path that this finder loads; ``None`` for any other name."""
+        if fullname not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        """The new module, imported if it is not yet; warns that the old path goes."""
+        new = MOVED[spec.name]
+        warnings.warn(
+            f"{spec.name} is now {new}: import it from there (the old path goes in the "
+            "next release)",
+            DeprecationWarning,
+            stacklevel=_caller_level(),
+        )
+        module = importlib.import_module(new)
+        # the import system stamps the old path's spec on the module it is given: keep the
+        # module's own for exec_module to put back
+        self._specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing runs again: the module ran under its new path. Its own spec comes back."""
+        module.__spec__ = self._specs.pop(module.__spec__.name)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the import statement.
+
+    :func:`warnings.warn` skips the import system's own frames as it counts; this
+    module's frames are counted and passed over here."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (_importlib(frame) or frame.f_globals is globals()):
+        frame = frame.f_back
+        level += frame is not None and not _importlib(frame)
+    return level
+
+
+def _importlib(frame: FrameType) -> bool:
+    name = frame.f_code.co_filename
+    return "importlib" in name and "_bootstrap" in name
+
+
+def install() -> None:
+    """Put one :class:`MovedFinder` first on :data:`sys.meta_path` (again: nothing changes)."""
+    if not any(isinstance(finder, MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, MovedFinder())
