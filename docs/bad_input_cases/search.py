@@ -21,12 +21,12 @@ import numpy as np
 
 from bad_input_cases import Case, Facts, kept, listen, right
 from hierret.encoders import HashEncoder
-from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.hits import Hit
 from hierret.index import IndexFileError, VectorIndex
 from hierret.profile import Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.search import Searcher
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 
 DOCS = [
