@@ -8,14 +8,14 @@ from _straddle import lift_straddling, overlapped
 
 from hierret.encoders import HashEncoder
 from hierret.hits import snippet
-from hierret.index import IdentityMismatchError
-from hierret.levels import unit_vectors
 from hierret.profile import Profile
 from hierret.rankers.fusion import minmax_fuse
 from hierret.runs import rank
 from hierret.search import Searcher
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Level, Query
+from hierret.vectors.index import IdentityMismatchError
+from hierret.vectors.levels import unit_vectors
 
 DOCS = [
     Document(

@@ -21,7 +21,6 @@ from _straddle import lift_straddling
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import Encoder, HashEncoder
 from hierret.evaluation import rank
-from hierret.levels import text_units, unit_vectors
 from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
@@ -31,6 +30,7 @@ from hierret.runs import Ranking
 from hierret.search import Searcher
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Query
+from hierret.vectors.levels import text_units, unit_vectors
 
 
 @cache

@@ -50,14 +50,14 @@ if TYPE_CHECKING:
     from hierret.encoders import Encoder, load_encoder
     from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
     from hierret.hits import Hit
-    from hierret.index import IdentityMismatchError, VectorIndex
-    from hierret.late import LateChunker
     from hierret.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
     from hierret.rerank import Selection
     from hierret.search import Searcher
     from hierret.stats import StatsSettings
     from hierret.structure.hierarchy import Hierarchy, build_hierarchy
     from hierret.structure.units import Corpus, Document, Query
+    from hierret.vectors.index import IdentityMismatchError, VectorIndex
+    from hierret.vectors.late import LateChunker
 
 #: Each public name and the module that defines it, in the order of the flow.
 _FACE = {
@@ -73,9 +73,9 @@ _FACE = {
     "Encoder": "hierret.encoders",
     "cached_encoder": "hierret.cache",
     "VectorCache": "hierret.cache",
-    "VectorIndex": "hierret.index",
-    "IdentityMismatchError": "hierret.index",
-    "LateChunker": "hierret.late",
+    "VectorIndex": "hierret.vectors.index",
+    "IdentityMismatchError": "hierret.vectors.index",
+    "LateChunker": "hierret.vectors.late",
     "Profile": "hierret.profile",
     "RANKERS": "hierret.profile",
     "DEFAULT": "hierret.profile",

@@ -41,6 +41,9 @@ MOVED = {
     "hierret.units": "hierret.structure.units",
     "hierret.chunking": "hierret.structure.chunking",
     "hierret.hierarchy": "hierret.structure.hierarchy",
+    "hierret.levels": "hierret.vectors.levels",
+    "hierret.late": "hierret.vectors.late",
+    "hierret.index": "hierret.vectors.index",
 }
 
 

@@ -72,12 +72,12 @@ from hierret.embed import (
 )
 from hierret.encoders.registry import check_encoder_name
 from hierret.hits import Hit
-from hierret.levels import STRATEGIES
 from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import IDFS
 from hierret.search import Searcher
 from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.structure.hierarchy import build_hierarchy
+from hierret.vectors.levels import STRATEGIES
 
 __all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
 

@@ -61,8 +61,8 @@ from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
 from hierret.embed_ray import EngineUnavailableError, RayOptions
 from hierret.encoders.base import Encoder, Role
-from hierret.levels import text_units
 from hierret.structure.hierarchy import Hierarchy
+from hierret.vectors.levels import text_units
 
 __all__ = [
     "ENGINES",

@@ -9,7 +9,7 @@ through the same code:
 
    ``"passages"``, ``"sections"``, ``"documents"``
        The profile's ``ranker`` over that level's units: ``"dense"`` (cosine
-       with unit vectors made as ``vectors`` says, :mod:`hierret.levels`;
+       with unit vectors made as ``vectors`` says, :mod:`hierret.vectors.levels`;
        passages are always embedded as the encoder embeds them), ``"bm25"``,
        or ``"hybrid"`` (reciprocal rank fusion of the dense and BM25 top
        ``pool``).
@@ -93,8 +93,6 @@ import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders.base import Encoder, check_queries
 from hierret.hits import Hit, Hits
-from hierret.index import VectorIndex
-from hierret.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
 from hierret.lifting import lift_overlapping
 from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
@@ -105,6 +103,8 @@ from hierret.rerank.dense import EncoderReranker
 from hierret.runs import Ranking, Run, tie_keys
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query, Unit
+from hierret.vectors.index import VectorIndex
+from hierret.vectors.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
 
 __all__ = ["LatencySummary", "ProfileRun", "Searcher", "latency_summary"]
 
@@ -304,7 +304,7 @@ class Searcher:
         Parameters
         ----------
         ids : sequence of str
-            The passages with text, in hierarchy order (:func:`~hierret.levels.text_units`).
+            The passages with text, in hierarchy order (:func:`~hierret.vectors.levels.text_units`).
         vectors : ndarray of float32, shape (len(ids), dimension)
             Unit rows.
         method : str

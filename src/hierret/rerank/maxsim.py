@@ -106,7 +106,7 @@ def sentence_transformer(encoder: Encoder) -> Any:
     """The ``SentenceTransformer`` behind ``encoder``, unwrapping ``CachedEncoder`` layers.
 
     What token vectors are taken from (:class:`SentenceTransformerTokens`,
-    :class:`hierret.late.LateChunker`).
+    :class:`hierret.vectors.late.LateChunker`).
 
     Raises
     ------

@@ -56,9 +56,9 @@ import hierret._clock as _clock
 from hierret._validate import check_count
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders.base import Encoder, EncoderIdentity, l2_normalize
-from hierret.levels import text_units
 from hierret.rerank.maxsim import sentence_transformer
 from hierret.structure.hierarchy import Hierarchy
+from hierret.vectors.levels import text_units
 
 __all__ = [
     "LateChunker",
