@@ -26,7 +26,7 @@ import pytest
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.cli import main
-from hierret.embed import RayOptions, corpus_passages, embed_texts
+from hierret.embed.local import RayOptions, corpus_passages, embed_texts
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")

@@ -35,6 +35,7 @@ SRC = ROOT / "src"
 FACES = (
     "hierret.structure",
     "hierret.vectors",
+    "hierret.embed",
     "hierret.datasets",
     "hierret.encoders",
     "hierret.evaluation",

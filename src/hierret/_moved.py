@@ -44,6 +44,7 @@ MOVED = {
     "hierret.levels": "hierret.vectors.levels",
     "hierret.late": "hierret.vectors.late",
     "hierret.index": "hierret.vectors.index",
+    "hierret.embed_ray": "hierret.embed.ray",
 }
 
 

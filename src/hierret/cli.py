@@ -22,7 +22,7 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 ``hierret embed`` fills the cache ahead of searching: the passages of a corpus
 (those ``search`` ranks), batch by batch, with a progress bar counted in texts
-(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored. Storing is
+(:func:`hierret.embed.local.embed_texts`); Ctrl-C keeps every batch stored. Storing is
 its point: a cache that cannot be written, or a write that fails part way (a
 full disk), ends it with exit status 2 and the fix, never a success that stored
 nothing. ``--engine ray`` joins the cluster at ``--address`` (else
@@ -30,7 +30,7 @@ nothing. ``--engine ray`` joins the cluster at ``--address`` (else
 ``--cpus-per-actor``, ``--gpus-per-actor`` and ``--batch-size``; a Ray that
 cannot be started or joined is exit status 2 with the cause and the fix, no
 traceback. ``--shard I/N`` embeds one of N disjoint parts of the distinct
-texts (:func:`hierret.embed.shard_of`).
+texts (:func:`hierret.embed.local.shard_of`).
 
 Examples
 --------
@@ -61,7 +61,7 @@ from dataclasses import replace
 
 from hierret.cache import VectorCache, cached_encoder
 from hierret.datasets.bundle import load
-from hierret.embed import (
+from hierret.embed.local import (
     ENGINES,
     EngineUnavailableError,
     RayOptions,

@@ -83,7 +83,7 @@ Model = str | Callable[..., Encoder]
 
 class EngineUnavailableError(RuntimeError):
     """The engine asked for cannot run here (not built yet, its extra is missing, or a
-    local cluster did not start); :mod:`hierret.embed` raises it too."""
+    local cluster did not start); :mod:`hierret.embed.local` raises it too."""
 
 
 __all__ = [
