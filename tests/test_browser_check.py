@@ -136,8 +136,8 @@ _NO_DATA = """# An explorer without its data
 def _explorer_data(folder: Path) -> None:
     """The explorer's data from a real run: two arms, two questions, two targets."""
     from hierret.encoders import HashEncoder
-    from hierret.profile import Profile
-    from hierret.search import Searcher
+    from hierret.search.profile import Profile
+    from hierret.search.searcher import Searcher
     from hierret.structure.hierarchy import build_hierarchy
     from hierret.structure.units import Corpus, Document, Query
     from hierret.study import casebook

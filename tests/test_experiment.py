@@ -12,8 +12,8 @@ from pandas import testing as pd_testing
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
-from hierret.profile import Profile
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Query

@@ -354,7 +354,7 @@ def _with_ties(n: int, d: int, seed: int) -> NDArray[np.float32]:
     seed=st.integers(0, 2**16),
 )
 def test_backends_rank_like_brute_force(n: int, d: int, k: int, nq: int, seed: int) -> None:
-    from hierret.runs import rank
+    from hierret.search.runs import rank
     from hierret.vectors.index import exact_scores, normalize
 
     ids = [f"u{(i * 7919) % 1000:03d}-{i}" for i in range(n)]  # id order is not row order

@@ -14,9 +14,9 @@ import pytest
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from hierret.lifting import ancestors_at, lift
-from hierret.runs import rank
+from hierret.search.lifting import ancestors_at, lift
+from hierret.search.runs import rank
 from hierret.structure.units import Unit
 
 UNITS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hierret.lifting import lift
+from hierret.search.lifting import lift
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.study.experiment import judge

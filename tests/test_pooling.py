@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hierret.encoders import HashEncoder
-from hierret.search import Searcher
+from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document
 from hierret.study.pooling import pooling_table

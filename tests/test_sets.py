@@ -9,9 +9,9 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, Selection
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query

@@ -21,10 +21,10 @@ import numpy as np
 
 from bad_input_cases import Case, Facts, kept, listen, right
 from hierret.encoders import HashEncoder
-from hierret.hits import Hit
-from hierret.profile import Profile
 from hierret.rankers.analyzer import get_analyzer
-from hierret.search import Searcher
+from hierret.search.hits import Hit
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.vectors.index import IndexFileError, VectorIndex

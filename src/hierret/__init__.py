@@ -13,7 +13,7 @@ The package has three floors, and imports run only downward:
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
   ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
   (:mod:`hierret.datasets`, :mod:`hierret.structure.hierarchy`, :mod:`hierret.encoders`,
-  :mod:`hierret.cache`, :mod:`hierret.search`, :mod:`hierret.evaluation`,
+  :mod:`hierret.cache`, :mod:`hierret.search.searcher`, :mod:`hierret.evaluation`,
   :mod:`hierret.stats`, …) hold the rest.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
   the published-number checks). It uses the core, never the study machinery.
@@ -49,10 +49,10 @@ if TYPE_CHECKING:
     from hierret.datasets import Bundle, load, local_or_named
     from hierret.encoders import Encoder, load_encoder
     from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
-    from hierret.hits import Hit
-    from hierret.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
     from hierret.rerank import Selection
-    from hierret.search import Searcher
+    from hierret.search.hits import Hit
+    from hierret.search.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
+    from hierret.search.searcher import Searcher
     from hierret.stats import StatsSettings
     from hierret.structure.hierarchy import Hierarchy, build_hierarchy
     from hierret.structure.units import Corpus, Document, Query
@@ -76,14 +76,14 @@ _FACE = {
     "VectorIndex": "hierret.vectors.index",
     "IdentityMismatchError": "hierret.vectors.index",
     "LateChunker": "hierret.vectors.late",
-    "Profile": "hierret.profile",
-    "RANKERS": "hierret.profile",
-    "DEFAULT": "hierret.profile",
-    "SECTIONS": "hierret.profile",
-    "SHIPPED": "hierret.profile",
+    "Profile": "hierret.search.profile",
+    "RANKERS": "hierret.search.profile",
+    "DEFAULT": "hierret.search.profile",
+    "SECTIONS": "hierret.search.profile",
+    "SHIPPED": "hierret.search.profile",
     "Selection": "hierret.rerank",
-    "Searcher": "hierret.search",
-    "Hit": "hierret.hits",
+    "Searcher": "hierret.search.searcher",
+    "Hit": "hierret.search.hits",
     "qrels_from_evidence": "hierret.evaluation",
     "check_coverage": "hierret.evaluation",
     "evaluate": "hierret.evaluation",

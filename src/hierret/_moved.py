@@ -45,6 +45,10 @@ MOVED = {
     "hierret.late": "hierret.vectors.late",
     "hierret.index": "hierret.vectors.index",
     "hierret.embed_ray": "hierret.embed.ray",
+    "hierret.profile": "hierret.search.profile",
+    "hierret.runs": "hierret.search.runs",
+    "hierret.lifting": "hierret.search.lifting",
+    "hierret.hits": "hierret.search.hits",
 }
 
 
@@ -59,9 +63,6 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     'hierret.units'
     """
 
-    def __init__(self) -> None:
-        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
-
     def find_spec(
         self,
         fullname: str,
@@ -73,24 +74,20 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        """The new module, imported if it is not yet; warns that the old path goes."""
-        new = MOVED[spec.name]
+    def exec_module(self, module: ModuleType) -> None:
+        """Put the new module where the old path's placeholder is; warn that the path goes.
+
+        The import system returns what :data:`sys.modules` holds under the name once this
+        returns: the new module itself, run once under its own name and spec."""
+        old = module.__name__
+        new = MOVED[old]
         warnings.warn(
-            f"{spec.name} is now {new}: import it from there (the old path goes in the "
-            "next release)",
+            f"{old} is now {new}: import it from there (the old path goes in the next "
+            "release)",
             DeprecationWarning,
             stacklevel=_caller_level(),
         )
-        module = importlib.import_module(new)
-        # the import system stamps the old path's spec on the module it is given: keep the
-        # module's own for exec_module to put back
-        self._specs[spec.name] = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing runs again: the module ran under its new path. Its own spec comes back."""
-        module.__spec__ = self._specs.pop(module.__spec__.name)
+        sys.modules[old] = importlib.import_module(new)
 
 
 def _caller_level() -> int:

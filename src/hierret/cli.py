@@ -7,7 +7,7 @@
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
 takes, your own folder of documents with or without ``questions.jsonl``; default: the
 Python Language Reference) with a profile a decision record recommends
-(``--profile``, :data:`hierret.profile.RECOMMENDED`: the default, dense ranking of
+(``--profile``, :data:`hierret.search.profile.RECOMMENDED`: the default, dense ranking of
 passages, or DR-004's ``sections``), each option overriding one of its fields, and
 prints each hit's rank, score, unit id, span, section path and a one-line snippet.
 Vectors are cached on disk (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE``
@@ -71,10 +71,10 @@ from hierret.embed.local import (
     parse_shard,
 )
 from hierret.encoders.registry import check_encoder_name
-from hierret.hits import Hit
-from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import IDFS
-from hierret.search import Searcher
+from hierret.search.hits import Hit
+from hierret.search.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
+from hierret.search.searcher import Searcher
 from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.vectors.levels import STRATEGIES
@@ -414,7 +414,7 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
-    """The ``--profile`` (:data:`~hierret.profile.RECOMMENDED`) with the fields the
+    """The ``--profile`` (:data:`~hierret.search.profile.RECOMMENDED`) with the fields the
     options set.
 
     Examples

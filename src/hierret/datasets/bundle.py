@@ -65,7 +65,7 @@ from hierret.datasets.qasper import HEADING_STYLES as MARKDOWN_HEADINGS
 from hierret.datasets.qasper import QASPER_DOWNLOADS, load_qasper
 from hierret.datasets.synthetic import build_sectioned
 from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.runs import Qrels
+from hierret.search.runs import Qrels
 from hierret.structure.hierarchy import HEADING_STYLES, Hierarchy
 from hierret.structure.units import Corpus, Level, Query
 

@@ -3,7 +3,7 @@
 A **run** (:data:`Run`) maps query ids to rankings of ``(unit_id, score)``
 pairs, best first, ordered by :func:`rank`; **qrels** (:data:`Qrels`) map
 query ids to ``{unit_id: grade}``. Those types, :func:`rank` and :func:`lift`
-live below evaluation (:mod:`hierret.runs`, :mod:`hierret.lifting`), where
+live below evaluation (:mod:`hierret.search.runs`, :mod:`hierret.search.lifting`), where
 rankers and search use them too; they are re-exported here under the names
 users know.
 """
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
         write_qrels,
         write_run,
     )
-    from hierret.lifting import ancestors_at, lift
-    from hierret.runs import Qrels, Ranking, Run, rank
+    from hierret.search.lifting import ancestors_at, lift
+    from hierret.search.runs import Qrels, Ranking, Run, rank
 
 #: Each public name and the module that defines it; a name's module loads on first use.
 _FACE = {
@@ -57,12 +57,12 @@ _FACE = {
     "read_run": "hierret.evaluation.trec",
     "write_qrels": "hierret.evaluation.trec",
     "write_run": "hierret.evaluation.trec",
-    "ancestors_at": "hierret.lifting",
-    "lift": "hierret.lifting",
-    "Qrels": "hierret.runs",
-    "Ranking": "hierret.runs",
-    "Run": "hierret.runs",
-    "rank": "hierret.runs",
+    "ancestors_at": "hierret.search.lifting",
+    "lift": "hierret.search.lifting",
+    "Qrels": "hierret.search.runs",
+    "Ranking": "hierret.search.runs",
+    "Run": "hierret.search.runs",
+    "rank": "hierret.search.runs",
 }
 
 __all__ = [

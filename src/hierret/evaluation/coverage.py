@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hierret.runs import Qrels
+from hierret.search.runs import Qrels
 from hierret.structure.units import Query
 
 __all__ = ["CoverageReport", "check_coverage"]

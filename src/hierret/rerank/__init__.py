@@ -6,7 +6,7 @@
   encoder's token vectors) and :class:`EncoderReranker` (a second bi-encoder).
 * :func:`rerank` – re-orders one ranking by a reranker, keeping every candidate.
 * :class:`Selection` – threshold / floor / ceiling, the same after every reranker
-  (:data:`hierret.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
+  (:data:`hierret.search.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
 
 How a selection's returned set is measured as the threshold moves, and a
 profile's run judged, is study work: :mod:`hierret.study.sets` and

@@ -318,7 +318,7 @@ class Hierarchy:
         of it; :meth:`parents` keeps only the one holding most of its
         characters (``Unit.parent``), which is always among those given here.
         Fused search lifts passages to sections with this mapping
-        (:func:`~hierret.lifting.lift_overlapping`), so that a short section
+        (:func:`~hierret.search.lifting.lift_overlapping`), so that a short section
         whose text lies only in passages assigned to a neighbour still gets
         their scores.
 

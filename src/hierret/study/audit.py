@@ -48,7 +48,7 @@ from pandas.io.formats.style import Styler
 from hierret.evaluation.metrics import kind
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import styled
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 from hierret.stats import DEFAULT_STATS, StatsSettings, wilson_interval
 from hierret.stats.comparison import SUMMARY
 from hierret.structure.hierarchy import Hierarchy
@@ -526,8 +526,8 @@ def sensitivity(
     >>> from hierret.encoders import HashEncoder
     >>> from hierret.study.experiment import run
     >>> from hierret.structure.hierarchy import build_hierarchy
-    >>> from hierret.profile import Profile
-    >>> from hierret.search import Searcher
+    >>> from hierret.search.profile import Profile
+    >>> from hierret.search.searcher import Searcher
     >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))

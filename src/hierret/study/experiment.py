@@ -3,8 +3,8 @@
 What every notebook needs, so no notebook re-implements it.
 
 :func:`run` is the declarative front: named arms (each a
-:class:`~hierret.profile.Profile`, or an :class:`Arm` pairing a profile with
-its own :class:`~hierret.search.Searcher` when arms differ by encoder or
+:class:`~hierret.search.profile.Profile`, or an :class:`Arm` pairing a profile with
+its own :class:`~hierret.search.searcher.Searcher` when arms differ by encoder or
 chunking), the queries, the targets at which relevance is judged (an arm
 ranking finer units is lifted to the target, each parent scored by its best
 child, :mod:`hierret.study.judging`), the metrics, a baseline and a family of
@@ -33,10 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import hierret._clock as _clock
-from hierret.profile import Profile
 from hierret.rerank.base import Reranker
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels
+from hierret.search.searcher import Searcher
 from hierret.stats.comparison import align as align
 from hierret.stats.comparison import compare as compare
 from hierret.stats.comparison import compare_hits as compare_hits

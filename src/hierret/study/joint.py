@@ -30,9 +30,9 @@ Examples
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.study.experiment import Arm
 >>> from hierret.structure.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
+>>> from hierret.search.profile import Profile
 >>> from hierret.rerank import EncoderReranker
->>> from hierret.search import Searcher
+>>> from hierret.search.searcher import Searcher
 >>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document(f"d{i}", f"D{i}", t) for i, t in
 ...         enumerate(["Cats purr softly.", "Dogs bark loudly.", "Birds sing at dawn."])]
@@ -67,7 +67,6 @@ import hierret.study.experiment as experiment
 from hierret.cache import CachedEncoder
 from hierret.datasets import Bundle
 from hierret.encoders import Encoder
-from hierret.profile import Profile, Ranker
 from hierret.publish.record import key
 from hierret.rerank import (
     EncoderReranker,
@@ -77,7 +76,8 @@ from hierret.rerank import (
     Selection,
     TokenEncoder,
 )
-from hierret.search import Searcher
+from hierret.search.profile import Profile, Ranker
+from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result

@@ -9,7 +9,7 @@ returned in their place. Where it goes:
     At the position of its best passage, with that passage's score (the
     rule as usually described). Judged at the SECTION or DOC target, where a
     passage counts through its section (or document) by its best score
-    anyway (:func:`~hierret.lifting.lift`), this changes nothing: it is the
+    anyway (:func:`~hierret.search.lifting.lift`), this changes nothing: it is the
     passage ranking lifted, a check rather than an arm.
 ``score="mean"``
     Scored by the mean of the merged passages' scores and ranked again
@@ -40,8 +40,8 @@ import pandas as pd
 
 from hierret._validate import check_count, check_weight
 from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.lifting import lift
-from hierret.runs import Qrels, Ranking, Run, rank
+from hierret.search.lifting import lift
+from hierret.search.runs import Qrels, Ranking, Run, rank
 from hierret.stats.folds import fold_parts, held_out
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
@@ -80,7 +80,7 @@ def auto_merge(
     -------
     Ranking
         Sections and the passages not merged. With ``"mean"``, re-ranked by
-        :func:`~hierret.runs.rank` (the one tie rule); with ``"best"``, the
+        :func:`~hierret.search.runs.rank` (the one tie rule); with ``"best"``, the
         input order, each merged section at its best passage's place.
 
     Examples

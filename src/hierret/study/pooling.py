@@ -3,7 +3,7 @@
 A section or document longer than the encoder's window is embedded as the mean
 of its windows' vectors (``rawspan``) or cut at the window (``first-window``);
 the more windows a vector averages, the more it is an average too. A
-:class:`~hierret.search.Searcher` keeps a
+:class:`~hierret.search.searcher.Searcher` keeps a
 :class:`~hierret.vectors.levels.PoolingReport` for every dense index it built
 (``searcher.reports``, keyed by level and vector strategy); :func:`pooling_table`
 lays them out for reading and for a record.

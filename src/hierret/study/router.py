@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hierret.lifting import lift
-from hierret.runs import Ranking, Run
+from hierret.search.lifting import lift
+from hierret.search.runs import Ranking, Run
 from hierret.stats.folds import fold_parts
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Query

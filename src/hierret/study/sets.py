@@ -14,9 +14,9 @@ Examples
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.study.experiment import run
 >>> from hierret.structure.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
+>>> from hierret.search.profile import Profile
 >>> from hierret.rerank import Selection
->>> from hierret.search import Searcher
+>>> from hierret.search.searcher import Searcher
 >>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark."),
 ...         Document("c", "C", "Birds sing.")]
@@ -44,11 +44,11 @@ import pandas as pd
 
 import hierret.study.experiment as experiment
 from hierret.evaluation.metrics import mean_scores
-from hierret.profile import Profile
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
-from hierret.runs import Qrels, Run
-from hierret.search import ProfileRun, Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels, Run
+from hierret.search.searcher import ProfileRun, Searcher
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result
 

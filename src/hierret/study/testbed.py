@@ -31,9 +31,9 @@ from typing import Any
 
 from hierret.datasets import Bundle, load
 from hierret.encoders import Encoder
-from hierret.profile import Profile
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels
+from hierret.search.searcher import Searcher
 from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Level, Query, Unit
@@ -132,7 +132,8 @@ class Testbed:
         return [self.hierarchy.text(u) for u in self.units(level)]
 
     def searcher(self, encoder: Encoder) -> Searcher:
-        """The :class:`~hierret.search.Searcher` of this hierarchy with ``encoder``, made once.
+        """The :class:`~hierret.search.searcher.Searcher` of this hierarchy with ``encoder``,
+        made once.
 
         One per encoder identity, so its indexes are built once however often
         it is asked for; the first encoder given for an identity is the one it
@@ -183,7 +184,7 @@ class Testbed:
             searchers that all run ``profile`` (arms differing by encoder).
         metrics : sequence of str, default ("ndcg@10",)
         profile : Profile, optional
-            The profile of the arms given as a :class:`~hierret.search.Searcher`.
+            The profile of the arms given as a :class:`~hierret.search.searcher.Searcher`.
         baseline : str, optional
             Default: the first arm.
         k : int, default 100

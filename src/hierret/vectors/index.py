@@ -6,7 +6,7 @@ product per block of queries up to :data:`FAISS_MIN_ROWS` units, where it is the
 faster of the two, and ``faiss.IndexFlatIP`` above. Either backend only picks
 the candidates; their scores are then computed once more, the same way for both
 (:func:`exact_scores`), so the two give identical rankings, ordered by
-:func:`hierret.runs.rank`'s rule.
+:func:`hierret.search.runs.rank`'s rule.
 Every index records the identity of the encoder that wrote its vectors;
 searching it with queries from another encoder, or extending it with vectors
 from another encoder, raises an :class:`IdentityMismatchError` naming both,
@@ -44,7 +44,7 @@ from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders.base import EncoderIdentity
-from hierret.runs import Ranking, tie_keys
+from hierret.search.runs import Ranking, tie_keys
 from hierret.vectors._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
 
 __all__ = [
@@ -235,7 +235,7 @@ class VectorIndex:
     def search(
         self, queries: npt.ArrayLike, k: int, identity: IdentityLike, backend: Backend = "auto"
     ) -> list[Ranking]:
-        """Top ``k`` units per query, ordered by :func:`~hierret.runs.rank`.
+        """Top ``k`` units per query, ordered by :func:`~hierret.search.runs.rank`.
 
         Parameters
         ----------
@@ -599,7 +599,7 @@ class MappedIndex:
     each block are kept when within :func:`~hierret.vectors.index.exact_scores`' float32
     slack of the best ``k`` so far (a threshold that only rises, so no row of the
     final top ``k`` is dropped), and the candidates are scored once more with
-    :func:`~hierret.vectors.index.exact_scores` and ordered by :func:`hierret.runs.rank`'s
+    :func:`~hierret.vectors.index.exact_scores` and ordered by :func:`hierret.search.runs.rank`'s
     rule, as the one-matrix index does.
 
     Memory: one block of scores (``block_rows`` x queries float32) and the

@@ -1,6 +1,6 @@
 """Unit vectors: the raw span, the centroid of its passages, or the first window.
 
-Three strategies (the ``vectors`` of a :class:`~hierret.profile.Profile`);
+Three strategies (the ``vectors`` of a :class:`~hierret.search.profile.Profile`);
 DR-004 compares the first two, DR-001's "whole units" are the third:
 
 ``rawspan``
@@ -33,7 +33,7 @@ document, and its one section, of an empty document) are left out of every
 level, never embedded (:func:`text_units`): an empty text has no meaning to
 match, yet a model gives it a vector like any other, one that can rank first
 for short queries. :func:`empty_units` lists them, for the one notice that
-:class:`~hierret.search.Searcher` logs.
+:class:`~hierret.search.searcher.Searcher` logs.
 
 All embedding goes through the encoder passed in (a :class:`~hierret.cache.CachedEncoder`
 in practice), in one batched call per level, so window and span vectors share
@@ -65,7 +65,7 @@ from numpy.typing import NDArray
 
 from hierret._validate import has_text
 from hierret.encoders.base import UNLIMITED_WINDOW, Encoder, l2_normalize
-from hierret.profile import STRATEGIES, Strategy
+from hierret.search.profile import STRATEGIES, Strategy
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Unit
 

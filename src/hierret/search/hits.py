@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hierret.runs import Ranking
+from hierret.search.runs import Ranking
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Unit
 

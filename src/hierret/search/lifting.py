@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from hierret.runs import Run, rank
+from hierret.search.runs import Run, rank
 from hierret.structure.units import Level, Unit
 
 __all__ = ["ancestors_at", "lift", "lift_overlapping"]
@@ -30,7 +30,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
     -------
     Run
         For every query, the parents of its ranked units, each scored by its
-        best-scoring child, ranked by :func:`~hierret.runs.rank`.
+        best-scoring child, ranked by :func:`~hierret.search.runs.rank`.
 
     Raises
     ------
@@ -67,7 +67,7 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
     -------
     Run
         For every query, the holders of its ranked units, each scored by its
-        best-scoring child, ranked by :func:`~hierret.runs.rank`.
+        best-scoring child, ranked by :func:`~hierret.search.runs.rank`.
 
     Raises
     ------

@@ -2,7 +2,7 @@
 
 A :class:`Profile` names the level searched, the first-stage ranker, how
 section and document vectors are made, the candidate pool, the fusion
-settings, the reranker and the selection. :meth:`hierret.search.Searcher.run`
+settings, the reranker and the selection. :meth:`hierret.search.searcher.Searcher.run`
 runs a profile exactly as given, for one typed question or for a whole
 evaluation, so what is evaluated is what is searched. How many units come
 back (``k``) is not part of the profile: it is an argument of ``run`` and

@@ -1,7 +1,7 @@
 """One front door: search any level of a hierarchy with any first-stage ranker.
 
 A :class:`Searcher` holds one hierarchy and one encoder and runs a
-:class:`~hierret.profile.Profile` over it, for one typed question
+:class:`~hierret.search.profile.Profile` over it, for one typed question
 (:meth:`Searcher.search`) or for a whole set of queries (:meth:`Searcher.run`),
 through the same code:
 
@@ -19,7 +19,7 @@ through the same code:
        section scored by its best passage, a passage that straddles a
        heading counting for every section it overlaps:
        :meth:`~hierret.structure.hierarchy.Hierarchy.overlapped_sections`,
-       :func:`~hierret.lifting.lift_overlapping`);
+       :func:`~hierret.search.lifting.lift_overlapping`);
        each leg is min-max normalised within the query's own pool and the two
        are blended with ``section_weight`` the weight of the section leg
        (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
@@ -63,7 +63,7 @@ Examples
 --------
 >>> from hierret.encoders import load_encoder
 >>> from hierret.structure.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
+>>> from hierret.search.profile import Profile
 >>> from hierret.structure.units import Corpus, Document
 >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark loudly."),
 ...         Document("c", "C", "Birds sing at dawn.")]
@@ -92,15 +92,15 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders.base import Encoder, check_queries
-from hierret.hits import Hit, Hits
-from hierret.lifting import lift_overlapping
-from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25, IDFS
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
-from hierret.runs import Ranking, Run, tie_keys
+from hierret.search.hits import Hit, Hits
+from hierret.search.lifting import lift_overlapping
+from hierret.search.profile import DEFAULT, Profile
+from hierret.search.runs import Ranking, Run, tie_keys
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query, Unit
 from hierret.vectors.index import VectorIndex
@@ -155,7 +155,7 @@ def latency_summary(seconds: Iterable[float] | Mapping[str, float]) -> LatencySu
 
 @dataclass
 class ProfileRun:
-    """The stages of one profile's run (:meth:`~hierret.search.Searcher.trace`).
+    """The stages of one profile's run (:meth:`~hierret.search.searcher.Searcher.trace`).
 
     Attributes
     ----------
@@ -634,7 +634,7 @@ class Searcher:
         ----------
         queries : sequence of Query
             Questions (their ``text`` is what is searched).
-        profile : Profile, default :data:`~hierret.profile.DEFAULT`
+        profile : Profile, default :data:`~hierret.search.profile.DEFAULT`
             Level, ranker, vectors, pool, fusion, reranker and selection.
         k : int, default 10
             Length of each returned ranking, an int >= 1 (fewer when the level
@@ -673,7 +673,7 @@ class Searcher:
         k: int = 10,
         rerankers: Mapping[str, Reranker] | None = None,
     ) -> list[Hit]:
-        """Top ``k`` units for one typed question, as :class:`~hierret.hits.Hit` records.
+        """Top ``k`` units for one typed question, as :class:`~hierret.search.hits.Hit` records.
 
         Runs :meth:`run` on the one question (parameters, errors and warnings
         are its own) and decorates the ranking with each unit's span, section
