@@ -82,8 +82,7 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         old = module.__name__
         new = MOVED[old]
         warnings.warn(
-            f"{old} is now {new}: import it from there (the old path goes in the next "
-            "release)",
+            f"{old} is now {new}: import it from there (the old path goes in the next release)",
             DeprecationWarning,
             stacklevel=_caller_level(),
         )
