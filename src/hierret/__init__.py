@@ -11,17 +11,25 @@ The package has three floors, and imports run only downward:
   ``IdentityMismatchError``, ``LateChunker``; ``Profile``, ``RANKERS``,
   ``DEFAULT`` and ``SECTIONS`` (the profiles the records recommend),
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
-  ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
-  (:mod:`hierret.datasets`, :mod:`hierret.structure.hierarchy`, :mod:`hierret.encoders`,
-  :mod:`hierret.cache`, :mod:`hierret.search.searcher`, :mod:`hierret.evaluation`,
-  :mod:`hierret.stats`, …) hold the rest.
+  ``check_coverage``, ``evaluate``; ``StatsSettings``. The packages behind it,
+  one concept each, hold the rest: :mod:`hierret.datasets`,
+  :mod:`hierret.structure` (documents, sections, passages), :mod:`hierret.encoders`,
+  :mod:`hierret.cache`, :mod:`hierret.vectors` (unit vectors and the exact index),
+  :mod:`hierret.embed`, :mod:`hierret.search` (profiles, the searcher, runs,
+  lifting, hits), :mod:`hierret.rankers`, :mod:`hierret.rerank`,
+  :mod:`hierret.evaluation`, :mod:`hierret.stats`; :mod:`hierret.cli` is the
+  command line.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
   the published-number checks). It uses the core, never the study machinery.
 * :mod:`hierret.study`: what runs, compares and tunes arms for a decision
   record. It uses both floors below it.
 
 The names below load on first use, so ``import hierret`` (what the command
-line pays at every start) loads no model library and no statistics package.
+line pays at every start) loads no model library and no statistics package
+(every face is built by :func:`hierret._face.lazy`). The module paths issue 40
+moved into those packages (``hierret.units``...) still import, with a
+:class:`DeprecationWarning` naming the new path, until the next release
+(:mod:`hierret._moved`).
 
 Examples
 --------
