@@ -94,7 +94,8 @@ def _caller_level() -> int:
 
     :func:`warnings.warn` skips the import system's own frames as it counts; this
     module's frames are counted and passed over here."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and (_importlib(frame) or frame.f_globals is globals()):
         frame = frame.f_back
         level += frame is not None and not _importlib(frame)
