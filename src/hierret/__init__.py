@@ -27,9 +27,8 @@ The package has three floors, and imports run only downward:
 The names below load on first use, so ``import hierret`` (what the command
 line pays at every start) loads no model library and no statistics package
 (every face is built by :func:`hierret._face.lazy`). The module paths issue 40
-moved into those packages (``hierret.units``...) still import, with a
-:class:`DeprecationWarning` naming the new path, until the next release
-(:mod:`hierret._moved`).
+moved into those packages still import, with a :class:`DeprecationWarning`
+naming the new path, until the next release (:mod:`hierret._moved`).
 
 Examples
 --------
