@@ -20,7 +20,7 @@ is the same from a shell): the texts go to the cluster at
 to a Ray started here::
 
     from hierret.cache import cached_encoder
-    from hierret.embed.local import RayOptions, embed_texts
+    from hierret.embed import RayOptions, embed_texts
     enc = cached_encoder("all-MiniLM-L6-v2")
     embed_texts(texts, enc, engine="ray", model="all-MiniLM-L6-v2",
                 ray=RayOptions(address="10.0.0.5:6379", actors=(2, 16)))
