@@ -134,7 +134,7 @@ html_css_files = ["hierret.css"]
 def _defined_in(app: object, modname: str, attribute: str) -> str:
     """The module viewcode links an object to: where it is defined, if that is hierret's.
 
-    A type alias such as ``hierret.runs.Run = dict[str, Ranking]`` reports the module of
+    A type alias such as ``hierret.search.runs.Run = dict[str, Ranking]`` reports the module of
     its origin (``builtins``), for which viewcode would list a source page it never writes.
     """
     import importlib

@@ -144,8 +144,7 @@ def measure_ray(data: Path) -> dict[str, Any]:
     import ray
 
     from hierret import VectorCache, cached_encoder
-    from hierret.embed import embed_texts  # the engines beneath the face: what is measured
-    from hierret.embed_ray import PARTITION_TEXTS
+    from hierret.embed import PARTITION_TEXTS, embed_texts
 
     out: dict[str, Any] = {}
     hash_texts = [f"text {i}" for i in range(2000)]

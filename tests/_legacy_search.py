@@ -1,7 +1,7 @@
 """FROZEN reference copy of the search code before the one front door (issue 9).
 
 Used ONLY by ``tests/test_search_frontdoor.py``, which checks that the new
-:class:`hierret.search.Searcher` gives exactly (same ids, same scores, same
+:class:`hierret.search.searcher.Searcher` gives exactly (same ids, same scores, same
 order) what these old implementations gave: the old flat ``Searcher``
 (first-window units, ``depth`` = ranking length, ``top_n`` = RRF legs), the
 old ``HierarchicalIndex`` (rawspan/centroid levels and dense fused search,
@@ -33,17 +33,17 @@ from numpy.typing import NDArray
 from hierret._validate import check_count, check_query_texts, empty_units_message, has_text
 from hierret.encoders.base import long_queries_message
 from hierret.encoders import Encoder, truncation_report
-from hierret.lifting import lift
-from hierret.runs import Run, tie_keys
-from hierret.hierarchy import Hierarchy
-from hierret.index import VectorIndex
-from hierret.levels import PoolingReport, empty_units, unit_vectors
+from hierret.search.lifting import lift
+from hierret.search.runs import Run, tie_keys
+from hierret.structure.hierarchy import Hierarchy
+from hierret.vectors.index import VectorIndex
+from hierret.vectors.levels import PoolingReport, empty_units, unit_vectors
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, rerank
 from hierret.rerank.selection import Selection
-from hierret.units import Level, Query, Unit
+from hierret.structure.units import Level, Query, Unit
 
 log = logging.getLogger(__name__)
 
@@ -237,8 +237,8 @@ class Searcher:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.hierarchy import build_hierarchy
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.hierarchy import build_hierarchy
+        >>> from hierret.structure.units import Corpus, Document
         >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
         ...              HashEncoder(dimension=8))
         >>> s.search("cats", k="3")
@@ -262,7 +262,7 @@ class HierarchicalIndex:
     each took is in ``build_seconds`` and what pooling it needed in ``reports``.
     Units with no text (an empty document and its section) are left out of
     every level, never embedded nor ranked; one warning, logged when the index
-    is made, counts them (:func:`hierret.levels.empty_units`).
+    is made, counts them (:func:`hierret.vectors.levels.empty_units`).
 
     Parameters
     ----------
@@ -271,12 +271,12 @@ class HierarchicalIndex:
         Embeds units and queries; wrap it in a :class:`~hierret.cache.CachedEncoder`
         so that every text is embedded once across runs.
     strategy : {"rawspan", "centroid"}, default "rawspan"
-        How section and document vectors are made (:mod:`hierret.levels`);
+        How section and document vectors are made (:mod:`hierret.vectors.levels`);
         ``centroid`` averages the passage level's own vectors.
     pool_passages : bool, default False
         Window-pool passages longer than the encoder's window instead of
         letting the model cut them (``unit_vectors(..., "passages", "rawspan")``);
-        by default the passage level equals :class:`~hierret.search.Searcher`'s.
+        by default the passage level equals :class:`~hierret.search.searcher.Searcher`'s.
     """
 
     def __init__(
@@ -371,7 +371,7 @@ class HierarchicalIndex:
             most the union of the two pools.
         query_encoder : Encoder, optional
             Encodes the queries (default: the index's encoder). Another
-            encoder raises :class:`~hierret.index.IdentityMismatchError`.
+            encoder raises :class:`~hierret.vectors.index.IdentityMismatchError`.
 
         Returns
         -------

@@ -16,7 +16,7 @@ from pathlib import Path
 import ray
 
 from hierret.cache import CachedEncoder, VectorCache
-from hierret.embed_ray import ray_batches
+from hierret.embed.ray import ray_batches
 from hierret.encoders import HashEncoder
 
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]

@@ -2,13 +2,13 @@
 
 A passage counts for every section whose own span (heading to the next heading)
 shares at least one character with it; each section scores its best passage.
-Written from the spans alone, not with :mod:`hierret.lifting`.
+Written from the spans alone, not with :mod:`hierret.search.lifting`.
 """
 
 from __future__ import annotations
 
-from hierret.hierarchy import Hierarchy
-from hierret.runs import Run, rank
+from hierret.search.runs import Run, rank
+from hierret.structure.hierarchy import Hierarchy
 
 
 def overlapped(hierarchy: Hierarchy) -> dict[str, list[str]]:

@@ -7,9 +7,9 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.profile import Profile
 from hierret.rankers.fusion import rrf
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.study.agreement import (
     TIE_TOLERANCE,
     normalization_effect,

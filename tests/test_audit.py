@@ -17,13 +17,13 @@ import pytest
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import qrels_from_evidence
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.profile import RANKERS, Profile
-from hierret.search import Searcher
+from hierret.search.profile import RANKERS, Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study import audit, experiment
 from hierret.study.audit import unlabeled_top
-from hierret.units import Corpus, Document, Query
 
 
 def _setup():  # type: ignore[no-untyped-def]

@@ -18,8 +18,8 @@ from types import ModuleType
 import pytest
 
 from hierret.cache import VectorCache
-from hierret.chunking import chunk_text
 from hierret.encoders import HashEncoder
+from hierret.structure.chunking import chunk_text
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -278,7 +278,7 @@ def _cases_folder(tmp_path: Path, body: str) -> Path:
     folder.mkdir(parents=True)
     (folder / "toy.py").write_text(
         "from bad_input_cases import Facts, kept, right\n"
-        "from hierret.chunking import chunk_text\n\n" + body,
+        "from hierret.structure.chunking import chunk_text\n\n" + body,
         encoding="utf-8",
     )
     return folder

@@ -136,12 +136,12 @@ _NO_DATA = """# An explorer without its data
 def _explorer_data(folder: Path) -> None:
     """The explorer's data from a real run: two arms, two questions, two targets."""
     from hierret.encoders import HashEncoder
-    from hierret.hierarchy import build_hierarchy
-    from hierret.profile import Profile
-    from hierret.search import Searcher
+    from hierret.search.profile import Profile
+    from hierret.search.searcher import Searcher
+    from hierret.structure.hierarchy import build_hierarchy
+    from hierret.structure.units import Corpus, Document, Query
     from hierret.study import casebook
     from hierret.study.experiment import run
-    from hierret.units import Corpus, Document, Query
 
     text = "Cats\n====\n\nCats purr.\n\nDogs\n====\n\nDogs bark.\n"
     h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))

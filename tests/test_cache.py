@@ -739,7 +739,7 @@ def test_a_shard_of_another_format_is_never_served_nor_deleted(
 def test_an_index_of_another_format_is_refused(tmp_path: Path) -> None:
     import json
 
-    from hierret.index import INDEX_FILE, IndexFileError, VectorIndex
+    from hierret.vectors.index import INDEX_FILE, IndexFileError, VectorIndex
 
     VectorIndex(["a"], [[1.0, 0.0]], identity="toy").save(tmp_path)
     meta = tmp_path / INDEX_FILE

@@ -17,7 +17,7 @@ import hierret
 import hierret.cache._shelf as shelf_module
 from hierret.cache import KEY_INDEX_BYTES, VectorCache, text_keys
 from hierret.encoders import EncoderIdentity, HashEncoder
-from hierret.index import MappedIndex, VectorIndex
+from hierret.vectors.index import MappedIndex, VectorIndex
 
 IDENT = EncoderIdentity("synthetic", "hash", "v1", "fp32", 8, 16)
 

@@ -12,12 +12,12 @@ import pytest
 
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Query
 from hierret.study import casebook, experiment
-from hierret.units import Corpus, Query
 
 ARMS = {
     "passages": Profile(),

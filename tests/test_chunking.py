@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierret.chunking import (
+from hierret.structure.chunking import (
     DEFAULT_ABBREVIATIONS,
     chunk_text,
     pack_sentences,

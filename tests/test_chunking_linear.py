@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_chunking import any_script_texts, texts
 
-from hierret.chunking import chunk_text, split_sentences
 from hierret.datasets import load_python_reference
+from hierret.structure.chunking import chunk_text, split_sentences
 
 _SIZES = [(900, 180), (300, 60), (1800, 360)]
 

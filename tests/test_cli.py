@@ -16,7 +16,7 @@ import pytest
 import hierret
 from hierret.cli import CLOSED_PIPE, main
 from hierret.datasets import load_python_reference
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 
 HIT = re.compile(r"^ ?(\d+)  (-?\d\.\d{4})  (\S+)  \[(\d+), (\d+)\)  (.+)$")
 
@@ -107,7 +107,7 @@ def test_the_default_is_the_package_default_profile(
     """No option: dense passages (DEFAULT), exactly what the Searcher gives with DEFAULT."""
     from hierret.cache import CachedEncoder, VectorCache
     from hierret.encoders import load_encoder
-    from hierret.search import Searcher
+    from hierret.search.searcher import Searcher
 
     assert main(search(cache_dir, "--k", "3")) == 0
     out = capsys.readouterr().out

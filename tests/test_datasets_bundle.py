@@ -26,7 +26,7 @@ from hierret.datasets import (
     sample_documents,
     source_names,
 )
-from hierret.hierarchy import HEADING_STYLES, build_hierarchy
+from hierret.structure.hierarchy import HEADING_STYLES, build_hierarchy
 
 # -- sources by name and by path ------------------------------------------------
 

@@ -19,7 +19,7 @@ from hierret.datasets import (
     load_folder,
     locate,
 )
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 from hierret.study.params import CORPUS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "handbook"
@@ -594,7 +594,7 @@ def test_locate_maps_composed_matches_back_to_the_text_as_given() -> None:
     import unicodedata
 
     from hierret.datasets import locate
-    from hierret.units import Corpus, Document
+    from hierret.structure.units import Corpus, Document
 
     text = "x  " + unicodedata.normalize("NFD", "Ångström über 한국어 text") + " y"
     spans = locate("Ångström  über 한국어", Corpus("c", [Document("a", "", text)]))

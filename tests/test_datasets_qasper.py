@@ -31,8 +31,8 @@ from hierret.datasets.qasper import (
     load_qasper,
 )
 from hierret.evaluation import qrels_from_evidence
-from hierret.hierarchy import build_hierarchy
-from hierret.units import Corpus
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus
 
 
 def answer(*evidence: str, unanswerable: bool = False) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from hierret.datasets import synthetic
 from hierret.datasets.beir import BeirDataset, load_beir
 from hierret.datasets.synthetic import build_sectioned
 from hierret.evaluation import qrels_from_evidence
-from hierret.hierarchy import build_hierarchy
-from hierret.units import Corpus, Document, Query
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 
 N_ABSTRACTS = 24
 QRELS = {

@@ -31,8 +31,6 @@ FACES = (
 )
 #: (script, module) imported beneath the faces, and why.
 BENEATH = {
-    ("cost_model.py", "hierret.embed"): "it measures the embedding engines themselves",
-    ("cost_model.py", "hierret.embed_ray"): "the Ray engine's partition size it measures",
     ("cost_model.py", "hierret.cache"): "the store's own keys: its write rate is measured",
 }
 

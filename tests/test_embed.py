@@ -1,4 +1,4 @@
-"""``hierret embed`` and :func:`hierret.embed.embed_texts`: a corpus into the cache."""
+"""``hierret embed`` and :func:`hierret.embed.local.embed_texts`: a corpus into the cache."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, CacheNotWritableError, CacheWriteError, VectorCache
 from hierret.cli import main
-from hierret.embed import EngineUnavailableError, embed_texts
+from hierret.embed.local import EngineUnavailableError, embed_texts
 from hierret.encoders import HashEncoder, load_encoder
 
 
@@ -80,7 +80,7 @@ def test_ray_engine_says_what_to_do(
 
 
 def test_import_hierret_does_not_import_ray() -> None:
-    code = "import sys, hierret, hierret.embed, hierret.cli; print('ray' in sys.modules)"
+    code = "import sys, hierret, hierret.embed.local, hierret.cli; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

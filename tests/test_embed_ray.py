@@ -21,8 +21,8 @@ import pytest
 from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
-from hierret.embed import embed_texts
-from hierret.embed_ray import RayOptions, ray_batches
+from hierret.embed.local import embed_texts
+from hierret.embed.ray import RayOptions, ray_batches
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
@@ -198,9 +198,9 @@ def test_a_ray_start_failure_is_a_clear_error_naming_engine_local(
     failure: Exception,
 ) -> None:
     """Ray's helper processes too slow on a loaded machine: no traceback, exit 2, the fix."""
-    from hierret import embed_ray
+    import hierret.embed.ray as embed_ray
     from hierret.cli import main
-    from hierret.embed import EngineUnavailableError
+    from hierret.embed.local import EngineUnavailableError
 
     def fail(*args: object, **kw: object) -> None:
         raise failure
@@ -228,7 +228,7 @@ def test_an_address_is_joined_asking_no_resources(
     """RAY_ADDRESS (as `ray job submit` sets it) or --address: ray.init(address=...) with
     no num_cpus (Ray refuses resources when connecting); unreachable: exit 2, the fix."""
     from hierret.cli import main
-    from hierret.embed import EngineUnavailableError
+    from hierret.embed.local import EngineUnavailableError
 
     calls: list[dict[str, object]] = []
 
@@ -262,7 +262,7 @@ def test_a_ray_client_address_without_its_extra_names_the_install(
 ) -> None:
     import importlib.util
 
-    from hierret.embed import EngineUnavailableError
+    from hierret.embed.local import EngineUnavailableError
 
     find = importlib.util.find_spec
     monkeypatch.setattr(
@@ -292,7 +292,7 @@ def test_a_cuda_build_of_torch_is_the_same_encoder_and_half_precision_is_not() -
     its kernels target, not the model or its arithmetic (embed_ray.same_vectors)."""
     from dataclasses import replace
 
-    from hierret.embed_ray import same_vectors
+    from hierret.embed.ray import same_vectors
 
     cpu = HashEncoder(dimension=16).identity
     cpu = replace(cpu, engine="sentence-transformers 5.1.0, torch 2.13.0+cpu, modules ab")

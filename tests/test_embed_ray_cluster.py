@@ -26,7 +26,7 @@ import pytest
 
 from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.cli import main
-from hierret.embed import RayOptions, corpus_passages, embed_texts
+from hierret.embed.local import RayOptions, corpus_passages, embed_texts
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
@@ -199,7 +199,7 @@ def test_the_command_line_joins_through_ray_address(
     """`RAY_ADDRESS=... hierret embed --engine ray` (what `ray job submit` runs): the
     cache it fills is the local engine's, bit for bit."""
     from hierret.datasets import load
-    from hierret.hierarchy import build_hierarchy
+    from hierret.structure.hierarchy import build_hierarchy
 
     address, env = cluster
     argv = ["embed", "--encoder", "hash", "--no-progress"]

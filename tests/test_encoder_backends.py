@@ -30,7 +30,7 @@ from hierret.encoders import (
     registered_encoders,
     truncation_report,
 )
-from hierret.index import IdentityMismatchError, VectorIndex
+from hierret.vectors.index import IdentityMismatchError, VectorIndex
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hierret.evaluation import CoverageReport, check_coverage, qrels_from_evidence
-from hierret.units import Query, Unit
+from hierret.structure.units import Query, Unit
 
 UNITS = [
     Unit("d", "d", "documents", 0, 100),

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hierret.evaluation import Qrels, qrels_from_evidence
-from hierret.units import Query, Unit
+from hierret.structure.units import Query, Unit
 
 
 def _brute(queries: list[Query], units: list[Unit], min_overlap: float) -> Qrels:

@@ -12,13 +12,13 @@ from pandas import testing as pd_testing
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.profile import Profile
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Query
 from hierret.study import experiment
 from hierret.study.experiment import compare, compare_hits, paired_tests
-from hierret.units import Corpus, Query
 
 matplotlib.use("Agg")
 

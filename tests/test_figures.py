@@ -7,8 +7,6 @@ import pandas as pd
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.publish.figures import (
     WIDTH,
     difference_figure,
@@ -17,8 +15,10 @@ from hierret.publish.figures import (
     paired_difference_plot,
     readable_span,
 )
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 
 matplotlib.use("Agg")

@@ -17,12 +17,12 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, mean_scores, qrels_from_evidence
-from hierret.hierarchy import Hierarchy, Section, build_hierarchy
-from hierret.lifting import lift_overlapping
-from hierret.profile import Profile
 from hierret.rankers.fusion import minmax_fuse
-from hierret.search import Searcher
-from hierret.units import Corpus, Document, Query, Unit
+from hierret.search.lifting import lift_overlapping
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import Hierarchy, Section, build_hierarchy
+from hierret.structure.units import Corpus, Document, Query, Unit
 
 # --- hand-worked: which sections a passage overlaps, and what each section scores -------------
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hierret.rankers.fusion import minmax_fuse, minmax_normalize
-from hierret.runs import Ranking, rank
+from hierret.search.runs import Ranking, rank
 
 
 def ranking(scores: dict[str, float]) -> Ranking:

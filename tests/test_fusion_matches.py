@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from hierret.datasets import load_python_reference
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.rankers.analyzer import ENGLISH_STOP_WORDS, get_analyzer
-from hierret.search import Searcher
-from hierret.units import Level, Query
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Level, Query
 
 POOL, RRF_K = 30, 60
 WORDS = [*sorted(ENGLISH_STOP_WORDS), "what", "?", "?!", "...", "—", "finally", "loop", "zzqx"]
@@ -100,7 +100,7 @@ def test_a_query_bm25_matches_nowhere_gets_the_dense_ranking(searcher: Searcher,
 
 def test_a_k_past_the_pool_says_so(searcher: Searcher, caplog: pytest.LogCaptureFixture) -> None:
     query = [Query("q", "finally clause", ())]
-    with caplog.at_level(logging.WARNING, logger="hierret.search"):
+    with caplog.at_level(logging.WARNING, logger="hierret.search.searcher"):
         run = searcher.run(query, Profile(level="fused", pool=POOL), k=10**9)
     n_sections = len(searcher.units("sections"))
     assert POOL <= len(run["q"]) < n_sections
@@ -115,7 +115,7 @@ def test_a_k_within_reach_says_nothing(
     searcher: Searcher, caplog: pytest.LogCaptureFixture
 ) -> None:
     query = [Query("q", "finally clause", ())]
-    with caplog.at_level(logging.WARNING, logger="hierret.search"):
+    with caplog.at_level(logging.WARNING, logger="hierret.search.searcher"):
         searcher.run(query, Profile(ranker="hybrid", pool=POOL), k=POOL)
         searcher.run(query, Profile(ranker="dense"), k=10**6)  # the level itself is the cap
     assert not [r for r in caplog.records if "asks for more" in r.getMessage()]

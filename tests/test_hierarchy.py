@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierret.chunking import chunk_text
 from hierret.datasets import load_python_reference
-from hierret.hierarchy import build_hierarchy, detect_headings
-from hierret.units import Corpus, Document
+from hierret.structure.chunking import chunk_text
+from hierret.structure.hierarchy import build_hierarchy, detect_headings
+from hierret.structure.units import Corpus, Document
 
 
 def one(text: str, **kw: object) -> Corpus:
@@ -169,7 +169,7 @@ def test_section_ends_and_passage_owners_equal_the_quadratic_rule(seed: int) -> 
     """The linear steps give what the old all-pairs ones gave, on random outlines."""
     import random
 
-    from hierret import hierarchy as hmod
+    import hierret.structure.hierarchy as hmod
 
     rng = random.Random(seed)
     parts = ["Preamble text here.\n\n"] if rng.random() < 0.5 else []
@@ -190,7 +190,7 @@ def test_section_ends_and_passage_owners_equal_the_quadratic_rule(seed: int) -> 
 def test_building_the_hierarchy_examines_sections_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sections examined per passage stay bounded as the document grows (no wall clock):
     a document 4x as long is examined about 4x as much, not 16x."""
-    from hierret import hierarchy as hmod
+    import hierret.structure.hierarchy as hmod
 
     real, seen = hmod._assign, [0]
 

@@ -14,15 +14,15 @@ import pytest
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study import joint
 from hierret.study.experiment import Arm
 from hierret.study.measured import Measurements
-from hierret.units import Corpus, Document, Query
 
 
 class Words(TokenEncoder):

@@ -11,9 +11,9 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.levels import PoolingReport, embed_spans, unit_vectors
-from hierret.units import Corpus, Document
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Document
+from hierret.vectors.levels import PoolingReport, embed_spans, unit_vectors
 
 
 class CountingEncoder(HashEncoder):

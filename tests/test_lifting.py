@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from hierret.lifting import ancestors_at, lift
-from hierret.runs import rank
-from hierret.units import Unit
+from hierret.search.lifting import ancestors_at, lift
+from hierret.search.runs import rank
+from hierret.structure.units import Unit
 
 UNITS = [
     Unit("a", "a", "documents", 0, 100),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hierret.hierarchy import build_hierarchy
-from hierret.lifting import lift
+from hierret.search.lifting import lift
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study.experiment import judge
 from hierret.study.merging import auto_merge, merge_parents, merge_run, section_sizes
-from hierret.units import Corpus, Document, Query
 
 PARENT = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
 SIZES = {"A": 3, "B": 2}

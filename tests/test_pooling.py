@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.search import Searcher
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document
 from hierret.study.pooling import pooling_table
-from hierret.units import Corpus, Document
 
 LONG = " ".join(f"word{i}" for i in range(60))
 TEXT = f"Short\n=====\n\nA few words.\n\nLong\n====\n\n{LONG}\n"

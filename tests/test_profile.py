@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hierret.profile import DEFAULT, REORDER_ONLY, SHIPPED, Profile
 from hierret.rerank import Selection
+from hierret.search.profile import DEFAULT, REORDER_ONLY, SHIPPED, Profile
 
 
 def test_the_default_is_dr001s_dense_passages_without_reranker() -> None:
@@ -100,7 +100,7 @@ def test_the_sections_profile_is_the_one_dr004_measured() -> None:
     import json
     from pathlib import Path
 
-    from hierret.profile import RECOMMENDED, SECTIONS
+    from hierret.search.profile import RECOMMENDED, SECTIONS
     from hierret.study.params import notebook_parameters
 
     root = Path(__file__).resolve().parent.parent

@@ -167,17 +167,22 @@ def test_run_types_sit_below_evaluation() -> None:
     The floors (core, publish, study) are held by ``tests/test_floors.py``.
     """
     graph = _hierret_imports()
-    assert graph["hierret.runs"] <= {"hierret.units"}, graph["hierret.runs"]
-    assert graph["hierret.lifting"] <= {"hierret.runs", "hierret.units"}
+    assert graph["hierret.search.runs"] <= {"hierret.structure.units"}, graph["hierret.search.runs"]
+    assert graph["hierret.search.lifting"] <= {"hierret.search.runs", "hierret.structure.units"}
 
 
 def test_indexes_and_rankers_load_without_the_evaluation_package() -> None:
-    """What ``import hierret.index`` loads, in a fresh interpreter (package ``__init__``
+    """What ``import hierret.vectors.index`` loads, in a fresh interpreter (package ``__init__``
     files included; the core's face loads its names on first use)."""
     import subprocess
     import sys
 
-    for module in ("hierret.runs", "hierret.lifting", "hierret.index", "hierret.rankers"):
+    for module in (
+        "hierret.search.runs",
+        "hierret.search.lifting",
+        "hierret.vectors.index",
+        "hierret.rankers",
+    ):
         code = f"import sys, {module}; print(any('.evaluation' in m for m in sys.modules))"
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -17,8 +17,6 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.rerank import (
     CrossEncoderReranker,
     EncoderReranker,
@@ -31,13 +29,15 @@ from hierret.rerank import (
     charged_seconds,
     rerank,
 )
-from hierret.runs import Ranking, rank
-from hierret.search import LatencySummary, Searcher, latency_summary
+from hierret.search.profile import Profile
+from hierret.search.runs import Ranking, rank
+from hierret.search.searcher import LatencySummary, Searcher, latency_summary
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study import experiment
 from hierret.study.sets import profile_record, selection_sweep, set_scores
 from hierret.study.thresholds import scores_by_relevance
-from hierret.units import Corpus, Document, Query
 
 # --- selection ----------------------------------------------------------------------------
 
@@ -555,7 +555,7 @@ def test_unknown_reranker_and_same_encoder_warning(
     with pytest.raises(KeyError, match="needs reranker 'missing'"):
         searcher.run(QUERIES, Profile("p", reranker="missing"), rerankers={})
     same = {"same": EncoderReranker(searcher.encoder)}
-    with caplog.at_level(logging.WARNING, logger="hierret.search"):
+    with caplog.at_level(logging.WARNING, logger="hierret.search.searcher"):
         searcher.run(QUERIES, Profile("p", ranker="dense", reranker="same"), rerankers=same)
     assert "same encoder" in caplog.text
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from hierret.stats.folds import fold_parts, held_out
+from hierret.structure.units import Query
 from hierret.study import router
-from hierret.units import Query
 
 
 def _random(n: int = 60, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,4 +1,4 @@
-"""The run order hierret owns (hierret.runs): score descending, ties by unit id ascending."""
+"""The run order hierret owns (hierret.search.runs): score descending, ties by unit id ascending."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hierret.runs import rank, tie_keys
+from hierret.search.runs import rank, tie_keys
 
 
 def test_rank_orders_by_score_then_id_descending_as_trec_eval() -> None:
@@ -43,16 +43,19 @@ def test_rank_rejects_nan() -> None:
 
 def test_evaluation_re_exports_the_run_types() -> None:
     import hierret.evaluation as ev
-    import hierret.lifting
-    import hierret.runs
+    import hierret.search.lifting
+    import hierret.search.runs
 
     assert (ev.rank, ev.Run, ev.Ranking, ev.Qrels) == (
-        hierret.runs.rank,
-        hierret.runs.Run,
-        hierret.runs.Ranking,
-        hierret.runs.Qrels,
+        hierret.search.runs.rank,
+        hierret.search.runs.Run,
+        hierret.search.runs.Ranking,
+        hierret.search.runs.Qrels,
     )
-    assert (ev.lift, ev.ancestors_at) == (hierret.lifting.lift, hierret.lifting.ancestors_at)
+    assert (ev.lift, ev.ancestors_at) == (
+        hierret.search.lifting.lift,
+        hierret.search.lifting.ancestors_at,
+    )
 
 
 def test_rank_with_a_tolerance_ties_near_scores_by_id_and_checks_it() -> None:

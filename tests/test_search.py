@@ -7,15 +7,15 @@ import pytest
 from _straddle import lift_straddling, overlapped
 
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.hits import snippet
-from hierret.index import IdentityMismatchError
-from hierret.levels import unit_vectors
-from hierret.profile import Profile
 from hierret.rankers.fusion import minmax_fuse
-from hierret.runs import rank
-from hierret.search import Searcher
-from hierret.units import Corpus, Document, Level, Query
+from hierret.search.hits import snippet
+from hierret.search.profile import Profile
+from hierret.search.runs import rank
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Document, Level, Query
+from hierret.vectors.index import IdentityMismatchError
+from hierret.vectors.levels import unit_vectors
 
 DOCS = [
     Document(
@@ -214,9 +214,9 @@ def test_snippet_drops_underlines_and_cuts_at_a_word() -> None:
 def test_bm25_search_gives_no_hit_that_matches_no_word(level: str) -> None:
     """A question with no word BM25 can match gets no hits at any level (no 0.0000 rows)."""
     from hierret.encoders import HashEncoder
-    from hierret.hierarchy import build_hierarchy
-    from hierret.profile import Profile
-    from hierret.units import Corpus, Document
+    from hierret.search.profile import Profile
+    from hierret.structure.hierarchy import build_hierarchy
+    from hierret.structure.units import Corpus, Document
 
     corpus = Corpus(
         "c",

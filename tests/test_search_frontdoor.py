@@ -2,8 +2,8 @@
 
 The references are the old implementations, frozen in ``tests/_legacy_search.py``:
 every configuration the notebooks ran must give the same ids, the same scores
-and the same order through :class:`hierret.search.Searcher` and a
-:class:`~hierret.profile.Profile`. Fused search with BM25 and hybrid legs (new)
+and the same order through :class:`hierret.search.searcher.Searcher` and a
+:class:`~hierret.search.profile.Profile`. Fused search with BM25 and hybrid legs (new)
 is checked against a blend computed here by hand from independently built legs.
 """
 
@@ -21,16 +21,16 @@ from _straddle import lift_straddling
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import Encoder, HashEncoder
 from hierret.evaluation import rank
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.levels import text_units, unit_vectors
-from hierret.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank import EncoderReranker, Selection
-from hierret.runs import Ranking
-from hierret.search import Searcher
-from hierret.units import Corpus, Query
+from hierret.search.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
+from hierret.search.runs import Ranking
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Query
+from hierret.vectors.levels import text_units, unit_vectors
 
 
 @cache

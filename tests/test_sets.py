@@ -9,15 +9,15 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.rerank import EncoderReranker, Selection
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 from hierret.study import sets
 from hierret.study.experiment import run
 from hierret.study.sets import set_scores
-from hierret.units import Corpus, Document, Query
 
 TEXTS = ["Cats purr softly.", "Dogs bark loudly.", "Birds sing at dawn.", "Fish swim fast."]
 

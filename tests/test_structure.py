@@ -6,8 +6,9 @@ import matplotlib
 import pytest
 
 from hierret.datasets import load_python_reference
-from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.publish import charts
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Corpus, Document
 from hierret.study.structure import (
     document_sizes,
     overlapping_pair,
@@ -16,7 +17,6 @@ from hierret.study.structure import (
     straddling,
     summary,
 )
-from hierret.units import Corpus, Document
 
 matplotlib.use("Agg")
 

@@ -9,9 +9,9 @@ from test_datasets_beir import write_beir
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
+from hierret.search.profile import Profile
 from hierret.stats import StatsSettings
+from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 from hierret.study.testbed import Testbed
 

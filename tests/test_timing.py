@@ -19,11 +19,11 @@ import pytest
 from hierret import _clock
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
-from hierret.profile import Profile
 from hierret.publish import timing
-from hierret.search import Searcher
-from hierret.units import Corpus, Document, Query
+from hierret.search.profile import Profile
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.structure.units import Corpus, Document, Query
 
 
 class Spy(HashEncoder):

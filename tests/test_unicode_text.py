@@ -3,7 +3,7 @@
 A lone surrogate (U+D800 to U+DFFF) loads from JSON (``"\\ud800"``) or from a
 file name that is not UTF-8, and then makes every encoder fail, naming no
 document. Each loader refuses it with the file, line or field and position;
-:class:`~hierret.units.Document`, :class:`~hierret.units.Query` and the
+:class:`~hierret.structure.units.Document`, :class:`~hierret.structure.units.Query` and the
 encoders' input check refuse it too, for text built in Python. The reference
 for what cannot be encoded is Python's own UTF-8 codec.
 """
@@ -31,7 +31,7 @@ from hierret.datasets import (
     load_qasper,
 )
 from hierret.encoders import HashEncoder
-from hierret.units import Document, Query
+from hierret.structure.units import Document, Query
 
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "\udce9"]
 

@@ -20,7 +20,7 @@ the case is then a *clear error* if every check holds.
 
 Examples
 --------
->>> from hierret.chunking import chunk_text
+>>> from hierret.structure.chunking import chunk_text
 >>> def call() -> Facts:
 ...     spans = chunk_text("x" * 2000, 900, 0)
 ...     return Facts(f"{len(spans)} passages", longest=max(e - s for s, e in spans))

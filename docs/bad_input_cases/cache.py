@@ -456,7 +456,7 @@ import os, sys, numpy as np
 from pathlib import Path
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.index import MappedIndex
+from hierret.vectors.index import MappedIndex
 root = Path(sys.argv[1])
 texts = [f"note {i}: a line about subject {i % 9}" for i in range(3000)]
 truth = CachedEncoder(HashEncoder(dimension=32), VectorCache(root)).encode_passages(texts)
@@ -516,7 +516,7 @@ def _search_after_cut() -> Facts:
 def _two_writers() -> Facts:
     """Two processes embedded overlapping texts into one cache: some keys are in two
     shards (the cache documents it). A MappedIndex over the cache must rank each once."""
-    from hierret.index import MappedIndex, VectorIndex
+    from hierret.vectors.index import MappedIndex, VectorIndex
 
     root = Path(tempfile.mkdtemp())
     model = HashEncoder(dimension=16)

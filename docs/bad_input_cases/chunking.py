@@ -1,6 +1,6 @@
 """Hostile-but-honest inputs to the chunker, and what it does with them.
 
-Each case runs :mod:`hierret.chunking` on one text. Where it may answer, the
+Each case runs :mod:`hierret.structure.chunking` on one text. Where it may answer, the
 checks are the chunker's promises on every text: no passage is longer than
 ``max_chars``; every character that is not white space is in some passage
 (text left out of every passage would be lost to the index); and a line break
@@ -10,7 +10,7 @@ written as CR, U+2028 or NEL splits sentences exactly as ``"\\n"`` does.
 from __future__ import annotations
 
 from bad_input_cases import Case, Check, Facts, kept, right
-from hierret.chunking import chunk_text, split_sentences
+from hierret.structure.chunking import chunk_text, split_sentences
 
 _CJK = "检索长文档中的结构化信息需要可靠的分块方法"
 

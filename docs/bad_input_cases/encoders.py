@@ -34,7 +34,7 @@ from hierret.encoders import (
     load_encoder_lazily,
 )
 from hierret.encoders.base import EncoderIdentity, l2_normalize
-from hierret.index import IdentityMismatchError, VectorIndex
+from hierret.vectors.index import IdentityMismatchError, VectorIndex
 
 
 @contextmanager

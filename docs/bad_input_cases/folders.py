@@ -110,7 +110,7 @@ def _loaded(name: str, data: str, stem: str) -> Facts:
 
 
 def _sections(bundle: object, stem: str) -> list[object]:
-    from hierret.hierarchy import build_hierarchy
+    from hierret.structure.hierarchy import build_hierarchy
 
     h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)  # type: ignore[attr-defined]
     return list(h.sections[stem])

@@ -28,7 +28,7 @@ from hierret.datasets.download import extract_tar, extract_zip, fetch
 from hierret.datasets.folder import load_folder
 from hierret.datasets.qasper import QasperRemote, load_qasper
 from hierret.encoders import HashEncoder
-from hierret.units import Document
+from hierret.structure.units import Document
 
 
 def _paper(evidence: object = ("X is y.",), answer: object = None) -> dict[str, Any]:

@@ -11,17 +11,24 @@ The package has three floors, and imports run only downward:
   ``IdentityMismatchError``, ``LateChunker``; ``Profile``, ``RANKERS``,
   ``DEFAULT`` and ``SECTIONS`` (the profiles the records recommend),
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
-  ``check_coverage``, ``evaluate``; ``StatsSettings``. The modules behind it
-  (:mod:`hierret.datasets`, :mod:`hierret.hierarchy`, :mod:`hierret.encoders`,
-  :mod:`hierret.cache`, :mod:`hierret.search`, :mod:`hierret.evaluation`,
-  :mod:`hierret.stats`, …) hold the rest.
+  ``check_coverage``, ``evaluate``; ``StatsSettings``. The packages behind it,
+  one concept each, hold the rest: :mod:`hierret.datasets`,
+  :mod:`hierret.structure` (documents, sections, passages), :mod:`hierret.encoders`,
+  :mod:`hierret.cache`, :mod:`hierret.vectors` (unit vectors and the exact index),
+  :mod:`hierret.embed`, :mod:`hierret.search` (profiles, the searcher, runs,
+  lifting, hits), :mod:`hierret.rankers`, :mod:`hierret.rerank`,
+  :mod:`hierret.evaluation`, :mod:`hierret.stats`; :mod:`hierret.cli` is the
+  command line.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
   the published-number checks). It uses the core, never the study machinery.
 * :mod:`hierret.study`: what runs, compares and tunes arms for a decision
   record. It uses both floors below it.
 
 The names below load on first use, so ``import hierret`` (what the command
-line pays at every start) loads no model library and no statistics package.
+line pays at every start) loads no model library and no statistics package
+(every face is built by :func:`hierret._face.lazy`). The module paths issue 40
+moved into those packages still import, with a :class:`DeprecationWarning`
+naming the new path, until the next release (:mod:`hierret._moved`).
 
 Examples
 --------
@@ -37,8 +44,10 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
+import hierret._moved as _moved
 
 __version__ = "0.1.0"
 
@@ -47,41 +56,41 @@ if TYPE_CHECKING:
     from hierret.datasets import Bundle, load, local_or_named
     from hierret.encoders import Encoder, load_encoder
     from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
-    from hierret.hierarchy import Hierarchy, build_hierarchy
-    from hierret.hits import Hit
-    from hierret.index import IdentityMismatchError, VectorIndex
-    from hierret.late import LateChunker
-    from hierret.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
     from hierret.rerank import Selection
-    from hierret.search import Searcher
+    from hierret.search.hits import Hit
+    from hierret.search.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
+    from hierret.search.searcher import Searcher
     from hierret.stats import StatsSettings
-    from hierret.units import Corpus, Document, Query
+    from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+    from hierret.structure.units import Corpus, Document, Query
+    from hierret.vectors.index import IdentityMismatchError, VectorIndex
+    from hierret.vectors.late import LateChunker
 
 #: Each public name and the module that defines it, in the order of the flow.
 _FACE = {
     "load": "hierret.datasets",
     "local_or_named": "hierret.datasets",
     "Bundle": "hierret.datasets",
-    "Corpus": "hierret.units",
-    "Document": "hierret.units",
-    "Query": "hierret.units",
-    "build_hierarchy": "hierret.hierarchy",
-    "Hierarchy": "hierret.hierarchy",
+    "Corpus": "hierret.structure.units",
+    "Document": "hierret.structure.units",
+    "Query": "hierret.structure.units",
+    "build_hierarchy": "hierret.structure.hierarchy",
+    "Hierarchy": "hierret.structure.hierarchy",
     "load_encoder": "hierret.encoders",
     "Encoder": "hierret.encoders",
     "cached_encoder": "hierret.cache",
     "VectorCache": "hierret.cache",
-    "VectorIndex": "hierret.index",
-    "IdentityMismatchError": "hierret.index",
-    "LateChunker": "hierret.late",
-    "Profile": "hierret.profile",
-    "RANKERS": "hierret.profile",
-    "DEFAULT": "hierret.profile",
-    "SECTIONS": "hierret.profile",
-    "SHIPPED": "hierret.profile",
+    "VectorIndex": "hierret.vectors.index",
+    "IdentityMismatchError": "hierret.vectors.index",
+    "LateChunker": "hierret.vectors.late",
+    "Profile": "hierret.search.profile",
+    "RANKERS": "hierret.search.profile",
+    "DEFAULT": "hierret.search.profile",
+    "SECTIONS": "hierret.search.profile",
+    "SHIPPED": "hierret.search.profile",
     "Selection": "hierret.rerank",
-    "Searcher": "hierret.search",
-    "Hit": "hierret.hits",
+    "Searcher": "hierret.search.searcher",
+    "Hit": "hierret.search.hits",
     "qrels_from_evidence": "hierret.evaluation",
     "check_coverage": "hierret.evaluation",
     "evaluate": "hierret.evaluation",
@@ -120,14 +129,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use (PEP 562)."""
-    if name not in _FACE:
-        raise AttributeError(f"module 'hierret' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_FACE[name]), name)
-    globals()[name] = value
-    return value
+_moved.install()  # the module paths issue 40 moved still import, with a warning
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE})
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)

@@ -18,7 +18,7 @@ those a :class:`~hierret.cache.CachedEncoder` read from the vector cache
 (``cached``: distinct texts found; a text repeated within one request is
 neither). A :class:`~hierret.rerank.MaxSimReranker` counts its token matrices
 the same way, under the encoder's label and ``tokens``, in an ``embed <model>
-tokens`` stage, and a :class:`~hierret.late.LateChunker` the token windows it
+tokens`` stage, and a :class:`~hierret.vectors.late.LateChunker` the token windows it
 encodes, under the label and ``late``, in an ``embed <model> late`` stage (its
 model's loading in ``models``).
 

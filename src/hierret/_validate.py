@@ -4,8 +4,8 @@ Every public function that takes a count (``k``, ``pool``, ``candidates``) check
 with :func:`check_count`; every one that takes typed questions checks them with
 :func:`check_query_texts`; every boundary where vectors enter an index or a
 search checks them with :func:`nonfinite_rows`; every place text enters the
-package (the loaders, :class:`~hierret.units.Document`,
-:class:`~hierret.units.Query`, the encoders) refuses text that cannot be encoded
+package (the loaders, :class:`~hierret.structure.units.Document`,
+:class:`~hierret.structure.units.Query`, the encoders) refuses text that cannot be encoded
 with :func:`lone_surrogate`, :func:`find_lone_surrogate` and
 :func:`surrogate_message`. The messages name the
 parameter, the value and the rule, so a caller can fix the call from the

@@ -7,7 +7,7 @@
 searches a corpus (``--corpus``: a name or path that :func:`hierret.datasets.load`
 takes, your own folder of documents with or without ``questions.jsonl``; default: the
 Python Language Reference) with a profile a decision record recommends
-(``--profile``, :data:`hierret.profile.RECOMMENDED`: the default, dense ranking of
+(``--profile``, :data:`hierret.search.profile.RECOMMENDED`: the default, dense ranking of
 passages, or DR-004's ``sections``), each option overriding one of its fields, and
 prints each hit's rank, score, unit id, span, section path and a one-line snippet.
 Vectors are cached on disk (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE``
@@ -22,7 +22,7 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 ``hierret embed`` fills the cache ahead of searching: the passages of a corpus
 (those ``search`` ranks), batch by batch, with a progress bar counted in texts
-(:func:`hierret.embed.embed_texts`); Ctrl-C keeps every batch stored. Storing is
+(:func:`hierret.embed.local.embed_texts`); Ctrl-C keeps every batch stored. Storing is
 its point: a cache that cannot be written, or a write that fails part way (a
 full disk), ends it with exit status 2 and the fix, never a success that stored
 nothing. ``--engine ray`` joins the cluster at ``--address`` (else
@@ -30,7 +30,7 @@ nothing. ``--engine ray`` joins the cluster at ``--address`` (else
 ``--cpus-per-actor``, ``--gpus-per-actor`` and ``--batch-size``; a Ray that
 cannot be started or joined is exit status 2 with the cause and the fix, no
 traceback. ``--shard I/N`` embeds one of N disjoint parts of the distinct
-texts (:func:`hierret.embed.shard_of`).
+texts (:func:`hierret.embed.local.shard_of`).
 
 Examples
 --------
@@ -60,9 +60,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from hierret.cache import VectorCache, cached_encoder
-from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets.bundle import load
-from hierret.embed import (
+from hierret.embed.local import (
     ENGINES,
     EngineUnavailableError,
     RayOptions,
@@ -72,12 +71,13 @@ from hierret.embed import (
     parse_shard,
 )
 from hierret.encoders.registry import check_encoder_name
-from hierret.hierarchy import build_hierarchy
-from hierret.hits import Hit
-from hierret.levels import STRATEGIES
-from hierret.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
 from hierret.rankers.bm25 import IDFS
-from hierret.search import Searcher
+from hierret.search.hits import Hit
+from hierret.search.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
+from hierret.search.searcher import Searcher
+from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from hierret.structure.hierarchy import build_hierarchy
+from hierret.vectors.levels import STRATEGIES
 
 __all__ = ["CLOSED_PIPE", "build_parser", "format_hit", "main", "printable", "profile_from_args"]
 
@@ -414,7 +414,7 @@ def format_hit(hit: Hit, snippet_chars: int = 100) -> str:
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
-    """The ``--profile`` (:data:`~hierret.profile.RECOMMENDED`) with the fields the
+    """The ``--profile`` (:data:`~hierret.search.profile.RECOMMENDED`) with the fields the
     options set.
 
     Examples

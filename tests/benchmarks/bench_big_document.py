@@ -7,7 +7,7 @@ fresh child process per size measures: the peak resident memory of
 :func:`hierret.datasets.load` over the process's baseline (``--questions``: with
 a ``questions.jsonl`` whose one question quotes the document, so the quote is
 located; else ``questions=False``, as ``hierret search`` loads it),
-and the wall and CPU time of :func:`hierret.hierarchy.build_hierarchy` (default
+and the wall and CPU time of :func:`hierret.structure.hierarchy.build_hierarchy` (default
 passage sizes). It prints one line per size and, for each size after the first,
 the growth of time and memory relative to the first (a linear step grows as the
 size does; a quadratic one as its square).
@@ -33,7 +33,7 @@ _CHILD = """
 import json, resource, sys, time
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from hierret.datasets import load
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 after_import = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 bundle = load(sys.argv[1], questions=sys.argv[2] == "1")
 load_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -3,8 +3,8 @@
 Writes ``--records`` seeded random unit vectors (dimension ``--dim``) into a
 fresh :class:`hierret.cache.VectorCache` in ``--shards`` shards, opens them with
 :meth:`~hierret.cache.VectorCache.mapped` (no vector read), and searches
-``--queries`` queries with :class:`hierret.index.MappedIndex` and with
-:class:`hierret.index.VectorIndex` over the same rows loaded into memory. It
+``--queries`` queries with :class:`hierret.vectors.index.MappedIndex` and with
+:class:`hierret.vectors.index.VectorIndex` over the same rows loaded into memory. It
 prints each side's best of ``--repeat`` wall times, their ratio (mapped /
 in-memory), the resident memory each needed beyond the process's start, and
 whether the two rankings are identical (ids, order and every score's bits),
@@ -30,7 +30,7 @@ import numpy as np
 
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders import EncoderIdentity
-from hierret.index import MappedIndex, VectorIndex
+from hierret.vectors.index import MappedIndex, VectorIndex
 
 
 def _rss_mb() -> float:

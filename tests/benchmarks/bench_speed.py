@@ -6,7 +6,7 @@ Side by side in one run, min and median over ``--repeat`` runs, with ratios
 * the English analyzer vs ``bm25s.tokenize`` (English stop words, PyStemmer)
   on the SciFact corpus (``title + " " + text``); bm25s is skipped if absent;
 * dense search (top 10, 300 queries, 384-d unit vectors, as many units as
-  SciFact has passages) by :class:`hierret.index.VectorIndex` vs a bare numpy
+  SciFact has passages) by :class:`hierret.vectors.index.VectorIndex` vs a bare numpy
   matrix product + ``argpartition`` and a bare ``faiss.IndexFlatIP``;
 * the chunker's time per character on the corpus repeated 1x, 4x and 16x and
   on single lines of 10-160 kB without a newline (``"e.g. "`` and words), in
@@ -36,9 +36,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from hierret.chunking import chunk_text
-from hierret.index import VectorIndex
 from hierret.rankers import get_analyzer
+from hierret.structure.chunking import chunk_text
+from hierret.vectors.index import VectorIndex
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

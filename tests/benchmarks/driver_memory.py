@@ -25,10 +25,10 @@ import psutil
 
 from hierret.cache import text_keys
 from hierret.datasets import load
-from hierret.embed import corpus_passages
-from hierret.embed_ray import partitions
+from hierret.embed.local import corpus_passages
+from hierret.embed.ray import partitions
 from hierret.encoders import HashEncoder
-from hierret.hierarchy import build_hierarchy
+from hierret.structure.hierarchy import build_hierarchy
 
 
 def measure(corpus: str = "scifact") -> dict[str, Any]:

@@ -54,7 +54,7 @@ def passages(n: int, corpus: str = "python-reference") -> list[str]:
         data = Path(os.environ.get("HIERRET_DATA", REPO_ROOT.parent / "shared" / "datasets"))
         return scifact_texts(data)[:n]
     from hierret.datasets import load
-    from hierret.hierarchy import build_hierarchy
+    from hierret.structure.hierarchy import build_hierarchy
 
     bundle = load("python-reference")
     h = build_hierarchy(bundle.corpus)

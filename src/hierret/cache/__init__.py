@@ -27,8 +27,8 @@ records of dimension 8 read 10 KB and grew the resident set by 0.12 MB, under
 of the records are mapped as lookups touch them (shared page cache, at most
 the files' size). :meth:`VectorCache.mapped` gives every shard's vectors,
 memory-mapped, for exact search over the whole cache
-(:class:`hierret.index.MappedIndex`, bit-identical to
-:class:`~hierret.index.VectorIndex`).
+(:class:`hierret.vectors.index.MappedIndex`, bit-identical to
+:class:`~hierret.vectors.index.VectorIndex`).
 
 Every shard header carries the layout's ``format`` (1), checked where a shard
 is read: a shard of another format (written by a newer hierret sharing the

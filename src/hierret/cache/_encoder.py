@@ -196,7 +196,7 @@ class CachedEncoder(Encoder):
             batch, each text once, in any order (default: the wrapped encoder's
             :meth:`~hierret.encoders.Encoder.encode_batches`); called only
             when a text is missing. Another engine plugs in here
-            (:mod:`hierret.embed_ray`) while this process stays the only writer.
+            (:mod:`hierret.embed.ray`) while this process stays the only writer.
         strict : bool, default False
             Storing is the point of the call (``hierret embed``): a cache that
             cannot be written raises :class:`CacheNotWritableError` before

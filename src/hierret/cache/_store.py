@@ -336,9 +336,9 @@ class VectorCache:
         """Every shard's keys and vectors, the vectors memory-mapped (read when used).
 
         For exact search over the whole cache without loading it
-        (:class:`hierret.index.MappedIndex`). The vectors are
+        (:class:`hierret.vectors.index.MappedIndex`). The vectors are
         :class:`numpy.memmap` views: a shard overwritten in place later (``cp``
-        over a cache in use) makes :class:`~hierret.index.MappedIndex` raise
+        over a cache in use) makes :class:`~hierret.vectors.index.MappedIndex` raise
         :class:`~hierret._mapped.MappedFileShrankError` before reading it,
         instead of the process dying of SIGBUS. A key stored in several shards
         appears in each (same vector); with ``verify`` every record's checksum

@@ -59,7 +59,7 @@ from hierret.datasets.download import (
     extract_zip,
     fetch,
 )
-from hierret.units import Corpus, Document, Query, Span
+from hierret.structure.units import Corpus, Document, Query, Span
 
 __all__ = [
     "BEIR_BASE_URL",

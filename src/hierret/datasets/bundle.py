@@ -65,9 +65,9 @@ from hierret.datasets.qasper import HEADING_STYLES as MARKDOWN_HEADINGS
 from hierret.datasets.qasper import QASPER_DOWNLOADS, load_qasper
 from hierret.datasets.synthetic import build_sectioned
 from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.hierarchy import HEADING_STYLES, Hierarchy
-from hierret.runs import Qrels
-from hierret.units import Corpus, Level, Query
+from hierret.search.runs import Qrels
+from hierret.structure.hierarchy import HEADING_STYLES, Hierarchy
+from hierret.structure.units import Corpus, Level, Query
 
 __all__ = ["Bundle", "load", "sample_documents", "source_names"]
 
@@ -100,7 +100,7 @@ class Bundle:
         The levels relevance is judged at: ``("documents",)`` for BEIR, every
         level for span evidence.
     heading_styles : tuple of str
-        The heading styles to pass to :func:`~hierret.hierarchy.build_hierarchy`.
+        The heading styles to pass to :func:`~hierret.structure.hierarchy.build_hierarchy`.
     sampling : str
         How the queries and documents were chosen, in plain words.
     judgments : dict, optional
@@ -175,7 +175,7 @@ class Bundle:
 
         Examples
         --------
-        >>> from hierret.hierarchy import build_hierarchy
+        >>> from hierret.structure.hierarchy import build_hierarchy
         >>> bundle = load("python-reference", max_queries=2, max_docs=5)
         >>> h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)
         >>> sorted(bundle.qrels(h, "documents")) == sorted(q.id for q in bundle.queries)

@@ -34,12 +34,12 @@ the block is neither embedded nor searched. A file that is a whole HTML page
 shows, its ``<h1>``..``<h6>`` as headings and its ``<title>`` as the title,
 never with its tags, and is named in the warning.
 
-**Sections** come from headings, by :func:`~hierret.hierarchy.detect_headings`
+**Sections** come from headings, by :func:`~hierret.structure.hierarchy.detect_headings`
 with the styles of the file's kind: Markdown ``#`` headings, and underlined
 (setext) ones, by the ``"rst"`` rule (``("rst", "markdown")``); reStructuredText
 underlined titles (``("rst",)``; a title with an overline is not found); plain
 text numbered headings such as ``2.1 Scope`` on a line of their own between
-blank lines (``("numbered",)``), or none. :func:`~hierret.hierarchy.build_hierarchy`
+blank lines (``("numbered",)``), or none. :func:`~hierret.structure.hierarchy.build_hierarchy`
 takes one set of styles per corpus, so the folder's
 :attr:`FolderDataset.heading_styles` is the union over the kinds present; a
 document that this union reads differently from its own kind (a loose Markdown
@@ -120,8 +120,8 @@ from hierret.datasets._ids import clean_id, shown_id
 from hierret.datasets._paths import broken_link
 from hierret.datasets.download import DataFormatError
 from hierret.datasets.gold import locate
-from hierret.hierarchy import HEADING_STYLES, Section, build_hierarchy, detect_headings
-from hierret.units import Corpus, Document, Level, Query, Span
+from hierret.structure.hierarchy import HEADING_STYLES, Section, build_hierarchy, detect_headings
+from hierret.structure.units import Corpus, Document, Level, Query, Span
 
 __all__ = [
     "EXAMPLE_LINES",
@@ -185,7 +185,7 @@ class FolderDataset:
         ``"sections"`` (section ids only) or ``"documents"`` (a document id).
     heading_styles : tuple of str
         The union of the styles of the document kinds present (see the
-        module docstring), in :data:`~hierret.hierarchy.HEADING_STYLES` order.
+        module docstring), in :data:`~hierret.structure.hierarchy.HEADING_STYLES` order.
     content_fingerprint : str
         16 hex digits of SHA-256 over the relative path and bytes of every
         file read (documents and ``questions.jsonl``), sorted by path.

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hierret.units import Corpus, Query, Span
+from hierret.structure.units import Corpus, Query, Span
 
 __all__ = ["GoldSet", "default_gold_path", "load_gold", "locate"]
 
@@ -150,7 +150,7 @@ def locate(quote: str, corpus: Corpus) -> list[Span]:
 
     Examples
     --------
-    >>> from hierret.units import Document
+    >>> from hierret.structure.units import Document
     >>> c = Corpus("c", [Document("a", "", "one  two\\nthree"), Document("b", "", "two three")])
     >>> locate("two three", c)
     [('a', 5, 14), ('b', 0, 9)]

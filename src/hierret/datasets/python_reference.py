@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import platform
 
-from hierret.units import Corpus, Document
+from hierret.structure.units import Corpus, Document
 
 __all__ = ["load_python_reference"]
 

@@ -1,7 +1,7 @@
 r"""Loader for Qasper v0.3 (questions over NLP papers, with evidence paragraphs).
 
-Each paper becomes one :class:`~hierret.units.Document` whose text is Markdown,
-so :func:`hierret.hierarchy.build_hierarchy` finds its sections *with their
+Each paper becomes one :class:`~hierret.structure.units.Document` whose text is Markdown,
+so :func:`hierret.structure.hierarchy.build_hierarchy` finds its sections *with their
 nesting*::
 
     # Paper title
@@ -29,7 +29,7 @@ into the level-6 heading. An entry whose name is empty (or only ``:::``
 separators) continues the previous section; before any named section it opens
 a level-2 ``(untitled)`` section instead of joining the abstract.
 
-Every question becomes a :class:`~hierret.units.Query` whose evidence is the
+Every question becomes a :class:`~hierret.structure.units.Query` whose evidence is the
 span of each evidence paragraph cited by an annotation that did not mark the
 question unanswerable. Evidence starting with ``FLOAT SELECTED`` (or equal to
 a figure or table caption) points at a figure or table, which the text does
@@ -89,8 +89,8 @@ from hierret.datasets.download import (
     fetch,
 )
 from hierret.datasets.gold import locate
-from hierret.hierarchy import detect_headings
-from hierret.units import Corpus, Document, Query, Span
+from hierret.structure.hierarchy import detect_headings
+from hierret.structure.units import Corpus, Document, Query, Span
 
 #: The heading syntax Qasper documents are written in: build their hierarchy with
 #: ``build_hierarchy(corpus, heading_styles=HEADING_STYLES)`` so that a paragraph
@@ -193,7 +193,7 @@ class QasperStats:
     in the paper, and ``evidence_figure_table`` more were left out as pointing
     at figures or tables. ``blank_paragraphs`` were empty or whitespace-only and
     skipped; ``stray_headings`` are headings that
-    :func:`~hierret.hierarchy.detect_headings` finds in paragraph text (so the
+    :func:`~hierret.structure.hierarchy.detect_headings` finds in paragraph text (so the
     section tree has more sections than the paper).
     """
 

@@ -49,7 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hierret.datasets.beir import BeirDataset
-from hierret.units import Corpus, Document, Query, Span
+from hierret.structure.units import Corpus, Document, Query, Span
 
 __all__ = ["SectionedDataset", "build_sectioned"]
 

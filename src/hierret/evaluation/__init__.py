@@ -3,15 +3,16 @@
 A **run** (:data:`Run`) maps query ids to rankings of ``(unit_id, score)``
 pairs, best first, ordered by :func:`rank`; **qrels** (:data:`Qrels`) map
 query ids to ``{unit_id: grade}``. Those types, :func:`rank` and :func:`lift`
-live below evaluation (:mod:`hierret.runs`, :mod:`hierret.lifting`), where
+live below evaluation (:mod:`hierret.search.runs`, :mod:`hierret.search.lifting`), where
 rankers and search use them too; they are re-exported here under the names
 users know.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.evaluation.coverage import CoverageReport, check_coverage
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
         write_qrels,
         write_run,
     )
-    from hierret.lifting import ancestors_at, lift
-    from hierret.runs import Qrels, Ranking, Run, rank
+    from hierret.search.lifting import ancestors_at, lift
+    from hierret.search.runs import Qrels, Ranking, Run, rank
 
 #: Each public name and the module that defines it; a name's module loads on first use.
 _FACE = {
@@ -56,12 +57,12 @@ _FACE = {
     "read_run": "hierret.evaluation.trec",
     "write_qrels": "hierret.evaluation.trec",
     "write_run": "hierret.evaluation.trec",
-    "ancestors_at": "hierret.lifting",
-    "lift": "hierret.lifting",
-    "Qrels": "hierret.runs",
-    "Ranking": "hierret.runs",
-    "Run": "hierret.runs",
-    "rank": "hierret.runs",
+    "ancestors_at": "hierret.search.lifting",
+    "lift": "hierret.search.lifting",
+    "Qrels": "hierret.search.runs",
+    "Ranking": "hierret.search.runs",
+    "Run": "hierret.search.runs",
+    "rank": "hierret.search.runs",
 }
 
 __all__ = [
@@ -91,16 +92,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
-
-    def __getattr__(name: str) -> Any:
-        """Load a public name's module on first use (PEP 562)."""
-        if name not in _FACE:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module = importlib.import_module(_FACE[name])
-        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE})
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hierret.runs import Qrels
-from hierret.units import Query
+from hierret.search.runs import Qrels
+from hierret.structure.units import Query
 
 __all__ = ["CoverageReport", "check_coverage"]
 
@@ -84,7 +84,7 @@ def check_coverage(
     -------
     CoverageReport
         A query counts as covered at a target when its qrels hold a grade above 0;
-        a query whose evidence names a coarser unit (:attr:`~hierret.units.Query.level`)
+        a query whose evidence names a coarser unit (:attr:`~hierret.structure.units.Query.level`)
         is not asked for at finer targets.
 
     Examples

@@ -3,7 +3,7 @@
 A unit is relevant when its grade is above 0. trec_eval (and pytrec_eval)
 re-sort each ranking by score, equal scores by document id descending, before
 scoring; these metrics take the run's order as given. hierret's runs are
-ranked by :func:`~hierret.runs.rank`, which is that same order, so on any run
+ranked by :func:`~hierret.search.runs.rank`, which is that same order, so on any run
 the package makes the two agree query by query.
 """
 
@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 
 __all__ = [
     "KINDS",

@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hierret.runs import Qrels
-from hierret.units import Query, Unit
+from hierret.search.runs import Qrels
+from hierret.structure.units import Query, Unit
 
 __all__ = ["qrels_from_evidence"]
 

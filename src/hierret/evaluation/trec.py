@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from hierret._files import atomic_write
-from hierret.runs import Qrels, Run, rank
+from hierret.search.runs import Qrels, Run, rank
 
 __all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
 

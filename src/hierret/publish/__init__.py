@@ -27,8 +27,9 @@ sentence tied to its test), ``summary`` (the records at a glance), ``against``,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.publish.against import against_published
@@ -64,15 +65,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use (PEP 562)."""
-    if name not in _FACE:
-        raise AttributeError(f"module 'hierret.publish' has no attribute {name!r}")
-    module, attribute = _FACE[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE})
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)

@@ -67,7 +67,7 @@ import pandas as pd
 
 from hierret._files import atomic_write
 from hierret.evaluation.trec import write_qrels, write_run
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 from hierret.stats.evidence import Judged, Ledger
 
 __all__ = ["INDEX", "RUN_COLUMNS", "RUN_DEPTH", "folder", "measure", "stem", "write"]

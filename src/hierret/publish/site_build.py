@@ -16,8 +16,9 @@ first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.publish.figures import WIDTH
@@ -89,15 +90,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use (PEP 562)."""
-    if name not in SITE:
-        raise AttributeError(f"module 'hierret.publish.site_build' has no attribute {name!r}")
-    module, attribute = SITE[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *SITE})
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(__name__, SITE)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.rankers.analyzer import ANALYZERS, ENGLISH_STOP_WORDS, Analyzer, get_analyzer
@@ -36,16 +37,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
-
-    def __getattr__(name: str) -> Any:
-        """Load a public name's module on first use (PEP 562)."""
-        if name not in _FACE:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module = importlib.import_module(_FACE[name])
-        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE})
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)

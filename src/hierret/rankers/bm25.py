@@ -35,7 +35,7 @@ idf ≤ 0 logs one warning per index naming the fix: ``idf="lucene"``, Lucene's
 corpora by the terms they hold (and differs from ``BM25Okapi`` everywhere, so
 no published figure uses it). :meth:`BM25.matches` says which documents hold
 a query term at all, whatever their score, and :meth:`BM25.cannot_rank` whether
-Okapi's idf cannot rank a query: :meth:`hierret.search.Searcher.search` (what
+Okapi's idf cannot rank a query: :meth:`hierret.search.searcher.Searcher.search` (what
 ``hierret search`` prints) then ranks that question's hits with Lucene's idf,
 saying so, while evaluation runs keep Okapi's (on every published corpus, at
 every level, no question of the published sets meets that condition:
@@ -86,7 +86,7 @@ def top_k(
         How many to return (all `n` if `k` >= `n`).
     tie_keys : numpy.ndarray of int, shape (n,), optional
         Equal scores are ordered by these keys, ascending (default: by index).
-        :func:`hierret.runs.tie_keys` of the documents' ids gives the
+        :func:`hierret.search.runs.tie_keys` of the documents' ids gives the
         package's one tie rule (ids descending, as trec_eval).
 
     Returns
@@ -436,7 +436,7 @@ class BM25:
             Documents that match no query term (score 0) fill the list if too
             few match. An empty token list is a valid query here (a question
             of stop words analyzes to one) and scores every document 0; empty
-            question *texts* are refused by :class:`~hierret.search.Searcher`.
+            question *texts* are refused by :class:`~hierret.search.searcher.Searcher`.
         tie_keys : numpy.ndarray of int, optional
             How equal scores are ordered (see :func:`top_k`); default: by index.
 

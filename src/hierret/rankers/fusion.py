@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hierret._validate import check_count
-from hierret.runs import Ranking, rank
+from hierret.search.runs import Ranking, rank
 
 __all__ = ["minmax_fuse", "minmax_normalize", "rrf"]
 

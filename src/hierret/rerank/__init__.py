@@ -6,7 +6,7 @@
   encoder's token vectors) and :class:`EncoderReranker` (a second bi-encoder).
 * :func:`rerank` – re-orders one ranking by a reranker, keeping every candidate.
 * :class:`Selection` – threshold / floor / ceiling, the same after every reranker
-  (:data:`hierret.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
+  (:data:`hierret.search.profile.SHIPPED` mirrors the source study's shipped 0.5 / 3 / 10).
 
 How a selection's returned set is measured as the threshold moves, and a
 profile's run judged, is study work: :mod:`hierret.study.sets` and
@@ -27,8 +27,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.rerank.base import QueryClock, Reranker, RerankerIdentity, charged_seconds, rerank
@@ -76,16 +77,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
-
-    def __getattr__(name: str) -> Any:
-        """Load a public name's module on first use (PEP 562)."""
-        if name not in _FACE:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module = importlib.import_module(_FACE[name])
-        value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE})
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)

@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from hierret.runs import Ranking, rank
+from hierret.search.runs import Ranking, rank
 
 __all__ = ["QueryClock", "Reranker", "RerankerIdentity", "charged_seconds", "rerank"]
 
@@ -83,7 +83,7 @@ class Reranker(ABC):
         A deployment does this at index time: e.g. :class:`~hierret.rerank.MaxSimReranker`
         computes the candidates' token vectors, :class:`~hierret.rerank.EncoderReranker`
         their passage vectors. Afterwards the per-query time that
-        :meth:`~hierret.search.Searcher.trace` records is the query-time work only.
+        :meth:`~hierret.search.searcher.Searcher.trace` records is the query-time work only.
         A cross-encoder reads query and candidate together, so it has nothing to
         prepare: the default does nothing.
 
@@ -108,7 +108,7 @@ def rerank(reranker: Reranker, query: str, ranking: Ranking, texts: Mapping[str,
     """Re-order the candidates of ``ranking`` by ``reranker``'s scores.
 
     The result holds exactly the same unit ids, each with its reranker score,
-    ordered by :func:`~hierret.runs.rank` (score descending, ties by unit
+    ordered by :func:`~hierret.search.runs.rank` (score descending, ties by unit
     id). Nothing is dropped: dropping is :class:`~hierret.rerank.Selection`'s job.
 
     Parameters
@@ -163,7 +163,7 @@ class QueryClock(Generic[T]):
     measures the same thing again (the encoders are deterministic). The clock
     encodes each distinct query once, timing it, and on every later use returns
     the same encoding and adds the time it took to :meth:`take`, which
-    :meth:`hierret.search.Searcher.trace` adds to that query's latency
+    :meth:`hierret.search.searcher.Searcher.trace` adds to that query's latency
     (through :func:`charged_seconds`).
 
     Examples

@@ -38,7 +38,7 @@ class EncoderReranker(Reranker):
         With ``False``, queries bypass a :class:`~hierret.cache.CachedEncoder`
         while candidates still come from the cache. Use it when timing: a query
         arrives once in a deployment, so a cached query vector would hide the
-        query-time encoding from :meth:`~hierret.search.Searcher.trace`'s
+        query-time encoding from :meth:`~hierret.search.searcher.Searcher.trace`'s
         latency. Each distinct query is then embedded once and the time it took
         is charged to every later use (:class:`~hierret.rerank.QueryClock`).
 

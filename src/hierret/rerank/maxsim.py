@@ -106,7 +106,7 @@ def sentence_transformer(encoder: Encoder) -> Any:
     """The ``SentenceTransformer`` behind ``encoder``, unwrapping ``CachedEncoder`` layers.
 
     What token vectors are taken from (:class:`SentenceTransformerTokens`,
-    :class:`hierret.late.LateChunker`).
+    :class:`hierret.vectors.late.LateChunker`).
 
     Raises
     ------
@@ -323,7 +323,7 @@ class MaxSimReranker(Reranker):
     cache_queries : bool, default True
         Whether query token matrices are cached too. Pass ``False`` when timing:
         a query arrives once in a deployment, so a cached query would hide the
-        query-time encoding from :meth:`~hierret.search.Searcher.trace`'s latency
+        query-time encoding from :meth:`~hierret.search.searcher.Searcher.trace`'s latency
         (e.g. when several profiles run the same questions). Without the cache
         each distinct query is encoded once and the time it took is charged to
         every later use (:class:`~hierret.rerank.QueryClock`).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hierret.runs import Ranking, rank
+from hierret.search.runs import Ranking, rank
 
 __all__ = ["Selection"]
 
@@ -22,7 +22,7 @@ class Selection:
     """Keep candidates scoring ``>= min_score``, never fewer than ``min_keep``, at most ``top_k``.
 
     The ranking is first put in hierret's order (score descending, ties by unit
-    id descending, as :func:`~hierret.runs.rank` and trec_eval do); the result is
+    id descending, as :func:`~hierret.search.runs.rank` and trec_eval do); the result is
     always a prefix of that order, so it is decided by the scores alone, never
     by the order the candidates came in.
 

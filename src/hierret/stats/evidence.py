@@ -55,7 +55,7 @@ import numpy as np
 from scipy.stats import norm
 
 import hierret.stats.montecarlo as montecarlo
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 from hierret.stats.multiplicity import holm
 from hierret.stats.proportions import newcombe_paired_interval
 from hierret.stats.resampling import paired_bootstrap, paired_randomization

@@ -1,6 +1,6 @@
 """How a study's statistics are computed, as one frozen value passed like a profile.
 
-A :class:`~hierret.profile.Profile` says everything that decides a ranking;
+A :class:`~hierret.search.profile.Profile` says everything that decides a ranking;
 :class:`StatsSettings` says everything that decides an interval or a p-value
 of a comparison: the confidence level, how many resamples the bootstrap and
 the randomisation test draw, and their seed. A study passes one value

@@ -35,8 +35,9 @@ one study object, as :class:`Structure`, :class:`Thresholds`,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.study import (
@@ -143,17 +144,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use (PEP 562)."""
-    if name in MODULES:
-        value = importlib.import_module(f"hierret.study.{name}")
-    elif name in _FACE:
-        value = getattr(importlib.import_module(_FACE[name]), name)
-    else:
-        raise AttributeError(f"module 'hierret.study' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_FACE, *MODULES})
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(
+        __name__, {**_FACE, **{m: f"hierret.study.{m}" for m in MODULES}}
+    )

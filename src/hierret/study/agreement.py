@@ -42,12 +42,12 @@ from numpy.typing import NDArray
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
 from hierret.evaluation.metrics import evaluate
-from hierret.profile import Profile
 from hierret.rankers.fusion import rrf
-from hierret.runs import Run, rank
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Run, rank
+from hierret.search.searcher import Searcher
+from hierret.structure.units import Level
 from hierret.study.testbed import Testbed
-from hierret.units import Level
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -92,7 +92,7 @@ def score_run(
     k : int, default 100
         Ranking length.
     tolerance : float, default 0.0
-        Scores closer than this are tied (:func:`hierret.runs.rank`).
+        Scores closer than this are tied (:func:`hierret.search.runs.rank`).
     """
     if np.shape(scores) != (len(query_ids), len(unit_ids)):
         raise ValueError(
@@ -229,7 +229,7 @@ def precision_agreement(
         embedded as the encoders embed any text.
     hybrid : bool, default True
         Also fuse each dense run with the testbed's BM25 run (its top ``k``,
-        ranked by :class:`~hierret.search.Searcher` as any BM25 profile is)
+        ranked by :class:`~hierret.search.searcher.Searcher` as any BM25 profile is)
         by reciprocal rank fusion (``rrf_k``, pool ``k``), as a hybrid first
         stage does: the ``hybrid`` row.
     metric : str, default "ndcg@10"

@@ -17,8 +17,8 @@ drawn from (reading it against another list is an error).
 
 Examples
 --------
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
 >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]), max_chars=12,
 ...                     overlap_chars=0)
@@ -46,13 +46,13 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from hierret.evaluation.metrics import kind
-from hierret.hierarchy import Hierarchy
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import styled
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 from hierret.stats import DEFAULT_STATS, StatsSettings, wilson_interval
 from hierret.stats.comparison import SUMMARY
-from hierret.units import Level, Query, Unit
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Query, Unit
 
 if TYPE_CHECKING:
     from hierret.study.experiment import Result
@@ -473,8 +473,8 @@ def add_relevant(
 
     Examples
     --------
-    >>> from hierret.units import Corpus, Document
-    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
     >>> h = build_hierarchy(Corpus("c", [Document("d", "D", "Cats purr. Dogs bark.")]))
     >>> judged = pd.DataFrame({"question": ["q"], "unit": ["d#p0"], "level": ["passages"],
     ...                        "relevant": [1]})
@@ -525,10 +525,10 @@ def sensitivity(
     --------
     >>> from hierret.encoders import HashEncoder
     >>> from hierret.study.experiment import run
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.profile import Profile
-    >>> from hierret.search import Searcher
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.search.profile import Profile
+    >>> from hierret.search.searcher import Searcher
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
     >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),
@@ -703,8 +703,8 @@ def same_units(header: Mapping[str, str], hierarchy: Hierarchy) -> bool:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", "Cats purr.")]),
     ...                     max_chars=900, overlap_chars=180)
     >>> head = {"corpus": "pets", "max_chars": "900", "overlap_chars": "180",
@@ -797,8 +797,8 @@ class Audit:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", "Cats purr. Dogs bark.")]))
     >>> a = Audit("dr001", {"arm": {"q": [("d#p0", 1.0)]}}, h, {"passages": {"q": {}}})
     >>> len(a.unlabeled), a.applies, a.values()

@@ -26,9 +26,9 @@ from hierret.datasets.bundle import Bundle
 from hierret.datasets.download import DataNotFoundError
 from hierret.encoders import Encoder, load_encoder
 from hierret.evaluation import Qrels, check_coverage
-from hierret.hierarchy import Hierarchy, build_hierarchy
 from hierret.rerank import CrossEncoderReranker, Reranker
-from hierret.units import Level
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Level
 
 __all__ = ["corpora", "cross_encoders", "encoders", "judged"]
 

@@ -14,7 +14,7 @@ Which questions are shown: when more than ``max_cases`` questions go one
 way, a seeded sample of ``max_cases`` of them (``numpy.random.default_rng``
 seeded with ``seed``, drawn from the question ids in sorted order), shown
 in question-id order; the counts are always of all of them. Hits are the
-arm's ranking at the target, in :func:`hierret.runs.rank` order.
+arm's ranking at the target, in :func:`hierret.search.runs.rank` order.
 
 :meth:`Casebook.markdown` renders the page (Markdown headings, an HTML
 block per comparison, each case folded in a ``<details>``),
@@ -28,10 +28,10 @@ Examples
 --------
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.study.experiment import run
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
->>> from hierret.search import Searcher
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.search.profile import Profile
+>>> from hierret.search.searcher import Searcher
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
 >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
 >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),
@@ -66,11 +66,11 @@ from urllib.parse import quote, urlencode
 import numpy as np
 
 from hierret._files import atomic_write
-from hierret.hierarchy import Hierarchy
 from hierret.publish.record import key
-from hierret.runs import Ranking
+from hierret.search.runs import Ranking
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Query, Span, Unit
 from hierret.study.experiment import Result
-from hierret.units import Query, Span, Unit
 
 __all__ = [
     "Case",

@@ -11,7 +11,7 @@ same machine, never as benchmarks.
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.index import VectorIndex
+>>> from hierret.vectors.index import VectorIndex
 >>> enc = HashEncoder(dimension=16)
 >>> texts = ["cats purr", "dogs bark", "birds sing"]
 >>> index = VectorIndex(["a", "b", "c"], enc.encode_passages(texts), enc.identity.describe())
@@ -34,12 +34,12 @@ import pandas as pd
 
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
-from hierret.hierarchy import Hierarchy
-from hierret.index import VectorIndex
-from hierret.late import LateChunker
-from hierret.levels import text_units
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Corpus, Query
 from hierret.study.measured import Measurements, text_digest
-from hierret.units import Corpus, Query
+from hierret.vectors.index import VectorIndex
+from hierret.vectors.late import LateChunker
+from hierret.vectors.levels import text_units
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Figure
@@ -115,7 +115,7 @@ def measure_cost(
         Embedded once, as passages, for the throughput; at least one.
     queries : sequence of str or Query
         Embedded and searched one at a time for the latency (may be empty); a
-        :class:`~hierret.units.Query` stands for its text.
+        :class:`~hierret.structure.units.Query` stands for its text.
     k : int, default 10
         Ranking length of each search.
     memo : Measurements, optional
@@ -131,7 +131,7 @@ def measure_cost(
     ------
     ValueError
         ``texts`` is empty.
-    hierret.index.IdentityMismatchError
+    hierret.vectors.index.IdentityMismatchError
         ``encoder`` is not the encoder that wrote ``index``.
     """
     if not texts:

@@ -3,8 +3,8 @@
 What every notebook needs, so no notebook re-implements it.
 
 :func:`run` is the declarative front: named arms (each a
-:class:`~hierret.profile.Profile`, or an :class:`Arm` pairing a profile with
-its own :class:`~hierret.search.Searcher` when arms differ by encoder or
+:class:`~hierret.search.profile.Profile`, or an :class:`Arm` pairing a profile with
+its own :class:`~hierret.search.searcher.Searcher` when arms differ by encoder or
 chunking), the queries, the targets at which relevance is judged (an arm
 ranking finer units is lifted to the target, each parent scored by its best
 child, :mod:`hierret.study.judging`), the metrics, a baseline and a family of
@@ -33,21 +33,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import hierret._clock as _clock
-from hierret.profile import Profile
 from hierret.rerank.base import Reranker
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels
+from hierret.search.searcher import Searcher
 from hierret.stats.comparison import align as align
 from hierret.stats.comparison import compare as compare
 from hierret.stats.comparison import compare_hits as compare_hits
 from hierret.stats.comparison import paired_tests as paired_tests
 from hierret.stats.settings import DEFAULT_STATS, StatsSettings
+from hierret.structure.units import Level, Query
 from hierret.study.judging import ORDER, score, unit_level
 from hierret.study.judging import judge as judge
 from hierret.study.result import TEST_COLUMNS as TEST_COLUMNS
 from hierret.study.result import Result as Result
 from hierret.study.result import between as between
-from hierret.units import Level, Query
 
 __all__ = ["Arm", "run"]
 
@@ -176,8 +176,8 @@ def run(
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]))
     >>> q = [Query("q1", "why do dogs bark", (("d", 28, 38),)),

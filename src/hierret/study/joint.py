@@ -29,11 +29,11 @@ Examples
 --------
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.study.experiment import Arm
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.search.profile import Profile
 >>> from hierret.rerank import EncoderReranker
->>> from hierret.search import Searcher
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.search.searcher import Searcher
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document(f"d{i}", f"D{i}", t) for i, t in
 ...         enumerate(["Cats purr softly.", "Dogs bark loudly.", "Birds sing at dawn."])]
 >>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))
@@ -67,8 +67,6 @@ import hierret.study.experiment as experiment
 from hierret.cache import CachedEncoder
 from hierret.datasets import Bundle
 from hierret.encoders import Encoder
-from hierret.hierarchy import Hierarchy
-from hierret.profile import Profile, Ranker
 from hierret.publish.record import key
 from hierret.rerank import (
     EncoderReranker,
@@ -78,10 +76,12 @@ from hierret.rerank import (
     Selection,
     TokenEncoder,
 )
-from hierret.search import Searcher
+from hierret.search.profile import Profile, Ranker
+from hierret.search.searcher import Searcher
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result
 from hierret.study.measured import Measurements, text_digest
-from hierret.units import Level, Query
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Figure
@@ -287,8 +287,8 @@ def first_stages(
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("c", [Document("d", "D", "Cats purr.")]))
     >>> arms = first_stages(h, "passages", {"bm25": ("bm25", "h"), "dense": ("dense", "h")},
     ...                     {"h": HashEncoder(dimension=8)})

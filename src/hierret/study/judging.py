@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 
 from hierret.evaluation.metrics import evaluate
 from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.lifting import lift
-from hierret.profile import Profile
-from hierret.runs import Qrels, Run
-from hierret.search import ProfileRun, Searcher
-from hierret.units import Level, Query, Unit
+from hierret.search.lifting import lift
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels, Run
+from hierret.search.searcher import ProfileRun, Searcher
+from hierret.structure.units import Level, Query, Unit
 
 __all__ = ["ORDER", "Resolved", "judge", "score", "unit_level"]
 
@@ -51,7 +51,7 @@ def judge(
         The target level's units (``hierarchy.units(target)``).
     parents : mapping, optional
         Each ranked unit's id to its target unit's id, to lift the run
-        (:func:`~hierret.lifting.lift`); ``None``: the run ranks the units.
+        (:func:`~hierret.search.lifting.lift`); ``None``: the run ranks the units.
     metrics : sequence of str
 
     Returns
@@ -61,7 +61,7 @@ def judge(
 
     Examples
     --------
-    >>> from hierret.units import Unit
+    >>> from hierret.structure.units import Unit
     >>> units = [Unit("d#s1", "d", "sections", 0, 5), Unit("d#s2", "d", "sections", 5, 9)]
     >>> q = [Query("q", "?", (("d", 6, 8),))]
     >>> judge({"q": [("d#p1", 0.9), ("d#p0", 0.5)]}, q, units,

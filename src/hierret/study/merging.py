@@ -9,7 +9,7 @@ returned in their place. Where it goes:
     At the position of its best passage, with that passage's score (the
     rule as usually described). Judged at the SECTION or DOC target, where a
     passage counts through its section (or document) by its best score
-    anyway (:func:`~hierret.lifting.lift`), this changes nothing: it is the
+    anyway (:func:`~hierret.search.lifting.lift`), this changes nothing: it is the
     passage ranking lifted, a check rather than an arm.
 ``score="mean"``
     Scored by the mean of the merged passages' scores and ranked again
@@ -40,12 +40,12 @@ import pandas as pd
 
 from hierret._validate import check_count, check_weight
 from hierret.evaluation.qrels import qrels_from_evidence
-from hierret.hierarchy import Hierarchy
-from hierret.lifting import lift
-from hierret.runs import Qrels, Ranking, Run, rank
+from hierret.search.lifting import lift
+from hierret.search.runs import Qrels, Ranking, Run, rank
 from hierret.stats.folds import fold_parts, held_out
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Query
 from hierret.study.experiment import Result, judge
-from hierret.units import Level, Query
 
 __all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_sizes", "tune"]
 
@@ -80,7 +80,7 @@ def auto_merge(
     -------
     Ranking
         Sections and the passages not merged. With ``"mean"``, re-ranked by
-        :func:`~hierret.runs.rank` (the one tie rule); with ``"best"``, the
+        :func:`~hierret.search.runs.rank` (the one tie rule); with ``"best"``, the
         input order, each merged section at its best passage's place.
 
     Examples
@@ -128,8 +128,8 @@ def merge_run(
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("c", [Document("d", "D", "One. Two. Three.")]), 6, 0)
     >>> merge_run({"q": [("d#p0", 0.9), ("d#p2", 0.5)]}, h, 0.5)
     {'q': [('d#s1', 0.7)]}
@@ -145,8 +145,8 @@ def merge_parents(hierarchy: Hierarchy, target: Level) -> dict[str, str]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("c", [Document("d", "D", "One.")]))
     >>> merge_parents(h, "documents")
     {'d#p0': 'd', 'd#s1': 'd'}

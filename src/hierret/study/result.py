@@ -23,18 +23,18 @@ import hierret.publish.charts as charts
 import hierret.publish.figures as figures
 import hierret.stats.evidence as evidence
 from hierret.evaluation.metrics import is_binary, kind
-from hierret.profile import Profile
 from hierret.publish.record import key
-from hierret.runs import Qrels, Run
-from hierret.search import ProfileRun, Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels, Run
+from hierret.search.searcher import ProfileRun, Searcher
 from hierret.stats.comparison import SUMMARY, align, compare_metric, paired_tests
 from hierret.stats.settings import DEFAULT_STATS, StatsSettings
+from hierret.structure.units import Level, Query
 from hierret.study.judging import score
-from hierret.units import Level, Query
 
 if TYPE_CHECKING:
-    from hierret.hierarchy import Hierarchy
     from hierret.publish.figures import Figure
+    from hierret.structure.hierarchy import Hierarchy
 
 __all__ = ["LEDGER", "TEST_COLUMNS", "Result", "between"]
 

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hierret.hierarchy import Hierarchy
-from hierret.lifting import lift
-from hierret.runs import Ranking, Run
+from hierret.search.lifting import lift
+from hierret.search.runs import Ranking, Run
 from hierret.stats.folds import fold_parts
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Query
 from hierret.study.experiment import Result
-from hierret.units import Query
 
 __all__ = ["FEATURES", "Routed", "add_routed", "features", "route"]
 

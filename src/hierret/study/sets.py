@@ -13,11 +13,11 @@ Examples
 --------
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.study.experiment import run
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.search.profile import Profile
 >>> from hierret.rerank import Selection
->>> from hierret.search import Searcher
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.search.searcher import Searcher
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark."),
 ...         Document("c", "C", "Birds sing.")]
 >>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))
@@ -44,13 +44,13 @@ import pandas as pd
 
 import hierret.study.experiment as experiment
 from hierret.evaluation.metrics import mean_scores
-from hierret.profile import Profile
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
-from hierret.runs import Qrels, Run
-from hierret.search import ProfileRun, Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels, Run
+from hierret.search.searcher import ProfileRun, Searcher
+from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result
-from hierret.units import Level, Query
 
 __all__ = [
     "SET_MEASURES",
@@ -374,9 +374,9 @@ class SelectionFidelity:
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
+    >>> from hierret.structure.hierarchy import build_hierarchy
     >>> from hierret.stats import StatsSettings
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.units import Corpus, Document
     >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark.")]
     >>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))
     >>> shipped = Profile(name="top one", ranker="bm25", selection=Selection(top_k=1))

@@ -12,8 +12,9 @@ machine, predicted). Each name loads its module on first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.study.casebook import explorer_script
@@ -60,14 +61,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use (PEP 562)."""
-    if name not in SITE:
-        raise AttributeError(f"module 'hierret.study.site_build' has no attribute {name!r}")
-    value = getattr(importlib.import_module(SITE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *SITE})
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(__name__, SITE)

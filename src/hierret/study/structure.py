@@ -1,7 +1,7 @@
 """What a hierarchy looks like: its sizes, a section tree, straddling and overlapping passages.
 
 The structure notebook teaches the document → section → passage hierarchy
-with these views of one :class:`~hierret.hierarchy.Hierarchy`: the corpus in
+with these views of one :class:`~hierret.structure.hierarchy.Hierarchy`: the corpus in
 numbers (:func:`summary`, :func:`document_sizes`), one document's section
 tree (:func:`section_tree`), the passages whose text crosses a heading
 (:func:`straddling`), two consecutive passages with their shared text marked
@@ -10,8 +10,8 @@ against a limit is drawn by :func:`hierret.publish.charts.length_histogram`.
 
 Examples
 --------
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.structure.units import Corpus, Document
 >>> text = "Cats\\n====\\n\\nCats purr. Cats nap.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
 >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]), max_chars=30,
 ...                     overlap_chars=10)
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hierret.hierarchy import Hierarchy
-from hierret.units import Unit
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Unit
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Figure
@@ -72,8 +72,8 @@ def summary(hierarchy: Hierarchy) -> dict[str, int | float]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", "One. Two.")]), 6, 0)
     >>> summary(h)["n_passages"], summary(h)["mean_passage_chars"]
     (2, 4.0)
@@ -105,8 +105,8 @@ def document_sizes(hierarchy: Hierarchy) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> docs = [Document("a", "A", "Short."), Document("b", "B", "Longer one. Two.")]
     >>> document_sizes(build_hierarchy(Corpus("t", docs), 12, 0)).to_dict("index")
     {'b': {'characters': 16, 'sections': 1, 'passages': 2}, \
@@ -145,8 +145,8 @@ def section_tree(hierarchy: Hierarchy, doc_id: str) -> str:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Top\\n***\\n\\nIntro.\\n\\nPart\\n====\\n\\nMore.\\n"
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", text)]), 40, 0)
     >>> print(section_tree(h, "d"))
@@ -183,8 +183,8 @@ def straddling(hierarchy: Hierarchy) -> list[Unit]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "A\\n===\\n\\nOne.\\n\\nB\\n===\\n\\nTwo.\\n"
     >>> corpus = Corpus("t", [Document("d", "D", text)])
     >>> [p.id for p in straddling(build_hierarchy(corpus, 40, 0))]
@@ -226,8 +226,8 @@ def overlapping_pair(hierarchy: Hierarchy, doc_id: str) -> tuple[Unit, Unit]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats purr. Cats nap. Cats eat."
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", text)]), 20, 10)
     >>> [h.text(p) for p in overlapping_pair(h, "d")]
@@ -264,8 +264,8 @@ def side_by_side(hierarchy: Hierarchy, a: Unit, b: Unit) -> str:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats purr. Cats nap. Cats eat."
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", text)]), 20, 10)
     >>> page = side_by_side(h, *overlapping_pair(h, "d"))
@@ -311,8 +311,8 @@ class Structure:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> text = "Cats\\n====\\n\\nCats purr. Cats nap.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
     >>> h = build_hierarchy(Corpus("pets", [Document("d", "Pets", text)]), max_chars=30,
     ...                     overlap_chars=10)

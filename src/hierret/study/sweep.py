@@ -1,7 +1,7 @@
 """Sweeps: a profile's settings, or the passage size, swept over values, with intervals.
 
 **Profile settings.** A sweep is a comparison whose arms differ in some fields of a
-:class:`~hierret.profile.Profile` (``section_weight``, ``vectors``, ``pool``,
+:class:`~hierret.search.profile.Profile` (``section_weight``, ``vectors``, ``pool``,
 ``rrf_k``, ``candidates``...), over every combination of the values given.
 :func:`run` runs it with :func:`hierret.study.experiment.run` (so each setting is
 searched exactly as that profile searches) and keeps every per-query score
@@ -17,7 +17,7 @@ interval as a band.
 chunking sweep compares them where they meet: at a coarser target (sections or
 documents), through :func:`hierret.study.experiment.run`, each passage ranking
 lifted to the target. :func:`chunking_sweep` builds one
-:class:`~hierret.search.Searcher` per setting (same encoder, so a
+:class:`~hierret.search.searcher.Searcher` per setting (same encoder, so a
 :class:`~hierret.cache.CachedEncoder` embeds each passage text once);
 :meth:`ChunkingSweep.arms` names one arm per profile and size,
 ``"{profile}-{max_chars}"``, and :meth:`ChunkingSweep.family` declares each
@@ -29,9 +29,9 @@ a metric against the size, with its intervals
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.search import Searcher
->>> from hierret.units import Corpus, Document, Query
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.search.searcher import Searcher
+>>> from hierret.structure.units import Corpus, Document, Query
 >>> text = "Cats\\n====\\n\\nCats purr.\\n\\nDogs\\n====\\n\\nDogs bark.\\n"
 >>> s = Searcher(build_hierarchy(Corpus("pets", [Document("d", "Pets", text)])),
 ...              HashEncoder(dimension=16))
@@ -66,14 +66,14 @@ import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
 from hierret.encoders import Encoder, truncation_report
 from hierret.evaluation.metrics import kind
-from hierret.hierarchy import HEADING_STYLES, build_hierarchy
-from hierret.profile import Profile
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels
+from hierret.search.searcher import Searcher
 from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.stats.comparison import SUMMARY
+from hierret.structure.hierarchy import HEADING_STYLES, build_hierarchy
+from hierret.structure.units import Corpus, Level, Query
 from hierret.study.experiment import Arm, Result
-from hierret.units import Corpus, Level, Query
 
 if TYPE_CHECKING:
     from hierret.publish.figures import Axes, Figure
@@ -100,7 +100,7 @@ def run(
     profile : Profile
         Every other setting.
     grid : mapping of str to sequence
-        Fields of :class:`~hierret.profile.Profile` and the values each takes,
+        Fields of :class:`~hierret.search.profile.Profile` and the values each takes,
         in order; every combination is run (the first field varies slowest).
     queries, searcher, targets, metric, k, qrels, stats
         As :func:`hierret.study.experiment.run` takes them.
@@ -121,7 +121,7 @@ def run(
     ValueError
         A key of ``grid`` that is not a profile field (or is ``name``), a field
         with no values or with a value repeated; a value the profile refuses
-        raises what :class:`~hierret.profile.Profile` raises.
+        raises what :class:`~hierret.search.profile.Profile` raises.
     """
     known = [f.name for f in fields(Profile) if f.name != "name"]
     unknown = [name for name in grid if name not in known]
@@ -342,7 +342,7 @@ class ChunkingSweep:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.units import Corpus, Document
         >>> sweep = chunking_sweep(Corpus("c", [Document("d", "D", "Cats purr.")]),
         ...                        HashEncoder(dimension=8), [(300, 60), (600, 120)])
         >>> sweep.family("dense", 600)
@@ -414,10 +414,10 @@ def chunking_sweep(
         Shared by every searcher (wrap it in a
         :class:`~hierret.cache.CachedEncoder` so nothing is embedded twice).
     settings : sequence of (int, int)
-        Passage size and overlap (:func:`~hierret.hierarchy.build_hierarchy`),
+        Passage size and overlap (:func:`~hierret.structure.hierarchy.build_hierarchy`),
         each ``max_chars`` once.
     heading_styles : sequence of str
-        Passed to :func:`~hierret.hierarchy.build_hierarchy` (the bundle's own,
+        Passed to :func:`~hierret.structure.hierarchy.build_hierarchy` (the bundle's own,
         :attr:`hierret.datasets.Bundle.heading_styles`).
 
     Returns

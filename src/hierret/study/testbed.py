@@ -3,7 +3,7 @@
 Every study starts the same way: load a corpus (:func:`hierret.datasets.load`,
 the one loader and its one sampler), cut it into documents, sections and
 passages with the corpus's own heading styles
-(:func:`~hierret.hierarchy.build_hierarchy`), and judge the questions at a
+(:func:`~hierret.structure.hierarchy.build_hierarchy`), and judge the questions at a
 level. A :class:`Testbed` is those two values together, so that a notebook
 says once how a corpus is cut, and asks the testbed for its queries, units,
 texts and judgments at any level, and compares arms on it
@@ -29,15 +29,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.datasets import Bundle, load
 from hierret.encoders import Encoder
-from hierret.hierarchy import Hierarchy, build_hierarchy
-from hierret.profile import Profile
-from hierret.runs import Qrels
-from hierret.search import Searcher
+from hierret.search.profile import Profile
+from hierret.search.runs import Qrels
+from hierret.search.searcher import Searcher
+from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from hierret.structure.hierarchy import Hierarchy, build_hierarchy
+from hierret.structure.units import Level, Query, Unit
 from hierret.study.experiment import Arm, Result, run
-from hierret.units import Level, Query, Unit
 
 __all__ = ["Testbed"]
 
@@ -94,7 +94,7 @@ class Testbed:
         source : str or path-like
             A corpus name or path, as :func:`hierret.datasets.load` takes it.
         max_chars, overlap_chars : int
-            Passage size and overlap (:func:`~hierret.hierarchy.build_hierarchy`).
+            Passage size and overlap (:func:`~hierret.structure.hierarchy.build_hierarchy`).
         max_queries, max_docs, seed, split
             The sample and split (:func:`hierret.datasets.load`).
         """
@@ -132,7 +132,8 @@ class Testbed:
         return [self.hierarchy.text(u) for u in self.units(level)]
 
     def searcher(self, encoder: Encoder) -> Searcher:
-        """The :class:`~hierret.search.Searcher` of this hierarchy with ``encoder``, made once.
+        """The :class:`~hierret.search.searcher.Searcher` of this hierarchy with ``encoder``,
+        made once.
 
         One per encoder identity, so its indexes are built once however often
         it is asked for; the first encoder given for an identity is the one it
@@ -183,7 +184,7 @@ class Testbed:
             searchers that all run ``profile`` (arms differing by encoder).
         metrics : sequence of str, default ("ndcg@10",)
         profile : Profile, optional
-            The profile of the arms given as a :class:`~hierret.search.Searcher`.
+            The profile of the arms given as a :class:`~hierret.search.searcher.Searcher`.
         baseline : str, optional
             Default: the first arm.
         k : int, default 100

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 import hierret.publish.charts as charts
 from hierret.publish.record import key
 from hierret.rerank import Reranker, Selection
-from hierret.runs import Qrels, Run
+from hierret.search.runs import Qrels, Run
 from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.study.sets import selection_sweep, set_scores
 

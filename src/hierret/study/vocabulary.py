@@ -203,7 +203,7 @@ RULES["maxsim_encoder"] = TOKEN_VECTORS
 
 
 def _first_stage(v: object, _: Mapping[str, object]) -> bool:
-    from hierret.profile import RANKERS
+    from hierret.search.profile import RANKERS
 
     ranker, colon, encoder = str(v).partition(":")
     return bool(colon) and ranker in RANKERS and ENCODER.accepts(encoder)

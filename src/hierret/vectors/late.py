@@ -6,7 +6,7 @@ span, so a chunk's vector has read its neighbours. With a short-window encoder
 (MiniLM reads 256 tokens) this module uses the paper's long-text variant:
 
 1. **Contexts.** Each section's own span (heading to the next heading,
-   :meth:`~hierret.hierarchy.Section.unit`) is one context; the sections
+   :meth:`~hierret.structure.hierarchy.Section.unit`) is one context; the sections
    tile their document, so every token of a passage belongs to exactly one
    context (a passage that straddles two sections takes its tokens from both).
 2. **Windows.** A context's tokens (the tokenizer's, no special tokens) are
@@ -56,9 +56,9 @@ import hierret._clock as _clock
 from hierret._validate import check_count
 from hierret.cache import VectorCache, text_keys
 from hierret.encoders.base import Encoder, EncoderIdentity, l2_normalize
-from hierret.hierarchy import Hierarchy
-from hierret.levels import text_units
 from hierret.rerank.maxsim import sentence_transformer
+from hierret.structure.hierarchy import Hierarchy
+from hierret.vectors.levels import text_units
 
 __all__ = [
     "LateChunker",

@@ -3,7 +3,7 @@
 Sections are detected from headings (reStructuredText underlines, Markdown
 ``#`` headings, numbered headings such as ``3.2 Results``) and nest by
 heading level. They are an *overlay*: by default the passages are exactly
-those :func:`hierret.chunking.chunk_text` cuts from the whole document, so a
+those :func:`hierret.structure.chunking.chunk_text` cuts from the whole document, so a
 passage may straddle a heading; it is assigned to the section whose own text
 holds most of its characters. ``pack_within_sections=True`` packs passages
 inside each section instead, so no passage crosses a heading.
@@ -15,7 +15,7 @@ Its *full span* (``start`` to ``end``) also holds its subsections.
 
 Examples
 --------
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.units import Corpus, Document
 >>> text = "Intro\\n*****\\n\\nHello there.\\n\\nPart\\n====\\n\\nMore text here."
 >>> h = build_hierarchy(Corpus("toy", [Document("d", "Intro", text)]), max_chars=40,
 ...                     overlap_chars=10)
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import hierret._clock as _clock
-from hierret.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
-from hierret.units import Corpus, Document, Level, Unit
+from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
+from hierret.structure.units import Corpus, Document, Level, Unit
 
 __all__ = [
     "HEADING_STYLES",
@@ -318,7 +318,7 @@ class Hierarchy:
         of it; :meth:`parents` keeps only the one holding most of its
         characters (``Unit.parent``), which is always among those given here.
         Fused search lifts passages to sections with this mapping
-        (:func:`~hierret.lifting.lift_overlapping`), so that a short section
+        (:func:`~hierret.search.lifting.lift_overlapping`), so that a short section
         whose text lies only in passages assigned to a neighbour still gets
         their scores.
 
@@ -331,7 +331,7 @@ class Hierarchy:
 
         Examples
         --------
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.units import Corpus, Document
         >>> text = "Intro\\n=====\\n\\nHello there.\\n\\nPart\\n====\\n\\nMore text here."
         >>> h = build_hierarchy(Corpus("toy", [Document("d", "D", text)]), max_chars=40,
         ...                     overlap_chars=10)
@@ -373,7 +373,7 @@ def build_hierarchy(
     corpus : Corpus
         The documents.
     max_chars, overlap_chars : int
-        Passage size and overlap (see :func:`hierret.chunking.chunk_text`).
+        Passage size and overlap (see :func:`hierret.structure.chunking.chunk_text`).
     pack_within_sections : bool, default False
         Pack passages inside each section's own span instead of over the whole
         document, so that no passage straddles a heading.

@@ -2,8 +2,8 @@
 
 Examples
 --------
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.structure.units import Corpus, Document
 >>> text = "Cats\\n====\\n\\nCats purr and sleep.\\n"
 >>> hits = Hits(build_hierarchy(Corpus("pets", [Document("d", "Pets", text)])))
 >>> hits([("d#s1", 0.5)], "sections")[0]
@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hierret.hierarchy import Hierarchy
-from hierret.runs import Ranking
-from hierret.units import Level, Unit
+from hierret.search.runs import Ranking
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Unit
 
 __all__ = ["Hit", "Hits", "snippet"]
 

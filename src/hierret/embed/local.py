@@ -9,7 +9,7 @@ embeds nothing at query time but the question.
 
 Engines: ``"local"`` embeds in this process (the wrapped encoder's own
 batches and threads). ``"ray"`` spreads the missing texts over a pool of Ray
-Data actors (:mod:`hierret.embed_ray`; the extra ``hierret[ray]``), this
+Data actors (:mod:`hierret.embed.ray`; the extra ``hierret[ray]``), this
 process staying the cache's only writer; without Ray installed it raises
 :class:`EngineUnavailableError` naming the extra. Nothing to embed: Ray is
 never started.
@@ -59,10 +59,10 @@ from typing import Any, Literal
 
 from hierret._validate import check_texts
 from hierret.cache import CachedEncoder, text_keys
-from hierret.embed_ray import EngineUnavailableError, RayOptions
+from hierret.embed.ray import EngineUnavailableError, RayOptions
 from hierret.encoders.base import Encoder, Role
-from hierret.hierarchy import Hierarchy
-from hierret.levels import text_units
+from hierret.structure.hierarchy import Hierarchy
+from hierret.vectors.levels import text_units
 
 __all__ = [
     "ENGINES",
@@ -251,7 +251,7 @@ def embed_texts(
             raise ValueError("engine='ray' needs model=, the encoder name each actor loads")
         if actors is not None and ray is not None:
             raise ValueError("give actors= or ray=RayOptions(actors=...), not both")
-        from hierret.embed_ray import ray_batches
+        from hierret.embed.ray import ray_batches
 
         options = ray or RayOptions(actors=2 if actors is None else actors)
         embed = ray_batches(model, model_kw or {}, encoder.identity, options)

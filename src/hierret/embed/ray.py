@@ -11,7 +11,7 @@ Ray. The driver (this process) has already diffed the corpus against the cache
   one call, so every batch holds the texts a local run would put in it and
   the vectors do not depend on how the work is split.
 - **Actors load the encoder once** and check its identity against the
-  driver's: a mismatch raises :class:`~hierret.index.IdentityMismatchError`
+  driver's: a mismatch raises :class:`~hierret.vectors.index.IdentityMismatchError`
   naming the node and both identities, before any vector is made (so nothing
   is written).
 - **Rows are keyed**, not ordered: Ray Data does not keep order by default,
@@ -83,7 +83,7 @@ Model = str | Callable[..., Encoder]
 
 class EngineUnavailableError(RuntimeError):
     """The engine asked for cannot run here (not built yet, its extra is missing, or a
-    local cluster did not start); :mod:`hierret.embed` raises it too."""
+    local cluster did not start); :mod:`hierret.embed.local` raises it too."""
 
 
 __all__ = [
@@ -214,7 +214,7 @@ class _Embedder:
         gpu: bool = False,
     ):
         from hierret.encoders.registry import load_encoder
-        from hierret.index import IdentityMismatchError
+        from hierret.vectors.index import IdentityMismatchError
 
         if gpu:
             _full_float32()

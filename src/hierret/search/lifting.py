@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from hierret.runs import Run, rank
-from hierret.units import Level, Unit
+from hierret.search.runs import Run, rank
+from hierret.structure.units import Level, Unit
 
 __all__ = ["ancestors_at", "lift", "lift_overlapping"]
 
@@ -30,7 +30,7 @@ def lift(run: Run, parent: Mapping[str, str]) -> Run:
     -------
     Run
         For every query, the parents of its ranked units, each scored by its
-        best-scoring child, ranked by :func:`~hierret.runs.rank`.
+        best-scoring child, ranked by :func:`~hierret.search.runs.rank`.
 
     Raises
     ------
@@ -52,7 +52,7 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
 
     :func:`lift` with one change: a fine unit may belong to several coarser
     ones (a passage straddling a heading overlaps the sections on both sides,
-    :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`), and its score
+    :meth:`~hierret.structure.hierarchy.Hierarchy.overlapped_sections`), and its score
     goes to each of them. With one holder per unit it equals :func:`lift`.
 
     Parameters
@@ -67,7 +67,7 @@ def lift_overlapping(run: Run, holders: Mapping[str, Sequence[str]]) -> Run:
     -------
     Run
         For every query, the holders of its ranked units, each scored by its
-        best-scoring child, ranked by :func:`~hierret.runs.rank`.
+        best-scoring child, ranked by :func:`~hierret.search.runs.rank`.
 
     Raises
     ------

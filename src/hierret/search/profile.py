@@ -2,7 +2,7 @@
 
 A :class:`Profile` names the level searched, the first-stage ranker, how
 section and document vectors are made, the candidate pool, the fusion
-settings, the reranker and the selection. :meth:`hierret.search.Searcher.run`
+settings, the reranker and the selection. :meth:`hierret.search.searcher.Searcher.run`
 runs a profile exactly as given, for one typed question or for a whole
 evaluation, so what is evaluated is what is searched. How many units come
 back (``k``) is not part of the profile: it is an argument of ``run`` and
@@ -52,7 +52,7 @@ SEARCH_LEVELS: tuple[SearchLevel, ...] = ("passages", "sections", "documents", "
 Ranker = Literal["dense", "bm25", "hybrid"]
 RANKERS: tuple[Ranker, ...] = ("dense", "bm25", "hybrid")
 
-#: How a section or document vector is made (:mod:`hierret.levels` makes them; passages
+#: How a section or document vector is made (:mod:`hierret.vectors.levels` makes them; passages
 #: are always embedded ``"first-window"``).
 Strategy = Literal["rawspan", "centroid", "first-window"]
 STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid", "first-window")
@@ -80,7 +80,7 @@ class Profile:
         Cosine of unit vectors; BM25; or reciprocal rank fusion of the dense
         and BM25 rankings. Fused search ranks both of its legs with it.
     vectors : {"rawspan", "centroid", "first-window"}, default "rawspan"
-        How section and document vectors are made (:mod:`hierret.levels`):
+        How section and document vectors are made (:mod:`hierret.vectors.levels`):
         the window-pooled raw span, the centroid of the unit's passages, or
         the unit's text as the encoder embeds it (cut at its window, DR-001's
         "whole units"). Passages are always embedded as the encoder embeds

@@ -6,7 +6,7 @@ product per block of queries up to :data:`FAISS_MIN_ROWS` units, where it is the
 faster of the two, and ``faiss.IndexFlatIP`` above. Either backend only picks
 the candidates; their scores are then computed once more, the same way for both
 (:func:`exact_scores`), so the two give identical rankings, ordered by
-:func:`hierret.runs.rank`'s rule.
+:func:`hierret.search.runs.rank`'s rule.
 Every index records the identity of the encoder that wrote its vectors;
 searching it with queries from another encoder, or extending it with vectors
 from another encoder, raises an :class:`IdentityMismatchError` naming both,
@@ -14,7 +14,7 @@ even when the two have the same dimension (MiniLM fp32, MiniLM int8 and
 e5-small are all 384-d). An index can be saved to a folder and loaded back
 with the same guard. :class:`MappedIndex` ranks the same way, bit for bit, over
 vectors kept in parts (memory-mapped vector cache shards) without copying them.
-Both rank with one arithmetic, kept apart in ``hierret._exact`` (:func:`normalize`,
+Both rank with one arithmetic, kept apart in ``hierret.vectors._exact`` (:func:`normalize`,
 :func:`exact_scores`, listed here).
 
 Examples
@@ -40,12 +40,12 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from hierret._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
 from hierret._files import atomic_write
 from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders.base import EncoderIdentity
-from hierret.runs import Ranking, tie_keys
+from hierret.search.runs import Ranking, tie_keys
+from hierret.vectors._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
 
 __all__ = [
     "FAISS_MIN_ROWS",
@@ -154,7 +154,7 @@ class VectorIndex:
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hierret.index.IdentityMismatchError: query vectors come from a different encoder ...
+    hierret.vectors.index.IdentityMismatchError: query vectors come from a different encoder ...
     """
 
     def __init__(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
@@ -235,7 +235,7 @@ class VectorIndex:
     def search(
         self, queries: npt.ArrayLike, k: int, identity: IdentityLike, backend: Backend = "auto"
     ) -> list[Ranking]:
-        """Top ``k`` units per query, ordered by :func:`~hierret.runs.rank`.
+        """Top ``k`` units per query, ordered by :func:`~hierret.search.runs.rank`.
 
         Parameters
         ----------
@@ -590,16 +590,16 @@ def _shown(unit: object) -> str:
 class MappedIndex:
     """Exact inner-product search over parts of vectors, as one :class:`VectorIndex`.
 
-    :class:`MappedIndex` ranks like :class:`~hierret.index.VectorIndex` over the
+    :class:`MappedIndex` ranks like :class:`~hierret.vectors.index.VectorIndex` over the
     same rows put together, bit for bit (same scores, same tie rule), without
     copying the rows into one matrix: each part (a shard's memory-mapped vectors,
     :meth:`hierret.cache.VectorCache.mapped`) is read a block of rows at a time.
     Rows are normalised block by block with the index's own arithmetic (row by
     row, so a row's unit vector does not depend on its block); the candidates of
-    each block are kept when within :func:`~hierret.index.exact_scores`' float32
+    each block are kept when within :func:`~hierret.vectors.index.exact_scores`' float32
     slack of the best ``k`` so far (a threshold that only rises, so no row of the
     final top ``k`` is dropped), and the candidates are scored once more with
-    :func:`~hierret.index.exact_scores` and ordered by :func:`hierret.runs.rank`'s
+    :func:`~hierret.vectors.index.exact_scores` and ordered by :func:`hierret.search.runs.rank`'s
     rule, as the one-matrix index does.
 
     Memory: one block of scores (``block_rows`` x queries float32) and the

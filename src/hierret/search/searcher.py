@@ -1,7 +1,7 @@
 """One front door: search any level of a hierarchy with any first-stage ranker.
 
 A :class:`Searcher` holds one hierarchy and one encoder and runs a
-:class:`~hierret.profile.Profile` over it, for one typed question
+:class:`~hierret.search.profile.Profile` over it, for one typed question
 (:meth:`Searcher.search`) or for a whole set of queries (:meth:`Searcher.run`),
 through the same code:
 
@@ -9,7 +9,7 @@ through the same code:
 
    ``"passages"``, ``"sections"``, ``"documents"``
        The profile's ``ranker`` over that level's units: ``"dense"`` (cosine
-       with unit vectors made as ``vectors`` says, :mod:`hierret.levels`;
+       with unit vectors made as ``vectors`` says, :mod:`hierret.vectors.levels`;
        passages are always embedded as the encoder embeds them), ``"bm25"``,
        or ``"hybrid"`` (reciprocal rank fusion of the dense and BM25 top
        ``pool``).
@@ -18,8 +18,8 @@ through the same code:
        ``pool`` candidates; the passages are lifted to sections (each
        section scored by its best passage, a passage that straddles a
        heading counting for every section it overlaps:
-       :meth:`~hierret.hierarchy.Hierarchy.overlapped_sections`,
-       :func:`~hierret.lifting.lift_overlapping`);
+       :meth:`~hierret.structure.hierarchy.Hierarchy.overlapped_sections`,
+       :func:`~hierret.search.lifting.lift_overlapping`);
        each leg is min-max normalised within the query's own pool and the two
        are blended with ``section_weight`` the weight of the section leg
        (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
@@ -62,9 +62,9 @@ warning per run saying how many and by how much.
 Examples
 --------
 >>> from hierret.encoders import load_encoder
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.profile import Profile
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.search.profile import Profile
+>>> from hierret.structure.units import Corpus, Document
 >>> docs = [Document("a", "A", "Cats purr. Cats sleep."), Document("b", "B", "Dogs bark loudly."),
 ...         Document("c", "C", "Birds sing at dawn.")]
 >>> s = Searcher(build_hierarchy(Corpus("toy", docs)), load_encoder("hash", dimension=16))
@@ -92,19 +92,19 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders.base import Encoder, check_queries
-from hierret.hierarchy import Hierarchy
-from hierret.hits import Hit, Hits
-from hierret.index import VectorIndex
-from hierret.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
-from hierret.lifting import lift_overlapping
-from hierret.profile import DEFAULT, Profile
 from hierret.rankers.analyzer import get_analyzer
 from hierret.rankers.bm25 import BM25, IDFS
 from hierret.rankers.fusion import minmax_fuse, rrf
 from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
 from hierret.rerank.dense import EncoderReranker
-from hierret.runs import Ranking, Run, tie_keys
-from hierret.units import Level, Query, Unit
+from hierret.search.hits import Hit, Hits
+from hierret.search.lifting import lift_overlapping
+from hierret.search.profile import DEFAULT, Profile
+from hierret.search.runs import Ranking, Run, tie_keys
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Query, Unit
+from hierret.vectors.index import VectorIndex
+from hierret.vectors.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
 
 __all__ = ["LatencySummary", "ProfileRun", "Searcher", "latency_summary"]
 
@@ -155,7 +155,7 @@ def latency_summary(seconds: Iterable[float] | Mapping[str, float]) -> LatencySu
 
 @dataclass
 class ProfileRun:
-    """The stages of one profile's run (:meth:`~hierret.search.Searcher.trace`).
+    """The stages of one profile's run (:meth:`~hierret.search.searcher.Searcher.trace`).
 
     Attributes
     ----------
@@ -304,7 +304,7 @@ class Searcher:
         Parameters
         ----------
         ids : sequence of str
-            The passages with text, in hierarchy order (:func:`~hierret.levels.text_units`).
+            The passages with text, in hierarchy order (:func:`~hierret.vectors.levels.text_units`).
         vectors : ndarray of float32, shape (len(ids), dimension)
             Unit rows.
         method : str
@@ -319,8 +319,8 @@ class Searcher:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.hierarchy import build_hierarchy
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.hierarchy import build_hierarchy
+        >>> from hierret.structure.units import Corpus, Document
         >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
         ...              HashEncoder(dimension=4))
         >>> s.use_passage_vectors(["d#p0"], np.eye(1, 4, dtype=np.float32), "given")
@@ -634,7 +634,7 @@ class Searcher:
         ----------
         queries : sequence of Query
             Questions (their ``text`` is what is searched).
-        profile : Profile, default :data:`~hierret.profile.DEFAULT`
+        profile : Profile, default :data:`~hierret.search.profile.DEFAULT`
             Level, ranker, vectors, pool, fusion, reranker and selection.
         k : int, default 10
             Length of each returned ranking, an int >= 1 (fewer when the level
@@ -673,7 +673,7 @@ class Searcher:
         k: int = 10,
         rerankers: Mapping[str, Reranker] | None = None,
     ) -> list[Hit]:
-        """Top ``k`` units for one typed question, as :class:`~hierret.hits.Hit` records.
+        """Top ``k`` units for one typed question, as :class:`~hierret.search.hits.Hit` records.
 
         Runs :meth:`run` on the one question (parameters, errors and warnings
         are its own) and decorates the ranking with each unit's span, section
@@ -690,8 +690,8 @@ class Searcher:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.hierarchy import build_hierarchy
-        >>> from hierret.units import Corpus, Document
+        >>> from hierret.structure.hierarchy import build_hierarchy
+        >>> from hierret.structure.units import Corpus, Document
         >>> s = Searcher(build_hierarchy(Corpus("c", [Document("d", "D", "Cats.")])),
         ...              HashEncoder(dimension=8))
         >>> s.search("cats", k="3")

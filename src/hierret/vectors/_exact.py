@@ -4,8 +4,8 @@
 that are not finite or cannot be scaled; :func:`exact_scores` scores one query's
 candidates independently of batch and backend; :func:`score_slack` bounds a float32
 score's error, so candidates picked by float32 scores lose none of the exact top
-``k``. :class:`hierret.index.VectorIndex` and :class:`hierret.index.MappedIndex`
-both rank with these, which is why they agree bit for bit; :mod:`hierret.index`
+``k``. :class:`hierret.vectors.index.VectorIndex` and :class:`hierret.vectors.index.MappedIndex`
+both rank with these, which is why they agree bit for bit; :mod:`hierret.vectors.index`
 lists the public two.
 """
 

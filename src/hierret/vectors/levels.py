@@ -1,6 +1,6 @@
 """Unit vectors: the raw span, the centroid of its passages, or the first window.
 
-Three strategies (the ``vectors`` of a :class:`~hierret.profile.Profile`);
+Three strategies (the ``vectors`` of a :class:`~hierret.search.profile.Profile`);
 DR-004 compares the first two, DR-001's "whole units" are the third:
 
 ``rawspan``
@@ -33,7 +33,7 @@ document, and its one section, of an empty document) are left out of every
 level, never embedded (:func:`text_units`): an empty text has no meaning to
 match, yet a model gives it a vector like any other, one that can rank first
 for short queries. :func:`empty_units` lists them, for the one notice that
-:class:`~hierret.search.Searcher` logs.
+:class:`~hierret.search.searcher.Searcher` logs.
 
 All embedding goes through the encoder passed in (a :class:`~hierret.cache.CachedEncoder`
 in practice), in one batched call per level, so window and span vectors share
@@ -43,8 +43,8 @@ spans needed pooling and how many windows each took.
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.hierarchy import build_hierarchy
->>> from hierret.units import Corpus, Document
+>>> from hierret.structure.hierarchy import build_hierarchy
+>>> from hierret.structure.units import Corpus, Document
 >>> text = "Intro\\n=====\\n\\nCats purr and sleep all day long.\\n"
 >>> h = build_hierarchy(Corpus("toy", [Document("d", "D", text)]))
 >>> ids, vecs, report = unit_vectors(h, HashEncoder(dimension=8, window=6), "sections")
@@ -65,9 +65,9 @@ from numpy.typing import NDArray
 
 from hierret._validate import has_text
 from hierret.encoders.base import UNLIMITED_WINDOW, Encoder, l2_normalize
-from hierret.hierarchy import Hierarchy
-from hierret.profile import STRATEGIES, Strategy
-from hierret.units import Level, Unit
+from hierret.search.profile import STRATEGIES, Strategy
+from hierret.structure.hierarchy import Hierarchy
+from hierret.structure.units import Level, Unit
 
 __all__ = [
     "STRATEGIES",
@@ -202,8 +202,8 @@ def text_units(hierarchy: Hierarchy, level: Level) -> list[Unit]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("a", "A", "Cats."), Document("e", "E", " ")]))
     >>> [u.id for u in text_units(h, "documents")], [u.id for u in text_units(h, "sections")]
     (['a'], ['a#s1'])
@@ -216,8 +216,8 @@ def empty_units(hierarchy: Hierarchy) -> dict[Level, list[str]]:
 
     Examples
     --------
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("a", "A", "Cats."), Document("e", "E", "")]))
     >>> empty_units(h)
     {'documents': ['e'], 'sections': ['e#s1'], 'passages': []}
@@ -264,7 +264,7 @@ def unit_vectors(
         Passage vectors in ``hierarchy.passages`` order (the rows of
         ``unit_vectors(hierarchy, encoder, "passages", "first-window")``:
         passages with text, which are all of them when
-        :func:`~hierret.hierarchy.build_hierarchy` cut them), for ``centroid``;
+        :func:`~hierret.structure.hierarchy.build_hierarchy` cut them), for ``centroid``;
         encoded with ``encoder`` (one text per passage) when omitted.
 
     Returns
@@ -278,8 +278,8 @@ def unit_vectors(
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.hierarchy import build_hierarchy
-    >>> from hierret.units import Corpus, Document
+    >>> from hierret.structure.hierarchy import build_hierarchy
+    >>> from hierret.structure.units import Corpus, Document
     >>> h = build_hierarchy(Corpus("t", [Document("d", "D", "One. Two. Three.")]), 6, 0)
     >>> ids, vecs, rep = unit_vectors(h, HashEncoder(dimension=8), "documents", "centroid")
     >>> ids, rep.n_embedded

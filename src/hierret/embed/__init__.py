@@ -1,0 +1,97 @@
+"""Embedding a corpus ahead of search: ``hierret embed``.
+
+:func:`embed_texts` embeds the texts an encoder's cache lacks, batch by batch,
+storing each batch as it is made (:class:`EmbedReport` counts them);
+:func:`corpus_passages` gives the passage texts a search of a corpus embeds,
+and :func:`shard_of` with :func:`parse_shard` splits the work over independent
+jobs. The engine (:data:`ENGINES`, :func:`check_engine`) is ``"local"`` (this
+process) or ``"ray"``: a pool of Ray Data actors (:class:`RayOptions`,
+:func:`ray_batches`; the extra ``hierret[ray]``), this process staying the
+cache's only writer; without Ray it raises :class:`EngineUnavailableError`.
+Where its parts live: ``local`` (the embedding loop, shards, the engines' check)
+and ``ray`` (the Ray engine: partitions, actors, the check that a GPU's vectors
+equal the CPU's); the Ray library itself is imported only when the Ray engine
+runs, so neither ``import hierret`` nor this face imports it. Each name loads its
+module on first use (PEP 562).
+
+Examples
+--------
+>>> import tempfile
+>>> from hierret.cache import CachedEncoder, VectorCache
+>>> from hierret.embed import embed_texts
+>>> from hierret.encoders import HashEncoder
+>>> with tempfile.TemporaryDirectory() as folder:
+...     enc = CachedEncoder(HashEncoder(dimension=8), VectorCache(folder))
+...     print(embed_texts(["a cat", "a dog", "a cat"], enc, show_progress=False))
+3 texts (2 distinct): 0 in the cache, 2 embedded
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import hierret._face as _face
+
+if TYPE_CHECKING:
+    from hierret.embed.local import (
+        ENGINES,
+        EmbedReport,
+        check_engine,
+        corpus_passages,
+        embed_texts,
+        parse_shard,
+        shard_of,
+    )
+    from hierret.embed.ray import (
+        BATCH_MULTIPLE,
+        PARTITION_TEXTS,
+        RAY_PIN,
+        EngineUnavailableError,
+        RayOptions,
+        check_gpu_model,
+        partitions,
+        ray_batches,
+        same_vectors,
+    )
+
+#: Each public name and the module that defines it; a name's module loads on first use.
+_FACE = {
+    "BATCH_MULTIPLE": "hierret.embed.ray",
+    "PARTITION_TEXTS": "hierret.embed.ray",
+    "RAY_PIN": "hierret.embed.ray",
+    "EngineUnavailableError": "hierret.embed.ray",
+    "RayOptions": "hierret.embed.ray",
+    "check_gpu_model": "hierret.embed.ray",
+    "partitions": "hierret.embed.ray",
+    "ray_batches": "hierret.embed.ray",
+    "same_vectors": "hierret.embed.ray",
+    "ENGINES": "hierret.embed.local",
+    "EmbedReport": "hierret.embed.local",
+    "check_engine": "hierret.embed.local",
+    "corpus_passages": "hierret.embed.local",
+    "embed_texts": "hierret.embed.local",
+    "parse_shard": "hierret.embed.local",
+    "shard_of": "hierret.embed.local",
+}
+
+__all__ = [
+    "BATCH_MULTIPLE",
+    "ENGINES",
+    "PARTITION_TEXTS",
+    "RAY_PIN",
+    "EmbedReport",
+    "EngineUnavailableError",
+    "RayOptions",
+    "check_engine",
+    "check_gpu_model",
+    "corpus_passages",
+    "embed_texts",
+    "parse_shard",
+    "partitions",
+    "ray_batches",
+    "same_vectors",
+    "shard_of",
+]
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error
+    __getattr__, __dir__ = _face.lazy(__name__, _FACE)
