@@ -12,6 +12,8 @@
                         (`-- --smoke` as for docs)
     nox -s lint         ruff (lint and format check) and mypy on the package
     nox -s bench        speed against the peers (not part of the tests)
+    nox -s warm         every vector a reproduce embeds, embedded ahead (`-- -- --engine
+                        ray --address HOST:6379`: on a Ray cluster); docs/warm.py
     nox -s variations   every notebook with one parameter changed, on smoke sizes
     nox -s sizes        every notebook at class size, then its exercises, timed
                         (`-- --record`: the times the notebooks show, to data/results;
@@ -281,6 +283,19 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
     session.run("ruff", "format", "--check", *LINTED)
+
+
+@nox.session(python=PYTHON)
+def warm(session: nox.Session) -> None:
+    """Fill the vector cache with every vector a run of the notebooks embeds (docs/warm.py).
+
+    `nox -s warm -- [--size class|smoke] [--only NB] -- [hierret embed options]`: the
+    options after the second `--` go to `hierret embed --plan` (`--engine ray
+    --address HOST:6379 --actors 2-32` embeds on a Ray cluster). A `reproduce` that
+    follows with the same cache embeds nothing.
+    """
+    _install(session, "notebooks,docs,models,ray")
+    session.run("python", "docs/warm.py", *session.posargs, env=_env())
 
 
 @nox.session(python=PYTHON)
