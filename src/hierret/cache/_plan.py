@@ -78,10 +78,12 @@ def stand_ins(keys: Sequence[bytes], dimension: int) -> NDArray[np.float32]:
 class PlanGroup:
     """The texts one encoder would embed in one role (raw vectors apart).
 
-    Attributes
+    Parameters
     ----------
-    name, options : str and dict
-        How to make the encoder again (:func:`~hierret.cache.cached_encoder`).
+    name : str
+        The encoder's registered name (:func:`~hierret.cache.cached_encoder`).
+    options : dict
+        The options it was made with.
     identity : EncoderIdentity
         The identity the planning run's encoder had; the embedding run checks it.
     role : {"passage", "query"}
