@@ -12,6 +12,8 @@
                         (`-- --smoke` as for docs)
     nox -s lint         ruff (lint and format check) and mypy on the package
     nox -s bench        speed against the peers (not part of the tests)
+    nox -s warm         every vector a reproduce embeds, embedded ahead (`-- -- --engine
+                        ray --address HOST:6379`: on a Ray cluster); docs/warm.py
     nox -s variations   every notebook with one parameter changed, on smoke sizes
     nox -s sizes        every notebook at class size, then its exercises, timed
                         (`-- --record`: the times the notebooks show, to data/results;
@@ -40,6 +42,11 @@ PYTHON = "3.11"
 TORCH = "torch==2.13.0"  # the CPU build; install it first so nothing pulls a CUDA build
 KERNEL = "hierret"
 LINTED = ("src", "tests", "noxfile.py", "docs", "notebooks")
+#: What a session that builds the site installs. Ray too: the bad-input page runs
+#: `hierret embed --engine ray` against a Ray that fails to start or to join, and
+#: without Ray installed those cases meet "Ray is not installed" instead, so the page
+#: (and its check) would differ from the one the tests session builds.
+SITE_EXTRAS = "notebooks,docs,models,ray"
 
 
 def _env() -> dict[str, str]:
@@ -183,7 +190,7 @@ def reproduce(session: nox.Session) -> None:
     `--keep-reference-facts` to adopt its findings only, keeping the reference
     machine's times and costs).
     """
-    _install(session, "notebooks,docs,models")
+    _install(session, SITE_EXTRAS)
     site = BUILD / "site"
     src = _assemble(site)
     results = site / "results"
@@ -225,7 +232,7 @@ def _build_docs(session: nox.Session) -> Path:
             f"or `nox -s {session.name} -- --smoke` for a quick build on smoke "
             f"parameters (`-- --size class` for the class size)."
         )
-    _install(session, "notebooks,docs,models")
+    _install(session, SITE_EXTRAS)
     src = _assemble(site, keep_notebooks=not smoke)
     if smoke:
         _execute(session, src, "--size", size)
@@ -281,6 +288,19 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", *LINTED)
     session.run("mypy", "src/hierret")
     session.run("ruff", "format", "--check", *LINTED)
+
+
+@nox.session(python=PYTHON)
+def warm(session: nox.Session) -> None:
+    """Fill the vector cache with every vector a run of the notebooks embeds (docs/warm.py).
+
+    `nox -s warm -- [--size class|smoke] [--only NB] -- [hierret embed options]`: the
+    options after the second `--` go to `hierret embed --plan` (`--engine ray
+    --address HOST:6379 --actors 2-32` embeds on a Ray cluster). A `reproduce` that
+    follows with the same cache embeds nothing.
+    """
+    _install(session, "notebooks,docs,models,ray")
+    session.run("python", "docs/warm.py", *session.posargs, env=_env())
 
 
 @nox.session(python=PYTHON)

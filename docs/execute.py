@@ -432,6 +432,10 @@ def main(argv: list[str] | None = None) -> int:
                 parameters=params,
                 kernel_name=args.kernel,
                 start_timeout=KERNEL_WAIT_S,
+                # nbclient waits 4 s for a cell's output messages, and papermill makes that
+                # wait's end an error: on a loaded machine a cell's last output can come
+                # later (a reproduce failed so at load 7, its cell done and correct)
+                iopub_timeout=KERNEL_WAIT_S,
                 cwd=str(args.out),
                 progress_bar=False,
                 log_output=False,

@@ -115,3 +115,24 @@ def test_a_full_run_on_an_empty_cache_is_also_the_cold_record(
     assert written["timing"]["identity"]["size"] == size
     for name in results:  # the file each size's reader looks for
         assert (tmp_path / "results" / f"{name.replace('_', '-')}.json").is_file()
+
+
+def test_papermill_waits_for_a_cells_output_as_long_as_for_a_kernel(
+    execute: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nbclient waits 4 s for a cell's output messages, and papermill makes the end of that
+    wait an error: a reproduce at load 7 failed so on a finished, correct cell. The
+    executions docs/execute.py starts wait as long as for a kernel to start."""
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def record(*args: object, **kwargs: object) -> None:
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(execute.pm, "execute_notebook", record)
+    with pytest.raises(Stop):
+        execute.main(["--out", str(tmp_path / "nb"), "--smoke", "--only", "01_structure"])
+    assert seen["iopub_timeout"] == execute.KERNEL_WAIT_S >= 60

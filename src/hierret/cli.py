@@ -67,6 +67,7 @@ from hierret.embed.local import (
     RayOptions,
     check_engine,
     corpus_passages,
+    embed_plan,
     embed_texts,
     parse_shard,
 )
@@ -289,6 +290,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="I/N",
         help="embed only shard I (from 0) of N of the distinct texts, for N independent "
         "jobs whose caches merge (copy the vector files into one cache folder)",
+    )
+    e.add_argument(
+        "--plan",
+        default=None,
+        metavar="FOLDER",
+        help="instead of a corpus's passages, every text a planning run listed "
+        "($HIERRET_PLAN; docs/warm.py makes one for a whole reproduce): --corpus, --encoder, "
+        "--max-chars and --overlap-chars are then the plan's",
     )
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
@@ -542,6 +551,8 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
         verb = "applies" if len(given) == 1 else "apply"
         return _usage_error(f"{flags} {verb} only to --engine ray", "embed")
     options = RayOptions(**given) if args.engine == "ray" else None
+    if args.plan is not None:
+        return _embed_plan(args, cache, options)
     name, texts = _passages(args)
     encoder = cached_encoder(args.encoder, cache)
     report = embed_texts(
@@ -558,6 +569,37 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
         f"{printable(name)}: {report.texts} passages, {report.distinct} "
         f"distinct texts{part} for {printable(encoder.identity.name)}: {report.cached} were in "
         f"the cache, {report.embedded} embedded in {report.seconds:.1f} s ({cache.root})"
+    )
+    return 0
+
+
+def _embed_plan(args: argparse.Namespace, cache: VectorCache, options: RayOptions | None) -> int:
+    """``hierret embed --plan FOLDER``: every group of the plan, one line each."""
+    if not os.path.isdir(args.plan):
+        return _usage_error(
+            f"--plan {args.plan}: no such folder; make a plan first (HIERRET_PLAN=FOLDER while "
+            "a run executes, or python docs/warm.py)",
+            "embed",
+        )
+    reports = embed_plan(
+        args.plan,
+        cache,
+        engine=args.engine,
+        ray=options,
+        shard=args.shard,
+        show_progress=False if args.no_progress else None,
+    )
+    for group, report in reports:
+        kind = " (raw vectors)" if group.raw else ""
+        what = "questions" if group.role == "query" else "passages"
+        print(
+            f"{printable(group.name)} {what}{kind}: {report.distinct} distinct texts, "
+            f"{report.cached} were in the cache, {report.embedded} embedded in "
+            f"{report.seconds:.1f} s"
+        )
+    total = sum(r.embedded for _, r in reports)
+    print(
+        f"plan {printable(args.plan)}: {len(reports)} groups, {total} texts embedded ({cache.root})"
     )
     return 0
 

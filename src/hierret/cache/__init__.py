@@ -101,7 +101,9 @@ listed here; import from ``hierret.cache``):
   writing, repairing and merging (and :class:`CacheStats`, the counters);
 - ``_store``: :class:`VectorCache`, one shelf per identity under a root;
 - ``_encoder``: :class:`CachedEncoder`, the encoder users meet, and
-  :func:`cached_encoder`.
+  :func:`cached_encoder`;
+- ``_plan``: a plan of what a run would embed, made without embedding
+  (``$HIERRET_PLAN``; ``hierret embed --plan`` and ``docs/warm.py`` use it).
 
 Examples
 --------
@@ -135,12 +137,14 @@ from hierret.cache._format import Values as Values  # type aliases: importable, 
 from hierret.cache._keys import Batches as Batches
 from hierret.cache._keys import Identity as Identity
 from hierret.cache._keys import TokenIdentity, text_keys
+from hierret.cache._plan import PLAN_ENV, Plan, PlanGroup, read_plan
 from hierret.cache._shelf import CacheStats
 from hierret.cache._store import VectorCache
 
 __all__ = [
     "CACHE_ENV",
     "KEY_INDEX_BYTES",
+    "PLAN_ENV",
     "CacheAccessError",
     "CacheNotReadableError",
     "CacheNotWritableError",
@@ -149,11 +153,14 @@ __all__ = [
     "CacheWriteError",
     "CachedEncoder",
     "MissingVectorsError",
+    "Plan",
+    "PlanGroup",
     "TokenIdentity",
     "VectorCache",
     "cached_encoder",
     "can_store",
     "default_cache_dir",
+    "read_plan",
     "text_keys",
     "write_key_index",
 ]

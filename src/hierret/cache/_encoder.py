@@ -24,6 +24,7 @@ from hierret.cache._errors import (
     CacheWriteError,
 )
 from hierret.cache._keys import Batches, Identity, text_keys
+from hierret.cache._plan import Source, active_plan, stand_ins
 from hierret.cache._shelf import CacheStats
 from hierret.cache._store import VectorCache
 from hierret.encoders.base import Encoder, EncoderIdentity, Role
@@ -62,6 +63,11 @@ class CachedEncoder(Encoder):
     encoder : Encoder
     cache : VectorCache, optional
         Defaults to ``VectorCache()`` at :func:`default_cache_dir`.
+    source : (str, dict), optional
+        The registered name and options that made ``encoder``
+        (:func:`cached_encoder` sets it), so that a plan
+        (``$HIERRET_PLAN``, :mod:`hierret.cache._plan`) can name the encoder
+        to make again; without it the texts are embedded even while planning.
 
     Attributes
     ----------
@@ -69,8 +75,11 @@ class CachedEncoder(Encoder):
         Hits, misses and duplicates of this encoder's requests.
     """
 
-    def __init__(self, encoder: Encoder, cache: VectorCache | None = None) -> None:
+    def __init__(
+        self, encoder: Encoder, cache: VectorCache | None = None, source: Source | None = None
+    ) -> None:
         self.encoder = encoder
+        self.source = source
         self.cache = cache if cache is not None else VectorCache()
         self.stats = CacheStats()
         self._warned = False
@@ -156,7 +165,11 @@ class CachedEncoder(Encoder):
         self.stats.misses += len(missing)
         self.stats.duplicates += len(items) - len(unique_keys)
         _clock.count(ident.label(), cached=len(unique_keys) - len(missing))
-        if len(missing):
+        plan = active_plan() if len(missing) and self.source is not None else None
+        if plan is not None and self.source is not None:  # planning: list, stand in, keep none
+            plan.add(self.source, self.identity, role, raw, [unique_texts[j] for j in missing])
+            vectors[missing] = stand_ins([unique_keys[j] for j in missing], ident.dimension)
+        elif len(missing):
             store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")
             self._warned |= not store  # checked before the (expensive) embedding
             todo = [unique_texts[j] for j in missing]
@@ -354,4 +367,5 @@ def cached_encoder(name: str, cache: VectorCache | None = None, **kw: Any) -> Ca
     from hierret.encoders.registry import load_encoder_lazily
 
     store = cache if cache is not None else VectorCache()
-    return CachedEncoder(load_encoder_lazily(name, store.root / "identities", **kw), store)
+    lazy = load_encoder_lazily(name, store.root / "identities", **kw)
+    return CachedEncoder(lazy, store, source=(name, kw))

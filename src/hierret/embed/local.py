@@ -58,7 +58,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hierret._validate import check_texts
-from hierret.cache import CachedEncoder, text_keys
+from hierret.cache import (
+    CachedEncoder,
+    PlanGroup,
+    VectorCache,
+    cached_encoder,
+    read_plan,
+    text_keys,
+)
 from hierret.embed.ray import EngineUnavailableError, RayOptions
 from hierret.encoders.base import Encoder, Role
 from hierret.structure.hierarchy import Hierarchy
@@ -71,6 +78,7 @@ __all__ = [
     "RayOptions",
     "check_engine",
     "corpus_passages",
+    "embed_plan",
     "embed_texts",
     "parse_shard",
     "shard_of",
@@ -286,3 +294,88 @@ def embed_texts(
 def corpus_passages(hierarchy: Hierarchy) -> list[str]:
     """The passage texts ``hierret search`` embeds for ``hierarchy`` (units with text)."""
     return [hierarchy.text(u) for u in text_units(hierarchy, "passages")]
+
+
+def embed_plan(
+    folder: str | os.PathLike[str],
+    cache: VectorCache | None = None,
+    *,
+    engine: str = "local",
+    ray: RayOptions | None = None,
+    shard: tuple[int, int] | None = None,
+    show_progress: bool | None = None,
+) -> list[tuple[PlanGroup, EmbedReport]]:
+    """Embed every text a plan lists (``$HIERRET_PLAN``: :mod:`hierret.cache._plan`).
+
+    Each group's encoder is made again from its registered name and options
+    and must have the identity the planning run's had (the same model and
+    versions), else :class:`ValueError` before anything is embedded for it.
+    Vectors go through :func:`embed_texts` (so ``engine="ray"`` and ``shard``
+    work as there); a group of raw vectors (the model's own, before
+    normalisation, asked for by the precision study) is embedded here, on the
+    local engine, whatever ``engine`` says.
+
+    Parameters
+    ----------
+    folder : path-like
+        The plan folder a planning run wrote.
+    cache : VectorCache, optional
+        Default: ``VectorCache()`` (``$HIERRET_CACHE``).
+    engine, ray, shard, show_progress
+        As for :func:`embed_texts`.
+
+    Returns
+    -------
+    list of (PlanGroup, EmbedReport)
+        One per group, in the plan's order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from hierret.cache import Plan
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> cache = VectorCache(f"{tmp.name}/cache")
+    >>> ident = cached_encoder("hash", cache, dimension=8).identity
+    >>> Plan(f"{tmp.name}/plan").add(("hash", {"dimension": 8}), ident, "query", False, ["a", "b"])
+    >>> [str(r) for _, r in embed_plan(f"{tmp.name}/plan", cache, show_progress=False)]
+    ['2 texts (2 distinct): 0 in the cache, 2 embedded']
+    >>> tmp.cleanup()
+    """
+    store = cache if cache is not None else VectorCache()
+    out: list[tuple[PlanGroup, EmbedReport]] = []
+    for group in read_plan(folder):
+        encoder = cached_encoder(group.name, store, **group.options)
+        if encoder.identity != group.identity:
+            raise ValueError(
+                f"the plan asks for vectors of {group.identity.describe()}, but {group.name!r} "
+                f"here is {encoder.identity.describe()}: embed on a machine with the planning "
+                "run's model and versions, or plan again here"
+            )
+        if group.raw:
+            out.append((group, _embed_raw(group, encoder)))
+            continue
+        report = embed_texts(
+            group.texts,
+            encoder,
+            role=group.role,
+            engine=engine,
+            show_progress=show_progress,
+            model=group.name,
+            model_kw=group.options,
+            ray=ray if engine == "ray" else None,
+            shard=shard,
+        )
+        out.append((group, report))
+    return out
+
+
+def _embed_raw(group: PlanGroup, encoder: CachedEncoder) -> EmbedReport:
+    """A plan's raw-vector group, embedded and stored here (``encode_unnormalized``)."""
+    start = time.perf_counter()
+    plain = CachedEncoder(encoder.encoder, encoder.cache)  # no source: it never plans
+    before = plain.stats.hits
+    for s in range(0, len(group.texts), 4096):  # bounded memory: vectors are stored, not kept
+        plain.encode_unnormalized(group.texts[s : s + 4096], group.role)
+    cached = plain.stats.hits - before
+    n = len(group.texts)
+    return EmbedReport(n, n, cached, n - cached, time.perf_counter() - start)

@@ -68,7 +68,7 @@ def encoders(
             missing[name] = str(exc)
             _say(log, f"{name}: not available here, what needs it is skipped — {exc}")
             continue
-        found[name] = CachedEncoder(encoder, VectorCache()) if cache else encoder
+        found[name] = CachedEncoder(encoder, VectorCache(), (name, {})) if cache else encoder
         _say(log, f"{name}: {found[name].identity.describe()}")
     return found, missing
 
