@@ -160,6 +160,12 @@ def tests(session: nox.Session) -> None:
         "src/hierret",
         "-p",
         "no:cacheprovider",
+        # on every core (pytest-xdist): a test file is one unit of work, the Ray files one
+        # together (tests/conftest.py); `nox -s tests -- -n 0` runs them in this process
+        "-n",
+        "auto",
+        "--dist",
+        "loadgroup",
         "--durations=15",  # the slowest tests, so the command's time can be kept in check
         *session.posargs,
         env={**_env(), "HIERRET_SMOKE": "1"},

@@ -106,6 +106,37 @@ def real_qasper_sample(monkeypatch: pytest.MonkeyPatch) -> Path:
     return _real(monkeypatch, "Qasper sample", "qasper/qasper-train-sample10-v0.3.json")
 
 
+#: The most workers ``-n auto`` starts: each holds its own models and data (about 0.5 to
+#: 1 GB resident a worker, measured), and past this the Ray and notebook tests, one file
+#: each, make the run's length anyway.
+MAX_WORKERS = 8
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: the CPUs this process may run on, at most :data:`MAX_WORKERS`
+    (``$PYTEST_XDIST_AUTO_NUM_WORKERS`` when set). pytest-xdist's own count is psutil's
+    physical cores, which is 1 on a machine whose two virtual CPUs are one core's two
+    threads."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").isdigit():
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_WORKERS, cpus or 1))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups off the items
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N --dist loadgroup`` (the test command's), one file is one unit of
+    work: a test without an ``xdist_group`` mark joins its file's group, so a file's tests
+    run in one worker, in their order, and a module-scoped fixture (a Ray cluster, a model,
+    a small study) is made once, not once per worker. A file's own mark groups it with
+    others: the Ray files share ``ray``, so that no two Ray clusters run side by side."""
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
 @pytest.fixture(autouse=True)
 def _close_figures() -> Iterator[None]:
     """Close every pyplot figure a test opened, so none outlives it (pyplot keeps them)."""
