@@ -29,11 +29,7 @@ from hierret.embed_ray import RayOptions, ray_batches
 from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),  # Ray's own
-    # one worker runs both Ray files, one after the other: never two clusters at once
-    pytest.mark.xdist_group("ray"),
-]
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")  # Ray's own
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]

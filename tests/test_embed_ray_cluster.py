@@ -31,11 +31,7 @@ from hierret.encoders import HashEncoder
 
 ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),  # Ray's own
-    # one worker runs both Ray files, one after the other: never two clusters at once
-    pytest.mark.xdist_group("ray"),
-]
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")
 
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(1000)]
 #: What Ray says when a node's helper processes did not report in time (a loaded
