@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -104,6 +105,79 @@ def real_scifact(monkeypatch: pytest.MonkeyPatch) -> Path:
 def real_qasper_sample(monkeypatch: pytest.MonkeyPatch) -> Path:
     """The 10-paper Qasper v0.3 sample under :func:`data_home`; skipped without it."""
     return _real(monkeypatch, "Qasper sample", "qasper/qasper-train-sample10-v0.3.json")
+
+
+# -- the test command on every core: `pytest -n auto --dist loadgroup` (pytest-xdist) -------
+
+#: The most workers ``-n auto`` starts: each holds its own models and data (up to 1.8 GB
+#: resident a worker, measured), and past this the Ray and notebook tests, one file
+#: each, make the run's length anyway.
+MAX_WORKERS = 8
+
+#: Files that share one unit of work (one worker runs them one after the other): each
+#: starts a Ray cluster, and two clusters side by side on two cores are what makes Ray's
+#: helper processes miss its start-up deadlines.
+GROUPS = {"tests/test_embed_ray.py": "ray", "tests/test_embed_ray_cluster.py": "ray"}
+
+
+def _group(nodeid: str) -> str:
+    """The unit of work of the test ``nodeid``: its file, or the file's :data:`GROUPS`
+    name (an ``@group`` suffix, as pytest-xdist writes an ``xdist_group`` mark where it
+    can, comes first)."""
+    if nodeid.rfind("@") > nodeid.rfind("]"):
+        return nodeid.rsplit("@", 1)[1]
+    path = nodeid.split("::", 1)[0]
+    return GROUPS.get(path, path)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: the CPUs this process may run on, at most :data:`MAX_WORKERS`
+    (``$PYTEST_XDIST_AUTO_NUM_WORKERS`` when set). pytest-xdist's own count is psutil's
+    physical cores, which is 1 on a machine whose two virtual CPUs are one core's two
+    threads."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").isdigit():
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_WORKERS, cpus or 1))
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: one unit of work per :func:`_group`, so a file's tests run in
+    one worker, in their order, and a module-scoped fixture (a Ray cluster, a model, a
+    small study) is made once, not once per worker.
+
+    pytest-xdist 3.8's own loadgroup scheduler groups by an ``@group`` suffix it writes
+    into each marked test's node id, which pytest 9.2's structured node ids no longer
+    take: it silently hands out every test alone (pytest-xdist issue 1386). This one
+    reads the same suffix when it is there, and the file otherwise."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return ByGroup(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` the long units (a cluster, a real model: a file with a
+    ``slow`` test) come first; with the test command's ``--no-loadscope-reorder`` xdist
+    hands units out in this order, so the run does not end on one worker busy with a
+    model while the other has nothing left (on two cores a unit of a minute at the end
+    is a minute more for the whole command). The rest keep their file order."""
+    # a worker's options say `dist = "no"`; pytest-xdist notes the controller's loadgroup
+    if config.getoption("dist", "no") != "loadgroup" and not getattr(
+        config.option, "loadgroup", False
+    ):
+        return
+    heavy = set(GROUPS.values()) | {
+        _group(item.nodeid) for item in items if item.get_closest_marker("slow")
+    }
+    items.sort(key=lambda item: _group(item.nodeid) not in heavy)  # stable
 
 
 @pytest.fixture(autouse=True)
