@@ -111,6 +111,7 @@ def test_the_command_line_embeds_a_plan_and_refuses_a_missing_folder(
     assert "no such folder; make a plan first" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_warm_leaves_nothing_for_the_notebook_to_embed(tmp_path: Path) -> None:
     """docs/warm.py on an empty cache, then the same run: 0 texts embedded, all cached."""
     env = {
