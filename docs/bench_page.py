@@ -201,7 +201,7 @@ AGREEMENT_CORPORA = {
 def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
     """``e5-small-torch`` against the exact ``e5-small`` engine on DR-002's corpora, and
     whether the largest difference lies within what DR-002 measured a CPU model to
-    change in the engine (``variation_e5_small_cpu_maxabs``): the bar a faster path
+    change in the engine (``variation_e5_small_cpu_maxabs``): the bar another path
     must clear to replace the engine, with identical top-10 rankings."""
     if agreement is None:
         return []
@@ -209,7 +209,7 @@ def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
     corpora = [c for c in AGREEMENT_CORPORA if f"{c}_units" in v]
     out = [
         "",
-        "## e5-small on a faster path",
+        "## e5-small through PyTorch",
         "",
         "`e5-small-torch` runs e5-small's own 4-bit weights, expanded once to float32, "
         "through PyTorch, with the engine's tokenizer, windows, pooling and activation "
@@ -240,7 +240,7 @@ def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
     differ = sum(v[f"{c}_top10_set_differs"] + v[f"{c}_top10_order_differs"] for c in corpora)
     within = worst <= bar and differ == 0
     verdict = (
-        "**within** it, and every top 10 is identical: the faster path may replace the engine"
+        "**within** it, and every top 10 is identical: the PyTorch path may replace the engine"
         if within
         else "**not within** it"
         + (" (the largest difference exceeds it)" if worst > bar else "")
@@ -250,7 +250,7 @@ def agreement_table(agreement: V | None, dr002: V | None) -> list[str]:
     )
     out += [
         f"DR-002 measured what a CPU model changes in the engine itself (its wheel's binary "
-        f"against the exact build): a largest element difference of {bar:.4f}. The faster "
+        f"against the exact build): a largest element difference of {bar:.4f}. The PyTorch "
         f"path's largest difference here, {worst:.4f}, is {verdict}.",
         "",
         f"Load when this comparison began: {agreement['identity']['load_1min_at_start']:.1f} "
@@ -445,6 +445,11 @@ def page(
         f"* repeats: {identity['repeat']}; Python {machine['python']}, numpy {machine['numpy']}, "
         f"torch {machine['torch']}",
         "* peers: " + ", ".join(f"{k} {val}" for k, val in identity["peers"].items()),
+        *(
+            [f"* the exact e5 engine ran on {identity['e5_binary']}"]
+            if identity.get("e5_binary")
+            else []
+        ),
         "",
     ]
     return "\n".join(text)

@@ -124,6 +124,17 @@ def gather(out: Path) -> tuple[dict[str, int | float], dict[str, Any]]:
     return values, described
 
 
+def _e5_binary() -> str | None:
+    """The binary the exact e5 engine runs here: hierret's fast build where its check
+    passed on this machine, else the IEEE build (:attr:`E5Encoder.binary`)."""
+    try:
+        from hierret.encoders import load_encoder
+
+        return str(load_encoder("e5-small", show_progress=False).binary)
+    except (ImportError, RuntimeError, OSError, AttributeError):
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -146,6 +157,7 @@ def main() -> None:
         "repeat": args.repeat,
         "nice": os.nice(0),
         "peers": {p: _version(p) for p in PEERS},
+        "e5_binary": _e5_binary(),  # which build the exact engine ran: a machine fact
         **described,
     }
     results = args.results if args.results is not None else args.out
