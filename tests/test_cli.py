@@ -184,7 +184,7 @@ def test_interrupt_says_the_cache_is_kept(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("hierret.cli.build_hierarchy", interrupted)
+    monkeypatch.setattr("hierret.cli._run.build_hierarchy", interrupted)
     assert main(search(cache_dir)) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_cases import Case, Facts, kept, right
-from hierret import cli
+import hierret.cli._run as cli  # its cached_encoder is swapped for a case
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.cache import _shelf as cache_mod  # where shards are written
 from hierret.cli import main

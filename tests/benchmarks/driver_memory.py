@@ -10,7 +10,7 @@ their cache keys, and the partition rows handed to ``ray.data.from_items`` with 
 Arrow table it builds from them (pyarrow, as Ray Data does). Prints bytes per
 passage for each; the resident set (psutil) is printed beside them for scale.
 Until 2026-12-06 the command kept the corpus and its hierarchy through the run;
-it now lets them go once the passage texts are made (``hierret.cli._passages``).
+it now lets them go once the passage texts are made (``hierret.cli._run._passages``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def measure(corpus: str = "scifact") -> dict[str, Any]:
     mark("hierarchy built")
     texts = corpus_passages(hierarchy)
     mark("passage texts")
-    del bundle, hierarchy  # what hierret embed keeps from here on (cli._passages)
+    del bundle, hierarchy  # what hierret embed keeps from here on (cli._run._passages)
     mark("corpus and hierarchy let go")
     distinct = list(dict.fromkeys(texts))
     keys = text_keys(HashEncoder().identity, "passage", distinct)
