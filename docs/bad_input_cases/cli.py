@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import hierret
-from bad_input_cases import Case, Check, Facts, kept, right
 import hierret.cli._run as cli  # its cached_encoder is swapped for a case
+from bad_input_cases import Case, Check, Facts, kept, right
 from hierret.cache import CachedEncoder
 from hierret.cli import main
 from hierret.encoders import Encoder, HashEncoder

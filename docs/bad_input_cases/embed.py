@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bad_input_cases import Case, Facts, kept, right
 import hierret.cli._run as cli  # its cached_encoder is swapped for a case
+from bad_input_cases import Case, Facts, kept, right
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.cache import _shelf as cache_mod  # where shards are written
 from hierret.cli import main

@@ -165,9 +165,10 @@ class CachedEncoder(Encoder):
         self.stats.misses += len(missing)
         self.stats.duplicates += len(items) - len(unique_keys)
         _clock.count(ident.label(), cached=len(unique_keys) - len(missing))
-        plan = active_plan() if len(missing) and self.source is not None else None
-        if plan is not None and self.source is not None:  # planning: list, stand in, keep none
-            plan.add(self.source, self.identity, role, raw, [unique_texts[j] for j in missing])
+        source = self.source if len(missing) else None
+        plan = active_plan() if source is not None else None
+        if plan is not None and source is not None:  # planning: list, stand in, keep none
+            plan.add(source, self.identity, role, raw, [unique_texts[j] for j in missing])
             vectors[missing] = stand_ins([unique_keys[j] for j in missing], ident.dimension)
         elif len(missing):
             store = can_store(self.cache, ident, warn=not self._warned, what="Vectors")

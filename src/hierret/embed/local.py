@@ -373,9 +373,7 @@ def _embed_raw(group: PlanGroup, encoder: CachedEncoder) -> EmbedReport:
     """A plan's raw-vector group, embedded and stored here (``encode_unnormalized``)."""
     start = time.perf_counter()
     plain = CachedEncoder(encoder.encoder, encoder.cache)  # no source: it never plans
-    before = plain.stats.hits
     for s in range(0, len(group.texts), 4096):  # bounded memory: vectors are stored, not kept
         plain.encode_unnormalized(group.texts[s : s + 4096], group.role)
-    cached = plain.stats.hits - before
-    n = len(group.texts)
+    n, cached = len(group.texts), plain.stats.hits
     return EmbedReport(n, n, cached, n - cached, time.perf_counter() - start)
