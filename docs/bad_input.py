@@ -119,6 +119,21 @@ def _waited(pid: int) -> dict[int, float]:
     return waited
 
 
+def _descendants(process: psutil.Process, besides: Set[int]) -> list[psutil.Process]:
+    """The child processes of ``process`` and theirs, less those in ``besides`` with all
+    of their own (whose time, when they end, goes to a parent that is not counted)."""
+    found, todo = [], [process]
+    while todo:
+        try:
+            children = todo.pop().children()
+        except psutil.Error:  # ended meanwhile
+            continue
+        fresh = [c for c in children if c.pid not in besides]
+        found += fresh
+        todo += fresh
+    return found
+
+
 def usage(besides: Set[int] = frozenset()) -> tuple[float, dict[int, float]]:
     """What this process and its child processes have used: (CPU time, waits for a CPU).
 
@@ -126,7 +141,7 @@ def usage(besides: Set[int] = frozenset()) -> tuple[float, dict[int, float]]:
     processes that ended and of those still running, their children included; and, for
     each thread running now, the seconds it waited, ready to run, for a CPU (Linux only:
     empty elsewhere). Running child processes whose ids are in ``besides`` (those a case
-    did not start, say) are left out.
+    did not start, say) are left out, and so are their own children.
 
     Examples
     --------
@@ -139,9 +154,7 @@ def usage(besides: Set[int] = frozenset()) -> tuple[float, dict[int, float]]:
     own = me.cpu_times()
     cpu = own.user + own.system + own.children_user + own.children_system
     waited = _waited(me.pid)
-    for child in me.children(recursive=True):
-        if child.pid in besides:
-            continue
+    for child in _descendants(me, besides):
         try:
             t = child.cpu_times()
         except psutil.Error:  # ended meanwhile: its time is in its parent's children_*
@@ -172,16 +185,22 @@ class _Watch(threading.Thread):
         self._besides = frozenset(c.pid for c in psutil.Process().children(recursive=True))
         self._cpu0, self._seen = usage(self._besides)
         self._waited = 0.0
+        self._cpu = 0.0
 
     def _used(self, own_cpu: float) -> tuple[float, float]:
-        """(CPU seconds, CPU seconds plus seconds waited for a CPU) since the case began."""
+        """(CPU seconds, CPU seconds plus seconds waited for a CPU) since the case began.
+
+        Both only grow: a child process that has ended but is not yet reaped is in no
+        reading (not among the running, not yet in its parent's ``children_*``), so a
+        reading can fall for a moment; the highest reading so far stands until then.
+        """
         cpu, waited = usage(self._besides)
         for tid, seconds in waited.items():
             if tid != self.native_id:  # a thread's wait counts from its first sight
                 self._waited += max(0.0, seconds - self._seen.get(tid, 0.0))
         self._seen = waited
-        cpu -= self._cpu0 + own_cpu
-        return cpu, cpu + self._waited
+        self._cpu = max(self._cpu, cpu - self._cpu0 - own_cpu)
+        return self._cpu, self._cpu + self._waited
 
     def run(self) -> None:
         own = time.thread_time()  # the watch's own CPU time is no progress of the case

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
+import psutil
 import pytest
 
 from hierret.cache import VectorCache
@@ -431,3 +432,44 @@ def test_a_neutral_placeholder_shows_on_the_page() -> None:
     cell = page._cell(f"file://{tempfile.gettempdir()}/tmpab_1/q.tgz at 127.0.0.1:8123")
     assert cell == "file://[tmp]/q.tgz at 127.0.0.1:[port]"
     assert not re.search(r"<[a-z]+>", cell)
+
+
+def test_a_reading_that_falls_for_a_moment_is_no_loss_of_progress(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child that has ended but is not yet reaped is in no reading: the CPU time read
+    falls for a moment (2.5 s to 0 here, as when the failure was seen under load), and
+    the watch keeps the highest reading instead of counting the fall against the case."""
+    readings = iter([(0.0, {}), (1.0, {}), (2.5, {}), (0.0, {}), (2.6, {})])
+    monkeypatch.setattr(page, "usage", lambda besides=frozenset(): next(readings))
+    watch = page._Watch()
+    seen = [watch._used(0.0)[0] for _ in range(4)]
+    assert seen == [1.0, 2.5, 2.5, 2.6]
+
+
+def test_the_children_of_a_process_the_case_did_not_start_are_not_its_own() -> None:
+    """A process running before the case (left by another test, say) may start children
+    of its own; their time, when they end, goes to that process, which is not counted, so
+    counting them would make the reading fall."""
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys\nsubprocess.run(sys.argv[1:])",
+            *_CHILD_WORKS,
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not psutil.Process(parent.pid).children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert psutil.Process(parent.pid).children(), "the parent never started its child"
+        pids = {p.pid for p in page._descendants(psutil.Process(), frozenset({parent.pid}))}
+        assert parent.pid not in pids
+        assert not pids & {c.pid for c in psutil.Process(parent.pid).children()}
+        assert parent.pid in {p.pid for p in page._descendants(psutil.Process(), frozenset())}
+    finally:
+        for child in psutil.Process(parent.pid).children(recursive=True):
+            child.kill()
+        parent.kill()
+        parent.wait()
