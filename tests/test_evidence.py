@@ -18,7 +18,7 @@ from statsmodels.stats.power import NormalIndPower
 
 from hierret.publish import claims, evidence, record
 from hierret.stats import StatsSettings, paired_randomization
-from hierret.stats.evidence import Ledger, PairedTest, adjust, detectable
+from hierret.stats.evidence import Ledger, PairedTest, Tested, adjust, detectable
 from hierret.study import experiment
 from hierret.study.result import LEDGER as ledger
 
@@ -100,6 +100,45 @@ def test_publish_refuses_differences_it_is_not_handed_the_tests_of(tmp_path) -> 
         record.publish("dr009", values, {}, tmp_path)
     assert not list(tmp_path.iterdir())
     record.publish("dr009", {"n": 3}, {}, tmp_path)  # nothing tested: no ledger needed
+
+
+def test_a_published_difference_brings_its_own_test_even_when_another_has_its_numbers(
+    tmp_path,
+) -> None:
+    """The same comparison tested in two families (equal numbers, different Holm families):
+    the record's evidence is the family of the table it published, whichever came first.
+    Matching the numbers cannot tell them apart; the difference's own test can."""
+    a, b = _scores(1, 60, 0.3)
+    c, _ = _scores(2, 60, 0.1)
+    stats = StatsSettings(n_resamples=200)
+    alone = experiment.compare({"a": a, "b": b}, "b", stats=stats, ledger=ledger)
+    both = experiment.compare({"a": a, "b": b, "c": c}, "b", stats=stats, ledger=ledger)
+    assert alone.loc["a", "diff"] == both.loc["a", "diff"]  # the same numbers
+    for table, size in ((both, 2), (alone, 1)):
+        values = record.table_values(table, "x", ["a"], ["diff", "diff_low", "diff_high"])
+        assert isinstance(values["x_a_diff"], Tested)
+        record.publish("dr009", values, {}, tmp_path, evidence=ledger)
+        tests, _ = evidence.load(tmp_path, "dr009")
+        assert list(tests.loc[tests["key"] == "x_a", "family_size"]) == [size]
+        assert len(tests) == size  # the published test and the rest of its family
+
+
+def test_a_difference_that_lost_its_test_is_refused_not_matched(tmp_path) -> None:
+    """A difference copied out of its table (here: typed) is refused with the fix, even
+    though a test with exactly its numbers is in the ledger; nothing is written."""
+    a, b = _scores(1, 60, 0.3)
+    table = experiment.compare(
+        {"a": a, "b": b}, "b", stats=StatsSettings(n_resamples=200), ledger=ledger
+    )
+    typed = {k: float(table.loc["a", k]) for k in ("diff", "diff_low", "diff_high")}
+    values = {f"x_{k}": v for k, v in typed.items()}
+    with pytest.raises(ValueError, match="'x_diff' carries no test: make it with table_values"):
+        record.publish("dr009", values, {}, tmp_path, evidence=ledger)
+    assert not (tmp_path / "dr009.json").exists()
+    other = Ledger()
+    values["x_diff"] = record.table_values(table, "x", ["a"], ["diff"])["x_a_diff"]
+    with pytest.raises(ValueError, match="not in the ledger handed to publish"):
+        record.publish("dr009", values, {}, tmp_path, evidence=other)
 
 
 def test_a_p_value_far_from_alpha_is_not_redrawn() -> None:
@@ -232,7 +271,8 @@ def test_question_ids_that_look_missing_read_back_as_written(tmp_path, ids) -> N
     t = PairedTest("mean", "NA", "None", ids, (0.9, 0.8, 0.7, 0.6),
                     (0.5, 0.6, 0.7, 0.8), 0.1, -0.2, 0.4, 0.5, 0.95, 99, 0)  # fmt: skip
     _ = ledger.adjust([ledger.keep(t)])
-    evidence.write(tmp_path, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
+    diff = Tested(0.1, ledger.tests[-1])
+    evidence.write(tmp_path, "x", {"x_diff": diff, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
     tests, questions = evidence.load(tmp_path, "x")
     assert list(questions["query"]) == list(ids)
     assert list(tests[["arm_a", "arm_b"]].iloc[0]) == ["NA", "None"]

@@ -127,14 +127,12 @@ def _study(results: Path) -> dict[str, float]:
     merging.tune(r, h, list(queries), [0.0, 0.5, 1.0], folds=3)  # arms scored at ndcg@10
     router.add_routed(r, list(queries), h, ["chunk", "rawspan-section", "bm25"], folds=3)
     casebook.write("dr9", None, {"study": r})  # added arms' runs stay out of its explorer
+    columns = ["diff", "diff_low", "diff_high"]
     added = r.tests("ndcg@10", family=ADDED, name="added")
-    for (target, a, b), row in added.set_index(["target", "arm_a", "arm_b"]).iterrows():
-        for col in ("diff", "diff_low", "diff_high"):
-            values[f"added_{target}_{a}_{b}_{col}"] = float(row[col])
+    values |= record.table_values(added, template="added_{target}_{arm_a}_{arm_b}_{column}",
+                                  columns=columns)  # fmt: skip
     sizes = experiment.between(runs, "chunk", "ndcg@10")
-    for (target, a), row in sizes.set_index(["target", "arm_a"]).iterrows():
-        for col in ("diff", "diff_low", "diff_high"):
-            values[f"size_{target}_{a}_{col}"] = float(row[col])
+    values |= record.table_values(sizes, template="size_{target}_{arm_a}_{column}", columns=columns)
     record.publish("dr9", values, {}, results, evidence=ledger)
     return values
 

@@ -33,18 +33,21 @@ with the TREC run files and qrels of the tests' arms in
 record, for every published test ``K``: ``K_p``, ``K_p_holm`` (for families of
 two or more), ``K_family_size``, ``K_mde``, ``K_margin_low`` and
 ``K_margin_high``. The tests are those of the ledger the study hands over
-(:class:`hierret.stats.evidence.Ledger`); a published difference is matched to
-the test of that ledger that computed it by its three numbers (difference and
-interval limits, bit for bit). Nothing here is kept between calls.
+(:class:`hierret.stats.evidence.Ledger`); a published difference carries the
+test that computed it (a :class:`~hierret.stats.evidence.Tested` float, which
+:func:`hierret.publish.record.table_values` makes from a comparison's table), and
+the test is found in that ledger as the same object (:func:`published_tests`): no number
+is matched to find it. Nothing here is kept between calls.
 
 Examples
 --------
->>> from hierret.stats.evidence import Ledger, PairedTest
+>>> from hierret.stats.evidence import Ledger, PairedTest, Tested
 >>> book = Ledger()
 >>> t = PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
 ...                (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
 >>> _ = book.adjust([book.keep(t)])
->>> tests, questions = frames({"x_diff": 0.2, "x_diff_low": 0.0, "x_diff_high": 0.4}, book)
+>>> published = {"x_diff": Tested(0.2, book.tests[0]), "x_diff_low": 0.0, "x_diff_high": 0.4}
+>>> tests, questions = frames(published, book)
 >>> tests[["test", "key", "arm_a", "n", "p", "family_size"]].to_dict("records")
 [{'test': 'T1', 'key': 'x', 'arm_a': 'a', 'n': 3, 'p': 0.25, 'family_size': 1}]
 >>> questions.shape
@@ -64,9 +67,18 @@ import pandas as pd
 
 import hierret.publish.runfiles as runfiles
 from hierret._files import atomic_write
-from hierret.stats.evidence import Ledger, PairedTest, detectable, margin_interval
+from hierret.stats.evidence import Ledger, PairedTest, Tested, detectable, margin_interval
 
-__all__ = ["READ_OPTIONS", "TEST_COLUMNS", "derived", "frames", "load", "match", "paths", "write"]
+__all__ = [
+    "READ_OPTIONS",
+    "TEST_COLUMNS",
+    "derived",
+    "frames",
+    "load",
+    "paths",
+    "published_tests",
+    "write",
+]
 
 #: How to read both files back as written: ``pd.read_csv(path, **READ_OPTIONS)``. Ids stay
 #: text (``NA``, ``None``, ``null``, ``N/A``, ``007`` included); only an empty field is missing.
@@ -86,54 +98,59 @@ TEST_COLUMNS = [
 ]  # fmt: skip
 
 
-def match(values: Mapping[str, Any], ledger: Ledger) -> dict[str, int]:
+def published_tests(values: Mapping[str, Any], ledger: Ledger) -> dict[str, int]:
     """Each published test's key ``K`` and the number in ``ledger`` of the test that computed
     it.
 
     ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
-    all in ``values``; its candidates are the kept tests with the same three
-    numbers (and the same ``K_p`` or ``K_p_holm`` when the record has them).
-    When a study computed the same comparison twice (the same arms tested in
-    two families), the candidate whose family holds the most candidates of
-    the record's other keys wins (the family the record published), then the
-    first in the order computed that no earlier key took.
+    all in ``values``; ``K_diff`` is then a :class:`~hierret.stats.evidence.Tested`
+    float, which carries its test (:func:`hierret.publish.record.table_values`
+    makes it from a comparison's table), and the test is found in ``ledger`` as
+    that very object: nothing is matched by its numbers.
+
+    Raises
+    ------
+    ValueError
+        A published difference that carries no test (made from a table whose
+        tests were lost in reshaping, or typed by hand), or whose test is not in
+        ``ledger``.
+
+    Examples
+    --------
+    >>> from hierret.stats.evidence import PairedTest, Tested
+    >>> book = Ledger()
+    >>> t = PairedTest("mean", "a", "b", ("q1", "q2"), (1.0, 0.5), (0.5, 0.5),
+    ...                0.25, 0.0, 0.5, 0.5, 0.95, 99, 0)
+    >>> i = book.keep(t)
+    >>> published_tests({"x_diff": Tested(0.25, t), "x_diff_low": 0.0, "x_diff_high": 0.5}, book)
+    {'x': 0}
+    >>> published_tests({"x_diff": 0.25, "x_diff_low": 0.0, "x_diff_high": 0.5}, book)
+    Traceback (most recent call last):
+    ...
+    ValueError: the published difference 'x_diff' carries no test: ...
     """
-    index: dict[tuple[float, float, float], list[int]] = {}
-    for i, t in enumerate(ledger.tests):
-        index.setdefault((t.diff, t.low, t.high), []).append(i)
-    options: dict[str, list[int]] = {}
-    for name in values:
-        if not name.endswith("_diff"):
-            continue
-        k = name[: -len("_diff")]
-        try:
-            triple = (float(values[name]), float(values[f"{k}_diff_low"]),
-                      float(values[f"{k}_diff_high"]))  # fmt: skip
-        except KeyError:
-            continue
-        candidates = index.get(triple, [])
-        for col, get in (("p", lambda i: ledger.tests[i].p), ("p_holm", ledger.adjusted)):
-            if f"{k}_{col}" in values:
-                same = [i for i in candidates if get(i) == float(values[f"{k}_{col}"])]
-                candidates = same or candidates
-        if candidates:
-            options[k] = candidates
+    where = {id(t): i for i, t in enumerate(ledger.tests)}
     found: dict[str, int] = {}
-    taken: set[int] = set()
-    for k, candidates in options.items():
-        others = {i for key, c in options.items() if key != k for i in c}
-        score = {i: _siblings(ledger, i, others) for i in candidates}
-        chosen = [i for i in candidates if score[i] == max(score.values())]
-        unused = [i for i in chosen if i not in taken]
-        found[k] = (unused or chosen)[0]
-        taken.add(found[k])
+    for name, value in values.items():
+        k = name[: -len("_diff")]
+        if not name.endswith("_diff") or f"{k}_diff_low" not in values:
+            continue
+        if f"{k}_diff_high" not in values:
+            continue
+        test = getattr(value, "test", None)
+        if not isinstance(value, Tested) or test is None:
+            raise ValueError(
+                f"the published difference {name!r} carries no test: make it with table_values "
+                "from a comparison's table, whose 'test' column carries each row's test however "
+                "the table is reshaped (keep that column), not by hand"
+            )
+        if id(test) not in where:
+            raise ValueError(
+                f"the test of the published difference {name!r} ({test.a} − {test.b}) is not in "
+                "the ledger handed to publish: hand the ledger the study kept its tests in"
+            )
+        found[k] = where[id(test)]
     return found
-
-
-def _siblings(ledger: Ledger, test: int, others: set[int]) -> int:
-    """How many other members of ``test``'s family are among ``others``."""
-    fam = ledger.family_of(test)
-    return 0 if fam is None else sum(m in others for m in fam.members if m != test)
 
 
 def derived(
@@ -180,7 +197,7 @@ def _ordered(values: Mapping[str, Any], ledger: Ledger) -> list[tuple[int, str, 
     """The rows of ``{name}-tests.tsv`` in order: each kept test's number, the key it
     publishes (empty for an unquoted family member) and its family's id and label
     (``(f"T{n}", "one test")`` for a test in no family, ``n`` its row)."""
-    matched = match(values, ledger)
+    matched = published_tests(values, ledger)
     by_test: dict[int, list[str]] = {}
     for k, i in matched.items():
         by_test.setdefault(i, []).append(k)

@@ -38,7 +38,7 @@ import pandas as pd
 
 import hierret.publish.evidence as tested_values
 from hierret.publish.report import glue, write_results
-from hierret.stats.evidence import Ledger
+from hierret.stats.evidence import TEST_COLUMN, Ledger, PairedTest, Tested
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
 
@@ -120,7 +120,11 @@ def table_values(
         Key to value, rows then columns in the order given. Empty cells (NaN,
         ``None``, such as the baseline's difference with itself) are left
         out. Counts (:data:`COUNT_COLUMNS` and integer columns) are ``int``,
-        every other value a ``float``.
+        every other value a ``float``; a ``diff`` whose row has its test in
+        the column :data:`TEST_COLUMN` (a comparison's table, however reshaped)
+        is a :class:`~hierret.stats.evidence.Tested` float carrying that test,
+        which :func:`publish` writes the evidence of. That column is never a
+        value itself.
 
     Raises
     ------
@@ -146,7 +150,8 @@ def table_values(
     ValueError: columns ['median'] are not in the table: mean, low, hits
     """
     frame = table.to_frame("") if isinstance(table, pd.Series) else table
-    named_columns = _named(list(frame.columns) if columns is None else columns)
+    numbers = [c for c in frame.columns if c != TEST_COLUMN]  # the tests are not values
+    named_columns = _named(numbers if columns is None else columns)
     named_rows = _named(list(frame.index) if rows is None else rows)
     for what, picked, have in (
         ("columns", named_columns, frame.columns),
@@ -156,6 +161,7 @@ def table_values(
         if missing:
             raise ValueError(f"{what} {missing} are not in the table: {', '.join(map(str, have))}")
     out: dict[str, int | float] = {}
+    carried = TEST_COLUMN in frame.columns
     for label, name in named_rows.items():
         i = frame.index.get_loc(label)
         if not isinstance(i, int):
@@ -182,6 +188,9 @@ def table_values(
                     f"two cells get the key {name_!r}: name every label that tells them apart"
                 )
             out[name_] = _number(frame, column, value)
+            test: object = frame[TEST_COLUMN].iat[i] if carried and column == "diff" else None
+            if isinstance(test, PairedTest):  # the difference carries its test
+                out[name_] = Tested(out[name_], test)
     return out
 
 
@@ -262,7 +271,9 @@ def publish(
                 "(hierret.study.LEDGER for results of experiment.run)"
             )
         evidence = Ledger()
-    values.update(tested_values.derived(values, tested_values.match(values, evidence), evidence))
+    values.update(
+        tested_values.derived(values, tested_values.published_tests(values, evidence), evidence)
+    )
     matched = {p: [k for k in values if fnmatch.fnmatchcase(k, p)] for p in facts}
     idle = [p for p, keys in matched.items() if not keys]
     if idle:

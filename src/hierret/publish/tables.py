@@ -53,6 +53,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from hierret.publish.record import COUNT_COLUMNS
+from hierret.stats.evidence import TEST_COLUMN
 
 __all__ = [
     "COLUMN_FORMATS",
@@ -368,7 +369,9 @@ def styled(
     Parameters
     ----------
     table : DataFrame or Series
-        A result table; a series is shown as one column.
+        A result table; a series is shown as one column. A comparison's
+        column of tests (:data:`~hierret.stats.evidence.TEST_COLUMN`) is left
+        out: it is the evidence behind the numbers, not a number.
     caption : str
         What the table shows, displayed with it.
     n_resamples, decimals, p_decimals, formats
@@ -386,6 +389,8 @@ def styled(
         Displayed by a notebook as an HTML table with a ``<caption>``.
     """
     frame = _frame(table)
+    if TEST_COLUMN in frame.columns and frame.columns.nlevels == 1:  # evidence, not a cell
+        frame = frame.drop(columns=TEST_COLUMN)
     if len(frame):  # a column with no value says nothing (the tests of a table without any)
         frame = frame.loc[:, frame.notna().any(axis=0)]
     named = [str(n) for n in frame.index.names if n is not None]

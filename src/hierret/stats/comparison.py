@@ -140,6 +140,9 @@ def _table(
     adjusted, published = _adjust(kept, rows, ledger)
     table = pd.DataFrame.from_dict(dict(rows), orient="index").reindex(columns=list(columns[:-1]))
     table["p_holm"] = pd.Series(adjusted, dtype=float)
+    table[evidence.TEST_COLUMN] = pd.Series(
+        published, dtype=object
+    )  # rides with its row when reshaped
     table.index.name = "arm"
     table.attrs.update(
         baseline=baseline, family=list(declared), confidence=confidence, tests=published
@@ -185,9 +188,11 @@ def compare(
         of the mean), and for family members ``diff``, ``diff_low``,
         ``diff_high`` (paired bootstrap), ``p`` (paired randomisation) and
         ``p_holm``: the columns :data:`MEAN_COLUMNS`, empty (NaN) for the arms
-        not tested, whether or not any arm is. Its ``attrs["tests"]`` holds
-        each tested arm's test as published
-        (:class:`hierret.stats.evidence.PairedTest`), by row.
+        not tested, whether or not any arm is; then ``test``, each tested arm's
+        test as published (:class:`hierret.stats.evidence.PairedTest`), which
+        stays with its row however the table is reshaped (a record's
+        evidence is found by it: :func:`hierret.publish.record.table_values`),
+        also in ``attrs["tests"]`` by row.
     """
     frame = align(per_query)
     declared = _family(list(frame.columns), baseline, family)
@@ -220,7 +225,8 @@ def compare_hits(
     Returns one row per arm: ``hits``, ``n``, ``rate`` with its Wilson interval
     (``low``, ``high``), and for family members the paired counts, the
     difference with Newcombe's paired score interval, McNemar's exact ``p`` and
-    ``p_holm``; the tests in ``attrs["tests"]`` and ``ledger`` as :func:`compare`'s.
+    ``p_holm``; the tests in the ``test`` column, ``attrs["tests"]`` and ``ledger`` as
+    :func:`compare`'s.
 
     Examples
     --------
@@ -305,7 +311,8 @@ def paired_tests(
     pandas.DataFrame
         One row per pair (index ``"a vs b"``): ``a``, ``b``, ``mean_a``,
         ``mean_b`` (hit rates for hits), ``diff`` with its paired interval
-        (``diff_low``, ``diff_high``), ``p`` and ``p_holm``.
+        (``diff_low``, ``diff_high``), ``p``, ``p_holm`` and ``test`` (the
+        pair's test as published, as in :func:`compare`).
 
     Examples
     --------
@@ -350,6 +357,9 @@ def paired_tests(
     adjusted, published = _adjust(kept, rows, ledger, name)  # a p drawn again is in rows too
     table = pd.DataFrame.from_dict(rows, orient="index")
     table["p_holm"] = pd.Series(adjusted, dtype=float)
+    table[evidence.TEST_COLUMN] = pd.Series(
+        published, dtype=object
+    )  # rides with its row when reshaped
     table.attrs.update(confidence=stats.confidence, n=max(sizes, default=0), tests=published)
     return table
 

@@ -66,10 +66,12 @@ __all__ = [
     "REDRAW_VARIANCE",
     "REFINE_FACTOR",
     "RESOLUTION_SE",
+    "TEST_COLUMN",
     "Family",
     "Judged",
     "Ledger",
     "PairedTest",
+    "Tested",
     "adjust",
     "attach",
     "detectable",
@@ -152,10 +154,53 @@ class PairedTest:
         """The number of questions."""
         return len(self.queries)
 
+    def __repr__(self) -> str:
+        """Short, for a table's ``test`` column: the kind, the arms, the questions and the
+        difference (the scores themselves are in :attr:`x` and :attr:`y`)."""
+        return f"PairedTest({self.kind}: {self.a} − {self.b}, n={self.n}, diff={self.diff:+.4g})"
+
     def __deepcopy__(self, memo: dict[int, object]) -> PairedTest:
         """The test itself: it is immutable (pandas deep-copies a table's ``attrs``, which
         hold its tests, on every operation)."""
         return self
+
+
+#: The column of a comparison's table that holds each row's test
+#: (:func:`hierret.stats.comparison.compare`): a column, not ``attrs``, so that it stays
+#: with its row when the table is renamed, reset, concatenated or filtered.
+TEST_COLUMN = "test"
+
+
+class Tested(float):
+    """A difference as published, carrying the paired test that computed it.
+
+    A :class:`float` in every use (arithmetic, comparison, formatting, JSON); its
+    ``test`` is the ledger's :class:`PairedTest`, so that a record finds the
+    evidence of each difference it publishes by the test itself (the same
+    object its ledger holds), never by matching numbers. Tables of comparisons
+    hold each row's test in their :data:`TEST_COLUMN`;
+    :func:`hierret.publish.record.table_values` hands each ``diff`` on as a
+    ``Tested``.
+
+    Examples
+    --------
+    >>> t = PairedTest("mean", "a", "b", ("q1", "q2"), (1.0, 0.5), (0.5, 0.5),
+    ...                0.25, 0.0, 0.5, 0.5, 0.95, 99, 0)
+    >>> d = Tested(0.25, t)
+    >>> d + 0.25, f"{d:+.2f}", d.test is t
+    (0.5, '+0.25', True)
+    """
+
+    test: PairedTest
+    __test__ = False  # not a test class for pytest, whose name rule it meets
+
+    def __new__(cls, value: float, test: PairedTest) -> Tested:
+        self = super().__new__(cls, value)
+        self.test = test
+        return self
+
+    def __reduce__(self) -> tuple[type[Tested], tuple[float, PairedTest]]:
+        return Tested, (float(self), self.test)
 
 
 @dataclass

@@ -78,6 +78,7 @@ from hierret.rerank import (
 )
 from hierret.search.profile import Profile, Ranker
 from hierret.search.searcher import Searcher
+from hierret.stats.evidence import TEST_COLUMN, Tested
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result
@@ -593,6 +594,8 @@ def matrix_values(result: Result, prefix: str) -> dict[str, float]:
         for _, row in result.tests(m).iterrows():
             for col in ("diff", "diff_low", "diff_high", "p_holm"):
                 out[key(prefix, row["arm_a"], "vs_first", m, col)] = float(row[col])
+            diff = key(prefix, row["arm_a"], "vs_first", m, "diff")
+            out[diff] = Tested(out[diff], row[TEST_COLUMN])  # the difference carries its test
     for arm, trace in result.traces.items():
         if trace.profile.reranker is not None:
             lat = trace.latency()

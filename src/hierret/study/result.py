@@ -55,6 +55,7 @@ TEST_COLUMNS = [
     "diff_high",
     "p",
     "p_holm",
+    "test",
     "target",
     "arm_a",
     "arm_b",
@@ -483,14 +484,25 @@ class Result:
                     for col in columns:
                         if col in table.columns and pd.notna(table.loc[arm, col]):
                             out[key(prefix, target, arm, metric, col)] = float(table.loc[arm, col])
+                    out |= _carried(table.loc[arm], key(prefix, target, arm, metric, "diff"), out)
                 out[key(prefix, target, "n")] = float(len(self.per_query(target, metric)))
         for metric in self.metrics:
             tests = self.tests(metric)
             for _, row in tests.iterrows():
+                pair = (prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric)
                 for col in ("diff", "diff_low", "diff_high", "p", "p_holm"):
-                    name = key(prefix, row["target"], row["arm_a"], "vs", row["arm_b"], metric, col)
-                    out[name] = float(row[col])
+                    out[key(*pair, col)] = float(row[col])
+                out |= _carried(row, key(*pair, "diff"), out)
         return out
+
+
+def _carried(row: pd.Series, name: str, values: Mapping[str, float]) -> dict[str, float]:
+    """``{name: the difference as a Tested float}`` when ``values`` has ``name`` and the
+    table's row holds its test; empty otherwise."""
+    test = row.get(evidence.TEST_COLUMN)
+    if isinstance(test, evidence.PairedTest) and name in values:
+        return {name: evidence.Tested(values[name], test)}
+    return {}
 
 
 def between(
