@@ -145,3 +145,17 @@ def test_every_spec_names_parameters_the_published_records_have() -> None:
         named += [spec.beir[1]] if spec.beir else []
         assert all(p in params for p in named if p), name
     assert corpus_token("scifact-sections") == "scifact"
+
+
+def test_a_claim_whose_questions_all_tie_gives_no_detectable_effect() -> None:
+    """A folder's few questions that all score alike have no spread: "could detect ≥ 0.00"
+    would say the test could see any effect; the verdict says there is no spread instead."""
+    values = _renamed(RECORDS["dr005"]["values"], {"pyref": "notes"})
+    tie = "test_notes_900_late_section_chunk"
+    values |= {f"{tie}_{k}": 0.0 for k in ("diff", "diff_low", "diff_high", "mde")}
+    values |= {f"{tie}_p": 1.0, f"{tie}_p_holm": 1.0}
+    run = against_published("dr005", values, _run("dr005", corpora=["notes"]))
+    row = run.claims.loc["C2 on notes"]
+    assert row["verdict, this run"] == "not established (no spread across questions)"
+    assert row["agree"] == "yes"  # the same verdict: not established either way
+    assert "≥ 0.00" not in run.summary

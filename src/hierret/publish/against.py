@@ -14,7 +14,10 @@ at once
 * each **claim** of the record's *Claims and tests* table tested on this
   record's numbers, with the verdict the record states and the verdict this
   run's numbers give (:func:`hierret.publish.claims.verdict`); a row that
-  cites another record's test is that record's to judge. Two verdicts of one
+  cites another record's test is that record's to judge. A claim is stated over
+  roles (:mod:`hierret.publish.roles`): a run on another corpus or passage size
+  tests it on what it ran in that place, and its row says so ("C3 on notes");
+  a claim whose role the run left empty reads "not testable here" and why. Two verdicts of one
   class agree: a *not established* whose detectable effect moved is the same
   verdict, and the summary says the effect moved (:func:`moved_detectable`).
 
