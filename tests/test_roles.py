@@ -159,3 +159,11 @@ def test_a_claim_whose_questions_all_tie_gives_no_detectable_effect() -> None:
     assert row["verdict, this run"] == "not established (no spread across questions)"
     assert row["agree"] == "yes"  # the same verdict: not established either way
     assert "≥ 0.00" not in run.summary
+
+
+def test_a_claim_between_two_sizes_is_tested_between_the_runs_two() -> None:
+    published = RECORDS["dr004"]["identity"]["parameters"]
+    field = "test_pyref_900_chunk_1800_section_chunk_900_section"  # 1,800 against 900
+    assert cast("dr004", field, published, published | {"chunk_chars": [600, 1200]}) == [
+        Trial("test_pyref_600_chunk_1200_section_chunk_600_section", "at 600 and 1200 characters")
+    ]

@@ -221,6 +221,7 @@ def cast(
     if spec.sizes:
         theirs = _sizes(published, spec.sizes)
         mine = _sizes(run, spec.sizes) or theirs
+        moved: list[str] = []
         for i, size in enumerate(theirs):
             if not _token(field, str(size)):
                 continue
@@ -230,7 +231,9 @@ def cast(
                                f"is about its {_ordinal(i)} ({size} in the study)")]  # fmt: skip
             subst[str(size)] = str(mine[i])
             if mine[i] != size:
-                on.append(f"at {mine[i]} characters")
+                moved.append(str(mine[i]))
+        if moved:
+            on.append(f"at {' and '.join(moved)} characters")
     if spec.sweep and field.startswith(spec.sweep[0]) and field.rpartition("_")[2].isdigit():
         _, name, default = spec.sweep
         size = int(field.rpartition("_")[2])
