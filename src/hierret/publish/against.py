@@ -14,7 +14,10 @@ at once
 * each **claim** of the record's *Claims and tests* table tested on this
   record's numbers, with the verdict the record states and the verdict this
   run's numbers give (:func:`hierret.publish.claims.verdict`); a row that
-  cites another record's test is that record's to judge. Two verdicts of one
+  cites another record's test is that record's to judge. A claim is stated over
+  roles (:mod:`hierret.publish.roles`): a run on another corpus or passage size
+  tests it on what it ran in that place, and its row says so ("C3 on notes");
+  a claim whose role the run left empty reads "not testable here" and why. Two verdicts of one
   class agree: a *not established* whose detectable effect moved is the same
   verdict, and the summary says the effect moved (:func:`moved_detectable`).
 
@@ -70,14 +73,15 @@ import html
 import json
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 import hierret.publish.claims as claims_
+import hierret.publish.roles as roles_
 from hierret.publish.report import as_json, format_value, quoted
 from hierret.publish.tables import fields, styled
 
@@ -294,18 +298,22 @@ def _numbers(
 #: At most this many differing numbers are shown (another corpus changes nearly all).
 SHOWN = 20
 
-#: A claim whose comparison this run did not make (another corpus, fewer arms).
+#: A claim whose comparison this run did not make (another record's margin).
 NOT_TESTED = "(not tested in this run)"
 
+#: How a claim the run cannot test reads in its verdict column, before the reason.
+NOT_TESTABLE = "not testable here: "
 
-def _verdict(c: claims_.Claim, values: Mapping[str, Any]) -> str:
-    record, _, key = c.key.partition(".")
-    results = {record: {"values": values}}
+
+def _verdict(c: claims_.Claim, values: Mapping[str, Any], field: str) -> str:
+    """The verdict this run's ``values`` give claim ``c`` on its test ``field``."""
+    record = c.key.partition(".")[0]
     if c.margin and c.margin.partition(".")[0] != record:
         return NOT_TESTED  # another record's margin: that record's to judge
-    if any(values.get(f"{key}_{n}") is None for n in claims_.NEEDED):
-        return NOT_TESTED
-    return claims_.judge(c, results)
+    missing = [f"{field}_{n}" for n in claims_.NEEDED if values.get(f"{field}_{n}") is None]
+    if missing:
+        return f"{NOT_TESTABLE}the run made no test `{field}` (its arms or target did not run)"
+    return claims_.judge(replace(c, key=f"{record}.{field}"), {record: {"values": values}})
 
 
 def verdict_word(verdict: str) -> str:
@@ -373,23 +381,65 @@ def _difference(values: Mapping[str, Any], key: str) -> str:
 
 
 def _claims(
-    name: str, text: str, values: Mapping[str, Any], published: Mapping[str, Any]
+    name: str,
+    text: str,
+    values: Mapping[str, Any],
+    published: Mapping[str, Any],
+    roles: tuple[Mapping[str, Any], Mapping[str, Any]] = ({}, {}),
 ) -> pd.DataFrame:
-    rows = {
-        c.id: {
-            "claim": c.text,
-            "difference, published": _difference(published, c.key.partition(".")[2]),
-            "difference, this run": _difference(values, c.key.partition(".")[2]),
-            "verdict, published": c.written,
-            "verdict, this run": (v := _verdict(c, values)),
-            "agree": "not tested" if v == NOT_TESTED else _agree(v, c.written),
-        }
-        for c in claims_.claims(text)
-        if c.key.partition(".")[0] == name and c.record == _record_id(name)
-    }
+    """Each claim of record ``name`` on this run: tested on what the run ran in the
+    claim's roles (:func:`hierret.publish.roles.cast`; ``roles`` are the study's
+    parameters and this run's), a row per corpus it is tested on (``C3 on notes``)."""
+    rows = {}
+    for c in claims_.claims(text):
+        if c.key.partition(".")[0] != name or c.record != _record_id(name):
+            continue
+        field = c.key.partition(".")[2]
+        for t in roles_.cast(name, field, *roles):
+            mine = _verdict(c, values, t.key) if t.key else NOT_TESTABLE + t.why
+            tested = not mine.startswith(NOT_TESTABLE) and mine != NOT_TESTED
+            rows[f"{c.id} {t.on}" if t.on else c.id] = {
+                "claim": c.text,
+                "difference, published": _difference(published, field),
+                "difference, this run": _difference(values, t.key) if t.key else "–",
+                "verdict, published": c.written,
+                "verdict, this run": mine,
+                "agree": _agree(mine, c.written) if tested else "not tested",
+            }
     columns = ["claim", "difference, published", "difference, this run"]
     columns += ["verdict, published", "verdict, this run", "agree"]
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+
+def _tested_on(ids: Sequence[object]) -> str:
+    """What the claims were tested on where that is not the study's (``on notes``), each
+    once, from the claims table's row names (``C3 on notes``)."""
+    return ", ".join(dict.fromkeys(str(i).partition(" ")[2] for i in ids if " " in str(i)))
+
+
+def _untested(rows: pd.DataFrame) -> str:
+    """``2 not testable on this run — C9, C10: why`` with the rows grouped by reason
+    (a claim another record judges reads as not tested in this run)."""
+    why: dict[str, list[str]] = {}
+    for i, r in rows[rows["agree"] == "not tested"].iterrows():
+        said = str(r["verdict, this run"])
+        reason = said.removeprefix(NOT_TESTABLE) if said.startswith(NOT_TESTABLE) else (
+            "another record's to judge")  # fmt: skip
+        why.setdefault(reason, []).append(str(i))
+    if not why:
+        return ""
+    n = sum(len(ids) for ids in why.values())
+    shown = "; ".join(
+        f"{', '.join(ids[:8])}{', …' if len(ids) > 8 else ''}: {reason}"
+        for reason, ids in why.items()
+    )
+    return f"{n} not testable on this run — {shown}"
+
+
+def _parameters(identity: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The parameters an identity records (``{}`` when it records none)."""
+    found = identity.get("parameters")
+    return found if isinstance(found, Mapping) else {}
 
 
 def _plural(n: int, word: str) -> str:
@@ -511,13 +561,15 @@ class Against:
         ]
         if len(differ) > 6:
             differ = [*differ[:6], f"and {len(differ) - 6} more"]
-        untested = [str(i) for i, r in self.claims.iterrows() if r["agree"] == "not tested"]
         moved = [
             f"{i} {m}"
             for i, r in self.claims.iterrows()
             if r["agree"] == "yes"
             and (m := moved_detectable(r["verdict, this run"], r["verdict, published"]))
         ]
+        if n_claims and (where := _tested_on(list(self.claims.index))):
+            parts.append(f"The claims are tested on what this run ran in their place: {where}.")
+        untested = _untested(self.claims)
         parts.append(
             f"{n_agree} of the {n_claims} claim verdicts are the published record's"
             + (
@@ -527,12 +579,7 @@ class Against:
                 else ""
             )
             + f"{'; not ' + '; '.join(differ) if differ else ''}"
-            + (
-                f"; {len(untested)} not tested in this run "
-                f"({', '.join(untested[:8])}{', …' if len(untested) > 8 else ''})."
-                if untested
-                else "."
-            )
+            + (f"; {untested}." if untested else ".")
             if n_claims
             else "The record states no claims."
         )
@@ -607,5 +654,11 @@ def against_published(
         name,
         _settings(identity, record.get("identity", {})),
         _numbers(name, text, values, record),
-        _claims(name, text, values, record["values"]),
+        _claims(
+            name,
+            text,
+            values,
+            record["values"],
+            (_parameters(record.get("identity", {})), _parameters(identity)),
+        ),
     )

@@ -87,6 +87,7 @@ __all__ = [
     "ALPHA",
     "COLUMNS",
     "COMPARATIVE",
+    "NO_SPREAD",
     "QUANTITY",
     "Claim",
     "cells",
@@ -102,6 +103,9 @@ __all__ = [
 
 #: The significance level of every verdict (the records' intervals are 95 %).
 ALPHA = 0.05
+#: What a "not established" says instead of a detectable effect when every question's
+#: difference is the same (the test's spread is zero: it sizes no effect).
+NO_SPREAD = "no spread across questions"
 #: Words that make a sentence a comparative claim, which must then cite a row.
 COMPARATIVE = re.compile(
     r"\b(beats?|beaten|beating|outperforms?|outscores?|leads?|leading|ahead|above|below|"
@@ -208,7 +212,9 @@ def verdict(
     str
         ``>``/``<``: ``"holds"``, ``"contradicted"`` (significant the other
         way) or ``"not established"`` (with what the test could have
-        detected, rounded up: :func:`round_up`); ``≥``: ``"non-inferior"``,
+        detected, rounded up: :func:`round_up`, or :data:`NO_SPREAD` when every
+        question's difference is the same, so that no effect size can be given:
+        a run of a few questions that all tie); ``≥``: ``"non-inferior"``,
         ``"inferior"`` or ``"inconclusive"`` at the margin; ``≈`` (equivalence,
         both one-sided tests): ``"equivalent"``, ``"not equivalent"`` or
         ``"inconclusive"``; ``≤``: ``"non-superior"``,
@@ -226,6 +232,8 @@ def verdict(
     'inconclusive (margin 0.02)'
     >>> verdict("≈", 0.004, 0.6, margin=0.02, margin_interval=(-0.012, 0.015))
     'equivalent (margin 0.02)'
+    >>> verdict(">", 0.0, 1.0, detectable=0.0)
+    'not established (no spread across questions)'
     >>> verdict("≥", -0.1, 0.001), verdict("≥", -0.1, 0.3)
     ('contradicted', 'consistent')
     """
@@ -239,6 +247,8 @@ def verdict(
             return "holds"
         if opposite:
             return "contradicted"
+        if detectable == 0:  # every question differs alike: no spread to size an effect by
+            return f"not established ({NO_SPREAD})"
         if detectable is not None and math.isfinite(detectable):
             return f"not established (could detect ≥ {round_up(detectable)})"
         return "not established"
