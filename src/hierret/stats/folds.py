@@ -40,7 +40,10 @@ def fold_parts(n: int, folds: int, seed: int = 0) -> list[npt.NDArray[np.intp]]:
     [[2, 4, 3], [0, 1]]
     """
     if not 2 <= folds <= n:
-        raise ValueError(f"folds must be between 2 and the {n} questions, got {folds}")
+        raise ValueError(
+            f"folds must be between 2 and the {n} questions, got {folds}: set folds "
+            f"between 2 and {n} (a notebook's parameter `folds`), or judge more questions"
+        )
     order = np.random.default_rng(seed).permutation(n)
     return list(np.array_split(order, folds))
 

@@ -268,7 +268,8 @@ class Swept:
             if not 2 <= folds <= len(frame):
                 raise ValueError(
                     f"folds must be between 2 and the {len(frame)} questions "
-                    f"judged at {target!r}, got {folds}"
+                    f"judged at {target!r}, got {folds}: set folds between 2 and "
+                    f"{len(frame)} (a notebook's parameter `folds`), or judge more questions"
                 )
             for group, members in groups.items():
                 scores = frame[[_arm(s) for s in members]].to_numpy(dtype=float)
