@@ -123,6 +123,31 @@ def test_a_published_difference_brings_its_own_test_even_when_another_has_its_nu
         assert len(tests) == size  # the published test and the rest of its family
 
 
+def test_a_test_stays_with_its_row_through_a_notebook_s_reshaping() -> None:
+    """Tables concatenated, reset, relabelled and keyed by a template (as DR-004's and
+    DR-005's record cells do) still hand each difference on with its own test."""
+    a, b = _scores(1, 60, 0.3)
+    c, _ = _scores(2, 60, 0.1)
+    stats = StatsSettings(n_resamples=200)
+    tables = {
+        corpus: experiment.paired_tests(
+            {"a": a, "b": b, "c": c}, [("a", "b"), ("c", "b")], stats, ledger=ledger
+        )
+        for corpus in ("python-reference", "scifact")
+    }
+    stacked = pd.concat(tables, names=["corpus", "pair"]).reset_index()
+    stacked = stacked.replace({"corpus": {"python-reference": "pyref"}})
+    values = record.table_values(
+        stacked, columns=["diff", "diff_low", "diff_high"], template="t_{corpus}_{a}_{column}"
+    )
+    for corpus, short in (("python-reference", "pyref"), ("scifact", "scifact")):
+        for arm in ("a", "c"):
+            got = values[f"t_{short}_{arm}_diff"]
+            assert isinstance(got, Tested)
+            assert got.test is tables[corpus].loc[f"{arm} vs b", "test"]
+    assert not any(k.endswith("_test") for k in values)  # the tests are not values
+
+
 def test_a_difference_that_lost_its_test_is_refused_not_matched(tmp_path) -> None:
     """A difference copied out of its table (here: typed) is refused with the fix, even
     though a test with exactly its numbers is in the ledger; nothing is written."""
