@@ -16,12 +16,14 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
   (each arm beside the per-question best of them, over a grid of runs),
   :class:`Casebook` (the questions that decide each comparison), :class:`Chunking`
-  (DR-001's comparisons read into its record), :class:`Pooling`
+  (DR-001's comparisons read into its record), :class:`Embedders` (DR-002's
+  tables read into its record), :class:`Costs` (each encoder's cost on each corpus),
+  :class:`Pooling`
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
   stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
-  :func:`normalization_effect`, :func:`precision_agreement`.
+  :func:`normalization_effect`, :func:`precision_agreement`, :func:`identity_guard`.
 
 What the site build (``docs/*.py``) uses has a face of its own,
 :mod:`hierret.study.site_build`.
@@ -50,10 +52,16 @@ if TYPE_CHECKING:
         merging,
         router,
     )
-    from hierret.study.agreement import normalization_effect, precision_agreement
+    from hierret.study.agreement import (
+        identity_guard,
+        normalization_effect,
+        precision_agreement,
+    )
     from hierret.study.audit import Audit
     from hierret.study.casebook import Casebook
     from hierret.study.chunking import Chunking
+    from hierret.study.cost import Costs
+    from hierret.study.embedders import Embedders
     from hierret.study.experiment import Arm
     from hierret.study.joint import JointMatrix
     from hierret.study.lesson import Lesson
@@ -92,6 +100,8 @@ NOTEBOOK = {
     "Oracle": "hierret.study.oracle",
     "Casebook": "hierret.study.casebook",
     "Chunking": "hierret.study.chunking",
+    "Costs": "hierret.study.cost",
+    "Embedders": "hierret.study.embedders",
     "JointMatrix": "hierret.study.joint",
     "Swept": "hierret.study.sweep",
     "Pooling": "hierret.study.pooling",
@@ -106,6 +116,7 @@ NOTEBOOK = {
     "embedding_variation": "hierret.study.variation",
     "normalization_effect": "hierret.study.agreement",
     "precision_agreement": "hierret.study.agreement",
+    "identity_guard": "hierret.study.agreement",
 }
 #: Study modules a notebook still reaches as modules, until each is one study object.
 MODULES = (
@@ -128,6 +139,8 @@ __all__ = [
     "Audit",
     "Casebook",
     "Chunking",
+    "Costs",
+    "Embedders",
     "JointMatrix",
     "Lesson",
     "Measurements",
@@ -144,6 +157,7 @@ __all__ = [
     "cost",
     "embedding_variation",
     "experiment",
+    "identity_guard",
     "judged_at",
     "merging",
     "normalization_effect",

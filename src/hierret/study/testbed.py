@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hierret.datasets import Bundle, load
 from hierret.datasets.download import DataNotFoundError
 from hierret.encoders import Encoder
@@ -173,6 +175,21 @@ class Testbed:
     def texts(self, level: Level | None = None) -> list[str]:
         """The text of every unit of ``level`` (default :attr:`level`)."""
         return [self.hierarchy.text(u) for u in self.units(level)]
+
+    def sample(self, n: int, seed: int = 0, level: Level | None = None) -> list[str]:
+        """A seeded sample of ``n`` unit texts of ``level`` (default :attr:`level`; all
+        of them when there are fewer), in hierarchy order.
+
+        Examples
+        --------
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> texts = bed.sample(4, seed=1)
+        >>> len(texts), texts == bed.sample(4, seed=1), set(texts) <= set(bed.texts())
+        (4, True, True)
+        """
+        pool = self.texts(level)
+        pick = np.random.default_rng(seed).choice(len(pool), min(n, len(pool)), replace=False)
+        return [pool[i] for i in sorted(pick)]
 
     def searcher(self, encoder: Encoder) -> Searcher:
         """The :class:`~hierret.search.searcher.Searcher` of this hierarchy with ``encoder``,
