@@ -4,7 +4,9 @@ This floor stands on the core (:mod:`hierret`) and on :mod:`hierret.publish`;
 nothing below imports it. The face lists names, each loading its module on first
 use (PEP 562), so ``import hierret.study`` loads nothing else:
 
-* **a notebook's parameters**: :func:`check_notebook` (checks them against
+* **a notebook's run**: :class:`Lesson` (its parameters checked against the
+  rules its notebook declares, its size applied, its statistics, its record);
+  its parts: :func:`check_notebook` (checks them against
   :data:`PRESETS`, what its smaller run sizes change), the rules :data:`CORPUS`,
   :data:`ENCODER`, :data:`BEIR`, :data:`TOKEN_VECTORS`, :func:`judged_at`;
 * **studies, one object each**: :class:`Structure` (a corpus's structure, the
@@ -13,12 +15,15 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   selection; :func:`paired_by_metric` tests any result metric by metric),
   :class:`Audit` (the unlabelled units arms rank high, read), :class:`Oracle`
   (each arm beside the per-question best of them, over a grid of runs),
-  :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
+  :class:`Casebook` (the questions that decide each comparison), :class:`Chunking`
+  (DR-001's comparisons read into its record), :class:`Embedders` (DR-002's
+  tables read into its record), :class:`Costs` (each encoder's cost on each corpus),
+  :class:`Pooling`
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
   stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
-  :func:`normalization_effect`, :func:`precision_agreement`.
+  :func:`normalization_effect`, :func:`precision_agreement`, :func:`identity_guard`.
 
 What the site build (``docs/*.py``) uses has a face of its own,
 :mod:`hierret.study.site_build`.
@@ -47,11 +52,19 @@ if TYPE_CHECKING:
         merging,
         router,
     )
-    from hierret.study.agreement import normalization_effect, precision_agreement
+    from hierret.study.agreement import (
+        identity_guard,
+        normalization_effect,
+        precision_agreement,
+    )
     from hierret.study.audit import Audit
     from hierret.study.casebook import Casebook
+    from hierret.study.chunking import Chunking
+    from hierret.study.cost import Costs
+    from hierret.study.embedders import Embedders
     from hierret.study.experiment import Arm
     from hierret.study.joint import JointMatrix
+    from hierret.study.lesson import Lesson
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
     from hierret.study.params import (
@@ -74,6 +87,7 @@ if TYPE_CHECKING:
 
 #: What a notebook uses: each name and the module that defines it.
 NOTEBOOK = {
+    "Lesson": "hierret.study.lesson",
     "check_notebook": "hierret.study.params",
     "PRESETS": "hierret.study.sizes",
     "CORPUS": "hierret.study.params",
@@ -85,6 +99,9 @@ NOTEBOOK = {
     "Audit": "hierret.study.audit",
     "Oracle": "hierret.study.oracle",
     "Casebook": "hierret.study.casebook",
+    "Chunking": "hierret.study.chunking",
+    "Costs": "hierret.study.cost",
+    "Embedders": "hierret.study.embedders",
     "JointMatrix": "hierret.study.joint",
     "Swept": "hierret.study.sweep",
     "Pooling": "hierret.study.pooling",
@@ -99,6 +116,7 @@ NOTEBOOK = {
     "embedding_variation": "hierret.study.variation",
     "normalization_effect": "hierret.study.agreement",
     "precision_agreement": "hierret.study.agreement",
+    "identity_guard": "hierret.study.agreement",
 }
 #: Study modules a notebook still reaches as modules, until each is one study object.
 MODULES = (
@@ -120,7 +138,11 @@ __all__ = [
     "Arm",
     "Audit",
     "Casebook",
+    "Chunking",
+    "Costs",
+    "Embedders",
     "JointMatrix",
+    "Lesson",
     "Measurements",
     "Oracle",
     "Pooling",
@@ -135,6 +157,7 @@ __all__ = [
     "cost",
     "embedding_variation",
     "experiment",
+    "identity_guard",
     "judged_at",
     "merging",
     "normalization_effect",

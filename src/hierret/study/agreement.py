@@ -16,6 +16,9 @@ an index refuses both on purpose:
     One encoder's raw (unnormalised) vectors ranked by inner product, against
     the unit vectors every index holds: what L2 normalisation changes.
 
+:func:`identity_guard` shows the guard at work: what an index says when it is
+searched with another encoder's query vectors.
+
 :func:`score_run` (a run from a query × unit score matrix, ranked by the
 package's tie rule) and :func:`top_overlap` are the pieces both use.
 
@@ -48,6 +51,7 @@ from hierret.search.runs import Run, rank
 from hierret.search.searcher import Searcher
 from hierret.structure.units import Level
 from hierret.study.testbed import Testbed
+from hierret.vectors.index import IdentityMismatchError
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TIE_TOLERANCE",
     "PrecisionAgreement",
+    "identity_guard",
     "normalization_effect",
     "precision_agreement",
     "score_run",
@@ -389,3 +394,41 @@ def normalization_effect(
         "norm max": float(norms.max()),
         f"{metric} inner product": float(mean),
     }
+
+
+def identity_guard(
+    reference: Encoder, other: Encoder, bed: Testbed, query: str = "what does finally do?"
+) -> str:
+    """What the identity guard says when ``reference``'s index is searched with ``other``'s
+    query vectors: the error an index raises, as a line to print.
+
+    The index of ``bed``'s units at its level (``first-window`` vectors, the
+    :class:`~hierret.search.searcher.Searcher` of ``reference``) is searched with
+    ``other``'s vector of ``query``; it refuses, naming both identities.
+
+    Raises
+    ------
+    ValueError
+        ``reference`` and ``other`` have the same identity: nothing is refused.
+
+    Examples
+    --------
+    >>> from hierret.encoders import HashEncoder
+    >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+    >>> line = identity_guard(HashEncoder(dimension=8), HashEncoder(8, window=128), bed)
+    >>> line.startswith("IdentityMismatchError: ")
+    True
+    >>> identity_guard(HashEncoder(dimension=8), HashEncoder(dimension=8), bed)
+    Traceback (most recent call last):
+    ...
+    ValueError: hash-8... is the identity of the index: ...
+    """
+    index = bed.searcher(reference).dense_index(bed.level, "first-window")
+    try:
+        index.search(other.encode_queries([query]), 5, other.identity)
+    except IdentityMismatchError as exc:
+        return f"IdentityMismatchError: {exc}"
+    raise ValueError(
+        f"{other.identity.describe()} is the identity of the index: give an encoder of "
+        "another identity (the guard refuses only a mismatch)"
+    )

@@ -25,7 +25,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ import pandas as pd
 
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
+from hierret.publish.tables import styled
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Corpus, Query
 from hierret.study.measured import Measurements, text_digest
@@ -42,9 +43,13 @@ from hierret.vectors.late import LateChunker
 from hierret.vectors.levels import text_units
 
 if TYPE_CHECKING:
-    from hierret.publish.figures import Figure
+    from pandas.io.formats.style import Styler
 
-__all__ = ["EncoderCost", "late_chunking_cost", "measure_cost", "tradeoff_figure"]
+    from hierret.cache import CachedEncoder
+    from hierret.publish.figures import Figure
+    from hierret.study.testbed import Testbed
+
+__all__ = ["Costs", "EncoderCost", "late_chunking_cost", "measure_cost", "tradeoff_figure"]
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,105 @@ def tradeoff_figure(
         Axis labels, once for the whole figure.
     """
     return charts.cost_tradeoff_figure(per_second, tables, ylabel=ylabel, xlabel=xlabel)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What each encoder costs on each testbed, measured uncached: a table and a figure.
+
+    Made by :meth:`measure`; :meth:`table` is the cost table as a page shows
+    it, :meth:`plot` sets each encoder's quality against its throughput.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        Indexed by (corpus, encoder): :meth:`EncoderCost.row`'s columns
+        (``passages/s``, ``build s (est.)``, ``latency ms``, ``latency p90 ms``).
+    memo : Measurements
+        Where the measurements were kept (a later run on this machine reuses them).
+    """
+
+    frame: pd.DataFrame
+    memo: Measurements
+
+    @classmethod
+    def measure(
+        cls,
+        beds: Mapping[str, Testbed],
+        encoders: Mapping[str, CachedEncoder],
+        texts: int,
+        queries: int,
+        *,
+        skip: Iterable[tuple[str, str]] = (),
+        memo: Measurements | None = None,
+    ) -> Costs:
+        """:func:`measure_cost` of every encoder on every testbed, the encoder itself timed.
+
+        Parameters
+        ----------
+        beds : mapping of str to Testbed
+            The corpora, by name (the table's first index level).
+        encoders : mapping of str to CachedEncoder
+            The encoders, by name; each is timed without its cache
+            (``encoder.encoder``) over its dense index at the testbed's level.
+        texts : int
+            The testbed's first ``texts`` units are embedded for the throughput.
+        queries : int
+            Its first ``queries`` questions are timed one at a time for the latency.
+        skip : iterable of (str, str)
+            (corpus, encoder) pairs left out.
+        memo : Measurements, optional
+            Keeps and reuses the measurements (default: a new
+            :class:`~hierret.study.measured.Measurements` at its default folder).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from hierret.cache import VectorCache, cached_encoder
+        >>> from hierret.study.testbed import Testbed
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> enc = cached_encoder("hash", VectorCache(tmp.name), dimension=8)
+        >>> costs = Costs.measure({"pyref": bed}, {"hash": enc}, 4, 2, memo=Measurements(tmp.name))
+        >>> costs.frame.index.tolist(), list(costs.frame.columns)[:1]
+        ([('pyref', 'hash')], ['passages/s'])
+        >>> tmp.cleanup()
+        """
+        memo = memo if memo is not None else Measurements()
+        skipped = set(skip)
+        rows = {
+            (c, e): measure_cost(
+                enc.encoder,
+                bed.searcher(enc).dense_index(bed.level, "first-window"),
+                bed.texts()[:texts],
+                bed.queries[:queries],
+                memo=memo,
+            ).row(len(bed.units()))
+            for c, bed in beds.items()
+            for e, enc in encoders.items()
+            if (c, e) not in skipped
+        }
+        return cls(pd.DataFrame(rows).T, memo)
+
+    def table(self) -> Styler:
+        """The cost table for the page, captioned with where its measurements came from."""
+        return styled(
+            self.frame,
+            f"Cost on this machine ({self.memo.summary()}; HIERRET_REMEASURE=1 "
+            "measures again): throughput, index build, query latency",
+        )
+
+    def plot(self, tables: Mapping[tuple[str, str], pd.DataFrame], ylabel: str = "") -> Figure:
+        """Each encoder's quality against its throughput (:func:`tradeoff_figure`).
+
+        Parameters
+        ----------
+        tables : mapping of (corpus, ranker) to DataFrame
+            Each panel's table: one row per encoder with ``mean``, ``low`` and ``high``.
+        ylabel : str
+            The quality axis's label.
+        """
+        return tradeoff_figure(self.frame["passages/s"], tables, ylabel=ylabel)
 
 
 def late_chunking_cost(

@@ -29,8 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hierret.datasets import Bundle, load
+from hierret.datasets.download import DataNotFoundError
 from hierret.encoders import Encoder
+from hierret.evaluation import check_coverage
 from hierret.search.profile import Profile
 from hierret.search.runs import Qrels
 from hierret.search.searcher import Searcher
@@ -38,6 +42,7 @@ from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Level, Query, Unit
 from hierret.study.experiment import Arm, Result, run
+from hierret.study.sweep import ChunkingSweep, chunking_sweep
 
 __all__ = ["Testbed"]
 
@@ -109,6 +114,25 @@ class Testbed:
             ),
         )
 
+    @classmethod
+    def found(cls, source: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Testbed | None:
+        """:meth:`load` a corpus whose data is here (or downloads); ``None`` when it is not.
+
+        Says in one line what was skipped and why, so a study runs on what is at
+        hand (a corpus downloaded on demand, on a machine without the network).
+        Any error other than missing data is raised.
+
+        Examples
+        --------
+        >>> Testbed.found("python-reference", max_queries=2, max_docs=3).level
+        'passages'
+        """
+        try:
+            return cls.load(source, *args, **kwargs)
+        except DataNotFoundError as exc:
+            print(f"{source}: skipped — {exc}")
+            return None
+
     @property
     def level(self) -> Level:
         """The finest level the corpus is judged at."""
@@ -123,6 +147,27 @@ class Testbed:
         """Judgments at ``level`` (default :attr:`level`): :meth:`Bundle.qrels`."""
         return self.bundle.qrels(self.hierarchy, level or self.level)
 
+    def covered(
+        self, levels: Sequence[Level] = ("documents", "sections", "passages")
+    ) -> dict[str, Qrels]:
+        """The judgments at each of ``levels``, checked: every question has an answer at each.
+
+        Raises
+        ------
+        ValueError
+            A question with no relevant unit at a level
+            (:func:`~hierret.evaluation.check_coverage`), naming it.
+
+        Examples
+        --------
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> sorted(bed.covered(["sections", "passages"]))
+        ['passages', 'sections']
+        """
+        qrels: dict[str, Qrels] = {level: self.qrels(level) for level in levels}
+        check_coverage(self.queries, qrels).raise_if_failed()
+        return qrels
+
     def units(self, level: Level | None = None) -> list[Unit]:
         """The units of ``level`` (default :attr:`level`), in hierarchy order."""
         return self.hierarchy.units(level or self.level)
@@ -130,6 +175,21 @@ class Testbed:
     def texts(self, level: Level | None = None) -> list[str]:
         """The text of every unit of ``level`` (default :attr:`level`)."""
         return [self.hierarchy.text(u) for u in self.units(level)]
+
+    def sample(self, n: int, seed: int = 0, level: Level | None = None) -> list[str]:
+        """A seeded sample of ``n`` unit texts of ``level`` (default :attr:`level`; all
+        of them when there are fewer), in hierarchy order.
+
+        Examples
+        --------
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> texts = bed.sample(4, seed=1)
+        >>> len(texts), texts == bed.sample(4, seed=1), set(texts) <= set(bed.texts())
+        (4, True, True)
+        """
+        pool = self.texts(level)
+        pick = np.random.default_rng(seed).choice(len(pool), min(n, len(pool)), replace=False)
+        return [pool[i] for i in sorted(pick)]
 
     def searcher(self, encoder: Encoder) -> Searcher:
         """The :class:`~hierret.search.searcher.Searcher` of this hierarchy with ``encoder``,
@@ -152,6 +212,21 @@ class Testbed:
             self._searchers[key] = Searcher(self.hierarchy, encoder)
         return self._searchers[key]
 
+    def sweep(self, encoder: Encoder, settings: Sequence[tuple[int, int]]) -> ChunkingSweep:
+        """This corpus cut at each ``(max_chars, overlap_chars)``, with its own heading styles.
+
+        :func:`hierret.study.sweep.chunking_sweep` of the bundle's corpus: one
+        searcher per passage size, each with ``encoder``.
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)
+        >>> bed.sweep(HashEncoder(dimension=8), [(600, 120), (900, 180)]).sizes
+        [600, 900]
+        """
+        return chunking_sweep(self.bundle.corpus, encoder, settings, self.bundle.heading_styles)
+
     def summary(self) -> dict[str, object]:
         """Questions, units at :attr:`level`, the level, and how the corpus was sampled."""
         return {
@@ -160,6 +235,42 @@ class Testbed:
             "level": self.level,
             "sample": self.bundle.sampling,
         }
+
+    def run(
+        self,
+        arms: Mapping[str, Profile | Arm | tuple[Searcher, Profile]],
+        encoder: Encoder,
+        **kwargs: Any,
+    ) -> Result:
+        """Arms on this testbed's questions, as :func:`hierret.study.experiment.run` runs them.
+
+        Arms given as a bare :class:`~hierret.search.profile.Profile` search this
+        hierarchy with ``encoder`` (:meth:`searcher`); the targets, metrics,
+        baseline and family are the caller's (unlike :meth:`compare`, which
+        judges at :attr:`level` and tests every arm against the baseline).
+
+        Parameters
+        ----------
+        arms : mapping
+            Named arms, as :func:`hierret.study.experiment.run` takes them.
+        encoder : Encoder
+            The encoder of the arms without their own searcher.
+        **kwargs
+            More :func:`hierret.study.experiment.run` arguments: ``targets``,
+            ``metrics``, ``baseline``, ``family``, ``qrels``, ``stats``...
+
+        Examples
+        --------
+        >>> from hierret.encoders import HashEncoder
+        >>> from hierret.stats import StatsSettings
+        >>> bed = Testbed.load("python-reference", max_queries=4, max_docs=6)
+        >>> r = bed.run({"passages": Profile(), "sections": Profile(level="sections")},
+        ...             HashEncoder(dimension=32), targets=["sections"], metrics=["hit@1"],
+        ...             family=[("sections", "passages")], stats=StatsSettings(n_resamples=50))
+        >>> r.arms, r.family
+        (['passages', 'sections'], [('sections', 'passages')])
+        """
+        return run(arms, self.queries, searcher=self.searcher(encoder), **kwargs)
 
     def compare(
         self,
