@@ -23,7 +23,7 @@ import pytest
 from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, text_keys
 from hierret.encoders import HashEncoder
 
-FIXTURE = Path(__file__).parent / "data" / "cache_format1"
+FIXTURE = Path(__file__).parents[1] / "data" / "cache_format1"
 PASSAGES = ["a cat sat", "a dog ran", "", "naïve café ☕", "line\nbreak"]
 QUERIES = ["which cat?", "a dog ran"]
 TOKENS = "fixture-tokens-v1"

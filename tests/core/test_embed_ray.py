@@ -31,7 +31,7 @@ from hierret.encoders import HashEncoder
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")  # Ray's own
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]
 #: What ray.init raises when the node's helper processes did not report in time (a loaded
 #: machine; tests/test_embed_ray_cluster.py skips on the same words).

@@ -16,7 +16,7 @@ import pytest
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))  # the shared tiny model
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))  # the shared tiny model
 from bad_input_cases import _tiny_model as tiny
 
 TEXTS = tiny.TEXTS

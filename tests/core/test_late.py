@@ -15,7 +15,7 @@ from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document
 from hierret.vectors.late import LateChunker, best_windows, plan_windows
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))  # the shared tiny model
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))  # the shared tiny model
 import itertools
 
 from bad_input_cases import _tiny_model as tiny

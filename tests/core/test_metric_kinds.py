@@ -11,7 +11,7 @@ from hierret.evaluation.metrics import KINDS, evaluate, is_binary, kind
 from hierret.stats import StatsSettings
 from hierret.stats.comparison import SUMMARY, compare, compare_hits, compare_metric
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "hierret"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hierret"
 STATS = StatsSettings(n_resamples=50)
 SCORES = {
     "base": {"q1": 1.0, "q2": 0.0, "q3": 0.0, "q4": 1.0},

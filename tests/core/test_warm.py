@@ -21,7 +21,7 @@ from hierret.cli import main
 from hierret.embed import embed_plan
 from hierret.encoders import HashEncoder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _hash(cache: VectorCache) -> CachedEncoder:

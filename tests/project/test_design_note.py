@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTE = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
 PACKAGE = ROOT / "src" / "hierret"
 TICKED = re.compile(r"`([^`\n]+)`")

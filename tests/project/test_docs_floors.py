@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "hierret"
 SCRIPTS = sorted((ROOT / "docs").glob("*.py"))
 #: The faces: the package, its two floors and every core subpackage.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "hierret"
+SRC = Path(__file__).resolve().parents[2] / "src" / "hierret"
 CAP = 850
 #: Modules allowed past the cap for now, each with the most lines it may have and why.
 #: Temporary: an entry is removed when its module comes under the cap (the test says so).

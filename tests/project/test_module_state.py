@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "hierret"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hierret"
 FOLDERS = ("stats", "publish")
 MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",

@@ -19,7 +19,7 @@ import pytest
 
 from hierret._moved import MOVED, MovedFinder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "hierret"
 
 #: In a fresh interpreter: each old path imported twice, the warnings each import gave,

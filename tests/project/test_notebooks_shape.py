@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FACES = ("hierret", "hierret.study", "hierret.publish")
 MAX_LINES, MAX_NAMES, MAX_MEAN, MAX_WIDTH = 90, 15, 60, 88

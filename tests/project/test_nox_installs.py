@@ -41,7 +41,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 SCRIPTS = (ROOT / "docs", ROOT / "tests", ROOT / "tests" / "benchmarks")
 #: Modules imported only when their extra is installed and asked for, with the sessions

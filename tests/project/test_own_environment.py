@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "notebooks/01_structure.ipynb"
 #: A guard against a hung pip or kernel only: a busy machine never reaches it.
 GUARD_S = 3600

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("xdist", reason="pytest-xdist (the test extra) is not installed")
 
-HERE = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 MODULE = """
 import os
@@ -46,8 +46,9 @@ def _project(tmp_path: Path) -> Path:
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\nmarkers = ["slow: long"]\n',
         encoding="utf-8",
     )
-    shutil.copy(HERE / "conftest.py", root / "tests" / "conftest.py")
-    for name in ("test_a", "test_embed_ray", "test_embed_ray_cluster", "test_z"):
+    shutil.copy(TESTS / "conftest.py", root / "tests" / "conftest.py")
+    (root / "tests" / "core").mkdir()
+    for name in ("test_a", "core/test_embed_ray", "core/test_embed_ray_cluster", "test_z"):
         body = MODULE.replace("def test_one", "@pytest.mark.slow\ndef test_one", 1)
         (root / "tests" / f"{name}.py").write_text(
             body if name == "test_z" else MODULE, encoding="utf-8"
@@ -88,8 +89,8 @@ def test_the_long_units_are_handed_out_first(tmp_path: Path) -> None:
     files = [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
     order = list(dict.fromkeys(files))
     assert order == [
-        "tests/test_embed_ray.py",
-        "tests/test_embed_ray_cluster.py",
+        "tests/core/test_embed_ray.py",
+        "tests/core/test_embed_ray_cluster.py",
         "tests/test_z.py",
         "tests/test_a.py",
     ]

@@ -16,7 +16,7 @@ import yaml
 
 from hierret.publish.report import check_markdown, load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _commands(text: str) -> list[str]:

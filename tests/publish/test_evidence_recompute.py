@@ -31,7 +31,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest, bootstrap, norm, permutation_test
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 RECORDS = sorted(p.name.removesuffix("-tests.tsv") for p in RESULTS.glob("evidence/*-tests.tsv"))
 TOLERANCE = 1e-9

@@ -10,7 +10,7 @@ import pytest
 from hierret.publish.readable import ROLE, glued_values, inline_glue, main
 from hierret.publish.report import GLUE_PREFIX
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _glued(name: str, text: str) -> dict[str, object]:

@@ -10,7 +10,7 @@ import pytest
 from hierret.publish import summary
 from hierret.publish.report import check_markdown, load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "data" / "results"
 
 TABLE = (

@@ -203,7 +203,7 @@ def test_the_site_page_shows_the_record_or_says_there_is_none(tmp_path: Path) ->
     from hierret.publish.report import write_results
 
     matplotlib.use("Agg")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location("timing_page", root / "docs" / "timing_page.py")
     assert spec is not None
     assert spec.loader is not None

@@ -19,7 +19,7 @@ from hierret.publish import claims, wording
 from hierret.publish.evidence import load as load_evidence
 from hierret.publish.report import load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The cited rows' verdicts every sentence below is read against.
 ROWS = {

@@ -22,7 +22,7 @@ from hierret.cache import VectorCache
 from hierret.encoders import HashEncoder
 from hierret.structure.chunking import chunk_text
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _load_page() -> ModuleType:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _scripts import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 peak = load(ROOT / "tests" / "benchmarks" / "bench_peak.py", "bench_peak_under_test")

@@ -15,7 +15,7 @@ import pytest
 from hierret.publish import figures
 
 matplotlib.use("Agg")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _checker() -> ModuleType:

@@ -18,7 +18,7 @@ import hierret
 from hierret import _clock
 from hierret.publish.report import load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbval")
 

@@ -21,7 +21,7 @@ import pytest
 
 from hierret.publish.report import _MARKER, check_markdown, facts_of, format_value, load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 PAGES = ("DECISIONS.md", "README.md")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _scripts import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 reading = load(ROOT / "docs" / "reading.py", "reading")
 
 PNG = base64.b64decode(  # a 1x1 transparent PNG

@@ -10,7 +10,7 @@ import pytest
 from hierret.publish.report import quoted
 from hierret.publish.timing import exercises_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

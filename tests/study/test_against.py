@@ -13,7 +13,7 @@ from hierret.publish.claims import claims, verdict
 from hierret.publish.report import load_results, write_results
 from hierret.study.params import RunParameters
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = load_results(ROOT / "data" / "results")
 DECISIONS = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
 NAMES = ["structure", "dr001", "dr002", "dr003", "dr004", "dr005"]

@@ -93,7 +93,7 @@ def test_an_empty_audit_has_the_columns_and_a_foreign_unit_is_refused() -> None:
 
 # --- the judged sample ------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "audit" / "dr001-sample.csv"
 PAIRS = ROOT / "data" / "audit" / "dr001-pairs.csv"
 

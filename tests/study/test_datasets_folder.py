@@ -22,7 +22,7 @@ from hierret.datasets import (
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.study.params import CORPUS
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "handbook"
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "examples" / "handbook"
 QUOTE_IDS = [f"q{i}" for i in range(1, 19)]  # the example's questions with evidence quotes
 SECTION_IDS = ["q20", "q21", "q23"]  # ... naming sections
 DOCUMENT_IDS = ["q19", "q22"]  # ... naming a document
@@ -490,10 +490,10 @@ def test_the_readme_counts_the_example_folder_as_it_is() -> None:
     """README quotes the example's size; the folder is the source of the numbers."""
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     quoted = re.search(r"\((\d+) made-up documents, (\d+) questions\)", readme)
     assert quoted is not None
-    bundle = load(str(Path(__file__).resolve().parents[1] / "data" / "examples" / "handbook"))
+    bundle = load(str(Path(__file__).resolve().parents[2] / "data" / "examples" / "handbook"))
     assert (int(quoted[1]), int(quoted[2])) == (len(bundle.corpus), len(bundle.queries))
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from hierret.study.variation import embedding_variation
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: encoder name -> (package it needs, largest element-wise difference allowed)
 TOLERANCE = {

@@ -41,7 +41,7 @@ from hierret.study.params import (
     notebook_parameters,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 DECLARED = {
     "max_chars": 900,

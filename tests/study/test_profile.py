@@ -103,7 +103,7 @@ def test_the_sections_profile_is_the_one_dr004_measured() -> None:
     from hierret.search.profile import RECOMMENDED, SECTIONS
     from hierret.study.params import notebook_parameters
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     declared = notebook_parameters(root / "notebooks" / "05_dr004_hierarchy.ipynb")
     record = json.loads((root / "data" / "results" / "dr004.json").read_text("utf-8"))
     for source in (declared, record["identity"]["parameters"]):

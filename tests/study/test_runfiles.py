@@ -41,7 +41,7 @@ from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import casebook, experiment, merging, router
 from hierret.study.result import LEDGER as ledger
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 REFERENCE_RUNS = sorted((RESULTS / "evidence" / "runs").glob(f"*/{runfiles.INDEX}"))
 #: Every how many tests of a reference record the sample takes one (the first included).

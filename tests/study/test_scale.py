@@ -19,7 +19,7 @@ from hierret.study.scale import (
     worker_throughput,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "data" / "results" / "cost-model.json"
 CORPORA = ROOT / "data" / "scale" / "beir-corpora.json"
 
