@@ -1,6 +1,6 @@
 """A process that embeds texts through a cache and stops before a chosen batch.
 
-Run by tests/test_cache_resume.py: ``python _embed_child.py CACHE N BATCH STOP MARKER``
+Run by tests/core/test_cache_resume.py: ``python _embed_child.py CACHE N BATCH STOP MARKER``
 embeds ``N`` texts with :class:`BatchedHashEncoder` (``BATCH`` texts a batch) into
 the cache folder ``CACHE``; before making batch ``STOP`` (0-based, so after
 ``STOP`` batches were stored) it writes ``MARKER`` and waits to be killed.

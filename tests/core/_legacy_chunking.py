@@ -1,6 +1,6 @@
 """FROZEN reference copy of the chunker at commit f0b85ec (issue 11).
 
-Used ONLY by ``tests/test_chunking_linear.py``, which holds
+Used ONLY by ``tests/core/test_chunking_linear.py``, which holds
 :mod:`hierret.structure.chunking` to exactly the spans this copy gives (real corpora,
 generated texts, pathological long lines), so that work on the chunker's speed
 cannot change a passage. Copied from ``src/hierret/chunking.py`` unchanged

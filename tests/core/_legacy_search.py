@@ -1,6 +1,6 @@
 """FROZEN reference copy of the search code before the one front door (issue 9).
 
-Used ONLY by ``tests/test_search_frontdoor.py``, which checks that the new
+Used ONLY by ``tests/core/test_search_frontdoor.py``, which checks that the new
 :class:`hierret.search.searcher.Searcher` gives exactly (same ids, same scores, same
 order) what these old implementations gave: the old flat ``Searcher``
 (first-window units, ``depth`` = ranking length, ``top_n`` = RRF legs), the

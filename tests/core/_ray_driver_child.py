@@ -1,6 +1,6 @@
 """A Ray driver that stores k partitions and then waits to be killed.
 
-Run by tests/test_embed_ray.py: ``python _ray_driver_child.py ADDRESS CACHE K MARKER``
+Run by tests/core/test_embed_ray.py: ``python _ray_driver_child.py ADDRESS CACHE K MARKER``
 connects to the Ray cluster at ``ADDRESS``, embeds the module's 2,000 texts with
 the hash encoder (dimension 16) into the cache folder ``CACHE`` through Ray
 actors, and once ``K`` partitions are stored writes ``MARKER`` and sleeps.

@@ -1,6 +1,6 @@
 """The analyzers against their frozen copy: the same terms on every input.
 
-The reference is ``tests/_legacy_analyzer.py``, the analyzers as they were
+The reference is ``tests/core/_legacy_analyzer.py``, the analyzers as they were
 when issue 11 asked for them to be faster. The speed itself is measured by
 ``nox -s bench`` against bm25s's tokenizer and stemmer.
 """

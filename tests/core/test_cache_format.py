@@ -1,9 +1,10 @@
 """A cache folder written by an earlier hierret is read, and written, exactly as it was.
 
 ``tests/data/cache_format1/`` was written by :func:`fill` with hierret at commit
-88a0aa2 (``hierret/cache.py`` as one module, before it became a package)::
+88a0aa2 (``hierret/cache.py`` as one module, before it became a package; ``<88a0aa2>``
+a checkout of it; the file was then ``tests/test_cache_format.py``)::
 
-    PYTHONPATH=<checkout of 88a0aa2>/src python tests/test_cache_format.py tests/data/cache_format1
+    PYTHONPATH=<88a0aa2>/src python tests/core/test_cache_format.py tests/data/cache_format1
 
 It holds two vector shards (passages, queries) and one token-matrix shard, each with
 its key index and ``identity.json``. Today's code must serve every vector and matrix

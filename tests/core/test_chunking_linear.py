@@ -1,6 +1,6 @@
 """The chunker against its frozen copy, on real corpora and pathological long lines.
 
-The reference is ``tests/_legacy_chunking.py``, the chunker as it was when
+The reference is ``tests/core/_legacy_chunking.py``, the chunker as it was when
 issue 11 asked for linear time: every span must stay the same on the real
 corpora (all Python-reference topics, a slice of SciFact), on generated texts
 and on the pathological long lines. Its time per character on unbroken lines

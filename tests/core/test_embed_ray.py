@@ -34,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")  # Ray
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]
 #: What ray.init raises when the node's helper processes did not report in time (a loaded
-#: machine; tests/test_embed_ray_cluster.py skips on the same words).
+#: machine; tests/core/test_embed_ray_cluster.py skips on the same words).
 STARTUP_TIMEOUT = "timed out during startup"
 
 

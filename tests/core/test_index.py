@@ -23,7 +23,7 @@ from hierret.vectors.index import (
 )
 
 # The three 384-d encoders of DR-002, as their identities read (no model is loaded here;
-# tests/test_encoder_backends.py checks the real ones differ the same way).
+# tests/core/test_encoder_backends.py checks the real ones differ the same way).
 FP32 = EncoderIdentity(MINILM, "sentence-transformers", "sha256:53aa51172d142c89", "fp32", 384, 256)
 INT8 = EncoderIdentity(MINILM, "onnxruntime", "sha256:8199be6f699a395f", "int8", 384, 256)
 E5 = EncoderIdentity(

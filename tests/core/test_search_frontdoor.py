@@ -1,6 +1,6 @@
 """The one search front door gives exactly what the two old classes gave, and more.
 
-The references are the old implementations, frozen in ``tests/_legacy_search.py``:
+The references are the old implementations, frozen in ``tests/core/_legacy_search.py``:
 every configuration the notebooks ran must give the same ids, the same scores
 and the same order through :class:`hierret.search.searcher.Searcher` and a
 :class:`~hierret.search.profile.Profile`. Fused search with BM25 and hybrid legs (new)

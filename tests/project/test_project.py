@@ -164,7 +164,7 @@ def _is_evaluation(module: str) -> bool:
 def test_run_types_sit_below_evaluation() -> None:
     """Within the core, runs and lifting are plain values every step hands on.
 
-    The floors (core, publish, study) are held by ``tests/test_floors.py``.
+    The floors (core, publish, study) are held by ``tests/project/test_floors.py``.
     """
     graph = _hierret_imports()
     assert graph["hierret.search.runs"] <= {"hierret.structure.units"}, graph["hierret.search.runs"]

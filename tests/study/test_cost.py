@@ -69,7 +69,7 @@ def test_refusals() -> None:
 
 
 def test_tradeoff_figure_has_a_panel_per_corpus_and_ranker_and_one_legend() -> None:
-    """Drawn by hierret.publish.charts (tests/test_charts.py tests the drawing itself)."""
+    """Drawn by hierret.publish.charts (tests/publish/test_charts.py tests the drawing itself)."""
     table = pd.DataFrame(
         {"mean": [0.6, 0.4], "low": [0.5, 0.3], "high": [0.7, 0.45]}, index=["minilm", "e5"]
     )
