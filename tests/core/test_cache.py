@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _toy import CountingEncoder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
@@ -35,18 +36,6 @@ from hierret.cache import _shelf as shelf_mod
 from hierret.encoders import EncoderIdentity, HashEncoder, Role
 
 TEXTS = [f"passage number {i} about topic {i % 7}" for i in range(40)]
-
-
-class CountingEncoder(HashEncoder):
-    """A hash encoder that counts model calls and texts."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.calls: list[list[str]] = []
-
-    def _embed(self, texts: list[str]) -> NDArray[Any]:
-        self.calls.append(list(texts))
-        return super()._embed(texts)
 
 
 def shards(root: Path) -> list[Path]:

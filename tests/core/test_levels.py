@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _toy import CountingEncoder
 from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, VectorCache
@@ -14,18 +15,6 @@ from hierret.encoders import HashEncoder
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document
 from hierret.vectors.levels import PoolingReport, embed_spans, unit_vectors
-
-
-class CountingEncoder(HashEncoder):
-    """A hash encoder that records every batch that reached the model."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.calls: list[list[str]] = []
-
-    def _embed(self, texts: list[str]) -> NDArray[Any]:
-        self.calls.append(list(texts))
-        return super()._embed(texts)
 
 
 def unit(v: NDArray[Any]) -> NDArray[np.float64]:

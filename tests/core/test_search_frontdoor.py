@@ -17,6 +17,7 @@ from _legacy_search import HierarchicalIndex as OldHierarchicalIndex
 from _legacy_search import Searcher as OldSearcher
 from _legacy_search import run_profile as old_run_profile
 from _straddle import lift_straddling
+from _toy import reference_slice
 
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import Encoder, HashEncoder
@@ -36,11 +37,8 @@ from hierret.vectors.levels import text_units, unit_vectors
 @cache
 def reference() -> tuple[Hierarchy, tuple[Query, ...]]:
     """The python reference (a third of its topics, those the first questions need first)."""
-    docs = load_python_reference()
-    queries = load_gold(default_gold_path(docs.name), docs).queries[:25]
-    keep = {d for q in queries for d in q.evidence_docs} | {d.id for d in list(docs)[:12]}
-    corpus = Corpus(docs.name, [d for d in docs if d.id in keep], docs.extra_identity)
-    return build_hierarchy(corpus), tuple(queries)
+    corpus, queries = reference_slice(25, 12)
+    return build_hierarchy(corpus), queries
 
 
 def encoder() -> HashEncoder:

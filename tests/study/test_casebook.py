@@ -9,14 +9,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from _toy import reference_slice
 
-from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
 from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
-from hierret.structure.units import Corpus, Query
+from hierret.structure.units import Query
 from hierret.study import casebook, experiment
 
 ARMS = {
@@ -29,11 +29,8 @@ PAIRS = [("sections", "passages"), ("bm25", "passages")]
 
 @cache
 def _setup() -> tuple[Searcher, tuple[Query, ...]]:
-    docs = load_python_reference()
-    queries = load_gold(default_gold_path(docs.name), docs).queries[:40]
-    keep = {d for q in queries for d in q.evidence_docs} | {d.id for d in list(docs)[:6]}
-    corpus = Corpus(docs.name, [d for d in docs if d.id in keep], docs.extra_identity)
-    return Searcher(build_hierarchy(corpus), HashEncoder(dimension=64, window=48)), tuple(queries)
+    corpus, queries = reference_slice(40, 6)
+    return Searcher(build_hierarchy(corpus), HashEncoder(dimension=64, window=48)), queries
 
 
 @cache

@@ -7,9 +7,9 @@ from functools import cache
 import matplotlib
 import numpy as np
 import pytest
+from _toy import reference_slice
 from pandas import testing as pd_testing
 
-from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
 from hierret.search.profile import Profile
@@ -99,11 +99,8 @@ ARMS = {
 
 @cache
 def small() -> tuple[Hierarchy, tuple[Query, ...]]:
-    docs = load_python_reference()
-    queries = load_gold(default_gold_path(docs.name), docs).queries[:30]
-    keep = {d for q in queries for d in q.evidence_docs} | {d.id for d in list(docs)[:6]}
-    corpus = Corpus(docs.name, [d for d in docs if d.id in keep], docs.extra_identity)
-    return build_hierarchy(corpus), tuple(queries)
+    corpus, queries = reference_slice(30, 6)
+    return build_hierarchy(corpus), queries
 
 
 @cache
