@@ -1,16 +1,21 @@
-"""The small corpus and the counting encoder the test floors share.
+"""The small corpora and the counting encoder the test floors share.
 
 Three test modules of two floors (``core/test_search_frontdoor.py``,
 ``study/test_experiment.py``, ``study/test_casebook.py``) each cut the embedded Python
 reference the same way: its first gold questions, the documents those questions need
-and a few more. Two (``core/test_cache.py``, ``core/test_levels.py``) each counted the
-batches a hash encoder embeds. Both live here once. A helper at the top of ``tests/``
-is shared by floors, so it imports the core only (``tests/project/test_test_floors.py``).
+and a few more (:func:`reference_slice`). A tiny BEIR folder of three documents
+(:func:`write_beir`) serves the BEIR loader's tests, the bundle's and the testbed's,
+which imported it from one another. Two (``core/test_cache.py``, ``core/test_levels.py``)
+each counted the batches a hash encoder embeds (:class:`CountingEncoder`). They live
+here once. A helper at the top of ``tests/`` is shared by floors, so it imports the
+core only (``tests/project/test_test_floors.py``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from numpy.typing import NDArray
@@ -82,3 +87,67 @@ class CountingEncoder(HashEncoder):
     def _embed(self, texts: list[str]) -> NDArray[Any]:
         self.calls.append(list(texts))
         return super()._embed(texts)
+
+
+#: The tiny BEIR folder's rows: a document without a title, one with ``metadata``.
+BEIR_CORPUS: list[dict[str, object]] = [
+    {"_id": "d1", "title": "Cats", "text": "Cats purr when content."},
+    {"_id": "d2", "title": "", "text": "Dogs bark at strangers."},
+    {"_id": "d3", "title": "Birds", "text": "Birds sing at dawn.", "metadata": {}},
+]
+#: Its questions: ``q3`` is judged in the train split only.
+BEIR_QUERIES: list[dict[str, object]] = [
+    {"_id": "q1", "text": "Which animal purrs?"},
+    {"_id": "q2", "text": "Who sings in the morning?"},
+    {"_id": "q3", "text": "Never judged in test."},
+]
+#: Its test judgments (graded, a zero kept) and train judgments, with their header.
+BEIR_TEST_QRELS = "query-id\tcorpus-id\tscore\nq2\td3\t1\nq1\td1\t2\nq1\td2\t0\nq2\td1\t1\n"
+BEIR_TRAIN_QRELS = "query-id\tcorpus-id\tscore\nq3\td2\t1\n"
+
+
+def jsonl(rows: list[dict[str, object]]) -> str:
+    """``rows`` as JSON lines, one object a line.
+
+    >>> jsonl([{"_id": "d1"}, {"_id": "d2"}])
+    '{"_id": "d1"}\\n{"_id": "d2"}\\n'
+    """
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def write_beir(root: Path, **overrides: str) -> Path:
+    """Write the tiny BEIR folder at ``root``.
+
+    Parameters
+    ----------
+    root : Path
+        The folder to make (it must not exist); its name is the data set's.
+    **overrides : str
+        Replacement text for any of its files, by key: ``corpus``, ``queries``, ``test``,
+        ``train``.
+
+    Returns
+    -------
+    Path
+        ``root``, holding ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{test,train}.tsv``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = write_beir(Path(tmp) / "mini", train="query-id\\tcorpus-id\\tscore\\n")
+    ...     sorted(str(p.relative_to(root)) for p in root.rglob("*.*"))
+    ['corpus.jsonl', 'qrels/test.tsv', 'qrels/train.tsv', 'queries.jsonl']
+    """
+    files = {
+        "corpus": jsonl(BEIR_CORPUS),
+        "queries": jsonl(BEIR_QUERIES),
+        "test": BEIR_TEST_QRELS,
+        "train": BEIR_TRAIN_QRELS,
+    } | overrides
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text(files["corpus"])
+    (root / "queries.jsonl").write_text(files["queries"])
+    (root / "qrels" / "test.tsv").write_text(files["test"])
+    (root / "qrels" / "train.tsv").write_text(files["train"])
+    return root

@@ -13,6 +13,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _toy import BEIR_CORPUS as CORPUS
+from _toy import BEIR_QUERIES as QUERIES
+from _toy import BEIR_TEST_QRELS as TEST_QRELS
+from _toy import jsonl as _jsonl
+from _toy import write_beir
 from conftest import Server
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -31,40 +36,6 @@ from hierret.datasets.download import (
     DataNotFoundError,
     DownloadError,
 )
-
-CORPUS = [
-    {"_id": "d1", "title": "Cats", "text": "Cats purr when content."},
-    {"_id": "d2", "title": "", "text": "Dogs bark at strangers."},
-    {"_id": "d3", "title": "Birds", "text": "Birds sing at dawn.", "metadata": {}},
-]
-QUERIES = [
-    {"_id": "q1", "text": "Which animal purrs?"},
-    {"_id": "q2", "text": "Who sings in the morning?"},
-    {"_id": "q3", "text": "Never judged in test."},
-]
-TEST_QRELS = "query-id\tcorpus-id\tscore\nq2\td3\t1\nq1\td1\t2\nq1\td2\t0\nq2\td1\t1\n"
-TRAIN_QRELS = "query-id\tcorpus-id\tscore\nq3\td2\t1\n"
-
-
-def _jsonl(rows: list[dict[str, object]]) -> str:
-    return "".join(json.dumps(r) + "\n" for r in rows)
-
-
-def write_beir(root: Path, **overrides: str) -> Path:
-    """Write a tiny BEIR folder; ``overrides`` maps file keys to replacement text."""
-    files = {
-        "corpus": _jsonl(CORPUS),  # type: ignore[arg-type]
-        "queries": _jsonl(QUERIES),  # type: ignore[arg-type]
-        "test": TEST_QRELS,
-        "train": TRAIN_QRELS,
-    } | overrides
-    (root / "qrels").mkdir(parents=True)
-    (root / "corpus.jsonl").write_text(files["corpus"])
-    (root / "queries.jsonl").write_text(files["queries"])
-    (root / "qrels" / "test.tsv").write_text(files["test"])
-    (root / "qrels" / "train.tsv").write_text(files["train"])
-    return root
-
 
 # -- reading a folder --------------------------------------------------------
 

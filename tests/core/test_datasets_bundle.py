@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _toy import write_beir
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_datasets_beir import write_beir
 from test_datasets_qasper import P1, P2, write_json
 
 from hierret.cli import main
@@ -335,7 +335,7 @@ def test_cli_unknown_corpus_is_a_usage_error(
 
 
 def test_dropped_judgments_are_counted_on_the_bundle(tmp_path: Path) -> None:
-    from test_datasets_beir import TEST_QRELS
+    from _toy import BEIR_TEST_QRELS as TEST_QRELS
 
     from hierret.datasets import BeirDataWarning
 

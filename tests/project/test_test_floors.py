@@ -19,6 +19,9 @@ those inside functions too, and so do ``importlib.import_module`` and
 tests, and ``data/`` none. Every test file is in a floor folder, and no two files of
 ``tests/`` share a basename: pytest's default import mode (``prepend``, no
 ``__init__.py`` files) imports each by its basename alone.
+A test imports another test module only from its own folder: pytest puts a test's own
+folder on ``sys.path``, not its neighbours', so such an import works in the whole run
+and fails when the folder runs alone (what is shared goes to ``tests/_toy.py``).
 """
 
 from __future__ import annotations
@@ -110,6 +113,15 @@ def test_a_test_imports_nothing_above_its_floor(floor: str, path: Path) -> None:
         f"{path.relative_to(TESTS)} imports {above}, above the {floor} floor: move it to the "
         "floor of the highest package floor it imports (study/ reaches everything)"
     )
+
+
+@pytest.mark.parametrize(
+    ("floor", "path"), _files(), ids=lambda v: v if isinstance(v, str) else v.name
+)
+def test_a_test_imports_test_modules_of_its_own_folder_only(floor: str, path: Path) -> None:
+    tests = {m for m in imported(path.read_text(encoding="utf-8")) if m.startswith("test_")}
+    elsewhere = sorted(m for m in tests if not path.with_name(f"{m.split('.')[0]}.py").is_file())
+    assert elsewhere == [], f"{path.relative_to(TESTS)} imports {elsewhere} from another folder"
 
 
 @pytest.mark.parametrize(

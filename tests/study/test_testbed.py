@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_datasets_beir import write_beir
+from _toy import write_beir
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
