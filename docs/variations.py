@@ -17,7 +17,7 @@ Each trial ends one of three ways:
 The matrix is written to ``--out`` as ``variations.json`` and
 ``variations.md`` (notebook × parameter: the value, the outcome, seconds or the
 message). The exit status is 1 when an accepted value failed or a value meant
-to be refused was not. The test suite holds the refusals (``tests/test_params.py``);
+to be refused was not. The test suite holds the refusals (``tests/study/test_params.py``);
 the executed runs take about half an hour on two cores, so they are a nox
 session of their own: ``nox -s variations``.
 """

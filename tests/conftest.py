@@ -117,7 +117,10 @@ MAX_WORKERS = 8
 #: Files that share one unit of work (one worker runs them one after the other): each
 #: starts a Ray cluster, and two clusters side by side on two cores are what makes Ray's
 #: helper processes miss its start-up deadlines.
-GROUPS = {"tests/test_embed_ray.py": "ray", "tests/test_embed_ray_cluster.py": "ray"}
+GROUPS = {
+    "tests/core/test_embed_ray.py": "ray",
+    "tests/core/test_embed_ray_cluster.py": "ray",
+}
 
 
 def _group(nodeid: str) -> str:

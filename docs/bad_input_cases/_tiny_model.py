@@ -1,7 +1,7 @@
 """A tiny sentence-transformers model folder, and the in-place edits that must change its identity.
 
 Shared by the encoder bad-input cases (``encoders.py`` beside this file) and the unit test
-``tests/test_encoder_identity.py``, so the model and the edits are written once. The folder
+``tests/core/test_encoder_identity.py``, so the model and the edits are written once. The folder
 holds a randomly initialised one-layer BERT (hidden size 8), a 13-word WordPiece tokenizer
 and mean pooling: its vectors mean nothing, but every file a real folder has is there.
 """

@@ -21,7 +21,7 @@ Usage::
         [--only exact] [--json out.json]
 
 A script, not a test (pytest does not collect it); the quick version is
-``tests/test_e5_fast.py``.
+``tests/study/test_e5_fast.py``.
 """
 
 from __future__ import annotations

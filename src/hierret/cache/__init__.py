@@ -23,7 +23,7 @@ than memory can be used. Cost per record on disk: the record
 (``32 + 4 x dimension + 4`` bytes) plus :data:`KEY_INDEX_BYTES` (12) of key
 index; in memory once opened: nothing per record (measured: opening 2 M
 records of dimension 8 read 10 KB and grew the resident set by 0.12 MB, under
-0.1 byte a record; ``tests/test_cache_scale.py``). Pages of the key index and
+0.1 byte a record; ``tests/core/test_cache_scale.py``). Pages of the key index and
 of the records are mapped as lookups touch them (shared page cache, at most
 the files' size). :meth:`VectorCache.mapped` gives every shard's vectors,
 memory-mapped, for exact search over the whole cache

@@ -25,7 +25,7 @@ Ray. The driver (this process) has already diffed the corpus against the cache
   ``max_task_retries=-1``): the dead actor is restarted (its constructor
   loads the encoder and checks its identity again) and the partition it held
   is resubmitted; a retried partition's vectors are the same, as they depend
-  on its texts only (``tests/test_embed_ray.py`` kills an actor mid-batch).
+  on its texts only (``tests/core/test_embed_ray.py`` kills an actor mid-batch).
   The defaults are kept, not restated: Ray 2.60 takes them only through
   ``map_batches``'s ``**ray_remote_args``, deprecated (to be removed in 2.64)
   with no named replacement. The cost: a partition that kills every actor it

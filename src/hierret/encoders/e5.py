@@ -44,7 +44,7 @@ rows of a projection per vector, 8 keys' attention scores per vector, 8
 activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's
 fdlibm polynomial branches (every other value calls ``erff``; the whole
 float range is checked). glibc's ``expf`` in the softmax stays scalar. Its
-vectors equal the exact engine's bit for bit: ``tests/test_e5_fast.py`` on a
+vectors equal the exact engine's bit for bit: ``tests/study/test_e5_fast.py`` on a
 small set (1 and 2 threads, the AVX2 and the AVX-512 path, batches, order,
 processes), and ``tests/benchmarks/e5_fast_corpus.py --scifact 300`` (record
 ``tests/benchmarks/e5_fast_corpus.json``) on the whole Python reference (668
@@ -340,7 +340,7 @@ def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) ->
     Same flags as :func:`build_engine` (:data:`ENGINE_FLAGS`); the source is
     ``e5_fast.c``, which computes every output float with the operations of
     ``e5.c`` in their order, so its vectors equal the exact engine's bit for bit
-    (``tests/test_e5_fast.py`` checks this; ``tests/benchmarks/e5_fast_corpus.py``
+    (``tests/study/test_e5_fast.py`` checks this; ``tests/benchmarks/e5_fast_corpus.py``
     on whole corpora).
 
     Parameters
@@ -619,7 +619,7 @@ class E5Encoder(Encoder):
         characters on average, one batch, load about 3 from other work): 1
         thread 1.64 passages/s, 2 threads 1.55, 2 threads with passive waiting
         1.56. The vectors do not depend on the thread count (bit for bit:
-        ``tests/test_determinism.py``, ``tests/test_e5_fast.py``). OpenMP's
+        ``tests/study/test_determinism.py``, ``tests/study/test_e5_fast.py``). OpenMP's
         thread count belongs to the whole process (PyTorch shares the
         runtime), so each call restores the count it found.
     show_progress : bool, optional

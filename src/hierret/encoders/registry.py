@@ -254,7 +254,7 @@ def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
     if recipe is None:
         return load_encoder(name, **kw)
     # the MiniLM's own tokenizer file counts tokens and gives their offsets without the
-    # model (equal to the loaded tokenizer's: tests/test_lazy.py); other folders load
+    # model (equal to the loaded tokenizer's: tests/core/test_lazy.py); other folders load
     tokens = None
     if not recipe.name.startswith("folder-") and kw.get("max_length") is None:
         tokens = FileTokenizer(minilm_folder() / "tokenizer.json")

@@ -148,7 +148,7 @@ def _holm(p: Mapping[str, float]) -> dict[str, float]:
     """:func:`hierret.stats.holm`'s values by statsmodels' own arithmetic (sorted p times
     ``m, m−1, …``, running maximum, capped at 1), without the ``gc.collect()`` its
     ``multipletests`` runs on every call (a fifth of a second in a process holding the
-    records, hundreds of times per check); ``tests/test_robustness.py`` holds them equal.
+    records, hundreds of times per check); ``tests/publish/test_robustness.py`` holds them equal.
     """
     names = list(p)
     values = np.asarray([float(p[k]) for k in names], dtype=float)

@@ -91,7 +91,7 @@ class CrossEncoderReranker(Reranker):
     Examples
     --------
     With a trained cross-encoder from the hub (not run in the tests: none ships
-    offline, so ``tests/test_rerank.py`` runs this code path on a tiny random model):
+    offline, so ``tests/study/test_rerank.py`` runs this code path on a tiny random model):
 
     >>> rr = CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L6-v2")  # doctest: +SKIP
     >>> rr.score("who wrote it?", ["a passage", "another"]).shape  # doctest: +SKIP

@@ -221,7 +221,7 @@ def _sign_flip_means(
     same with one draw of every bit and one vector addition per observation,
     instead of scipy's loop over observations indexing a batch of per-pair
     permutations, so the means, and the p-value, are bit-identical for the
-    same ``rng`` (``tests/test_stats.py`` checks them against scipy).
+    same ``rng`` (``tests/core/test_stats.py`` checks them against scipy).
 
     The resamples are drawn in blocks of at most :data:`_BLOCK` draws: the
     generator's stream is the same whatever the block (numpy keeps a half-used

@@ -76,7 +76,7 @@ class ProfileEvaluation:
     erratum (its harness replaced the reranker's selection block with
     ``top_k: None``, so published numbers described a reorder-without-selection
     stack that never shipped) is the failure this is shaped to prevent, and
-    ``tests/test_rerank.py`` checks it.
+    ``tests/study/test_rerank.py`` checks it.
 
     Attributes
     ----------
