@@ -24,7 +24,7 @@ from hierret.study.lesson import NOTEBOOKS
 from hierret.study.params import ParameterError, declared_parameters
 from hierret.study.sizes import PRESETS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FEW = StatsSettings(n_resamples=50)
 
 

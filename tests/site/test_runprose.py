@@ -14,7 +14,7 @@ import pytest
 import hierret
 from hierret.publish.runprose import check_run, problems, reference_facts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "tests" / "data" / "course_notes"
 PUBLISHED = json.loads((ROOT / "data" / "results" / "dr001.json").read_text(encoding="utf-8"))
 

@@ -14,7 +14,7 @@ from hierret.publish.claims import claims, judge
 from hierret.publish.report import load_results
 from hierret.publish.roles import SPECS, Trial, cast, corpus_token
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = load_results(ROOT / "data" / "results")
 DECISIONS = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
 
