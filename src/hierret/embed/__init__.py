@@ -62,7 +62,9 @@ if TYPE_CHECKING:
         CorpusSource,
         Locators,
         embed_corpus,
+        missing_rows,
         stream_partitions,
+        stream_rows,
         streamable,
     )
 
@@ -81,7 +83,9 @@ _FACE = {
     "CorpusSource": "hierret.embed.stream",
     "Locators": "hierret.embed.stream",
     "embed_corpus": "hierret.embed.stream",
+    "missing_rows": "hierret.embed.stream",
     "stream_partitions": "hierret.embed.stream",
+    "stream_rows": "hierret.embed.stream",
     "streamable": "hierret.embed.stream",
     "ENGINES": "hierret.embed.local",
     "EmbedReport": "hierret.embed.local",
@@ -109,6 +113,7 @@ __all__ = [
     "embed_corpus",
     "embed_plan",
     "embed_texts",
+    "missing_rows",
     "parse_shard",
     "partitions",
     "ray_batches",
@@ -116,6 +121,7 @@ __all__ = [
     "same_vectors",
     "shard_of",
     "stream_partitions",
+    "stream_rows",
     "streamable",
 ]
 

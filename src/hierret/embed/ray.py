@@ -543,17 +543,9 @@ def ray_stream(
     def embed(
         loc: Any, parts: list[NDArray[np.intp]], role: Role
     ) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
-        rows = []
-        for p in parts:
-            doc = loc.document[p]
-            rows.append(
-                {
-                    "pos": p.astype(np.int64),
-                    "offset": loc.offsets[doc],
-                    "line": loc.lines[doc],
-                    "passage": loc.passage[p],
-                }
-            )
+        from hierret.embed.stream import stream_rows
+
+        rows = stream_rows(loc, parts)
         ctor = {"source": source, **_actor_kwargs(name, kw, identity, role, options)}
         for batch in _pool(rows, _StreamEmbedder, ctor, options):
             got = np.asarray(batch["pos"], dtype=np.intp)

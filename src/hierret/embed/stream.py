@@ -78,7 +78,15 @@ from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 from hierret.structure.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.structure.units import Corpus, Document
 
-__all__ = ["CorpusSource", "Locators", "embed_corpus", "stream_partitions", "streamable"]
+__all__ = [
+    "CorpusSource",
+    "Locators",
+    "embed_corpus",
+    "missing_rows",
+    "stream_partitions",
+    "stream_rows",
+    "streamable",
+]
 
 #: Keys asked of the cache at a time (bounded memory: a list of bytes per key).
 _ASK = 65_536
@@ -305,7 +313,7 @@ class CorpusSource:
         return out
 
 
-def _missing(
+def missing_rows(
     loc: Locators, encoder: CachedEncoder, shard: tuple[int, int] | None
 ) -> tuple[NDArray[np.intp], int, int]:
     """Rows of the distinct passages (of the shard) the cache lacks, in corpus order;
@@ -339,6 +347,32 @@ def stream_partitions(
     """
     order = rows[np.argsort(-loc.length[rows], kind="stable")]
     return [order[s : s + size] for s in range(0, len(order), size)]
+
+
+def stream_rows(loc: Locators, parts: list[NDArray[np.intp]]) -> list[dict[str, NDArray[Any]]]:
+    """What Ray receives for each partition (:func:`~hierret.embed.ray.ray_stream`):
+    its rows, and their documents' byte offsets and line numbers and passage
+    indices; integers only, no text.
+
+    Examples
+    --------
+    >>> loc = Locators(np.zeros((2, 32), np.uint8), np.array([0, 0], np.int32),
+    ...                np.array([0, 1], np.int32), np.array([5, 9]), np.array([0]), np.array([1]))
+    >>> sorted(stream_rows(loc, [np.array([1, 0])])[0])
+    ['line', 'offset', 'passage', 'pos']
+    """
+    rows = []
+    for p in parts:
+        doc = loc.document[p]
+        rows.append(
+            {
+                "pos": p.astype(np.int64),
+                "offset": loc.offsets[doc],
+                "line": loc.lines[doc],
+                "passage": loc.passage[p],
+            }
+        )
+    return rows
 
 
 def _local_batches(
@@ -402,7 +436,7 @@ def embed_corpus(
     start = time.perf_counter()
     options = ray or RayOptions()
     loc = source.locate(encoder.identity, role)
-    todo, distinct, cached = _missing(loc, encoder, shard)
+    todo, distinct, cached = missing_rows(loc, encoder, shard)
     if len(todo):
         encoder.cache.check_writable(encoder.identity)  # before any model is loaded
     parts = stream_partitions(loc, todo, options.batch_size)
