@@ -217,7 +217,7 @@ def test_the_command_line_streams_a_beir_folder_with_engine_ray(
     def stream(name: object, kw: object, identity: object, options: object, source: object):  # type: ignore[no-untyped-def]
         asked.append(source)
 
-        def run(loc, parts, role):  # type: ignore[no-untyped-def]
+        def run(rows, keys, role):  # type: ignore[no-untyped-def]
             return iter(())
 
         return run

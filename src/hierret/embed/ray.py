@@ -529,27 +529,24 @@ def ray_stream(
     options: RayOptions,
     source: Any,
 ) -> Callable[..., Iterator[tuple[NDArray[np.intp], NDArray[Any]]]]:
-    """An ``embed(locators, partitions, role)`` for
-    :func:`~hierret.embed.stream.embed_corpus`: as :func:`ray_batches`, but each
-    partition travels as locators (byte offsets, line numbers, passage indices:
-    no text) and the actors read their texts from ``source``
+    """An ``embed(rows, keys, role)`` for :func:`~hierret.embed.stream.embed_corpus`:
+    as :func:`ray_batches`, but each partition travels as locators
+    (:func:`~hierret.embed.stream.stream_rows`: byte offsets, line numbers,
+    passage indices, no text) and the actors read their texts from ``source``
     (:class:`~hierret.embed.stream.CorpusSource`), so this process never holds
-    them. Yields ``(rows, vectors)``; a text whose key is not the driver's (the
-    file changed since the driver read it) raises :class:`ValueError` before its
-    partition is stored."""
+    them. Yields ``(rows, vectors)``; a text whose key is not the driver's
+    (``keys``, by row: the file changed since the driver read it) raises
+    :class:`ValueError` before its partition is stored."""
     if options.gpus_per_actor > 0:
         check_gpu_model(name)
 
     def embed(
-        loc: Any, parts: list[NDArray[np.intp]], role: Role
+        rows: list[dict[str, NDArray[Any]]], keys: NDArray[np.uint8], role: Role
     ) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
-        from hierret.embed.stream import stream_rows
-
-        rows = stream_rows(loc, parts)
         ctor = {"source": source, **_actor_kwargs(name, kw, identity, role, options)}
         for batch in _pool(rows, _StreamEmbedder, ctor, options):
             got = np.asarray(batch["pos"], dtype=np.intp)
-            if not np.array_equal(np.asarray(batch["key"], dtype=np.uint8), loc.keys[got]):
+            if not np.array_equal(np.asarray(batch["key"], dtype=np.uint8), keys[got]):
                 raise ValueError(
                     f"{source.path}: a worker read a passage whose text is not the one this "
                     "process read (the file changed during the run, or differs on a node): "

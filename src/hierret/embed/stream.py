@@ -361,7 +361,7 @@ def stream_rows(loc: Locators, parts: list[NDArray[np.intp]]) -> list[dict[str, 
     >>> sorted(stream_rows(loc, [np.array([1, 0])])[0])
     ['line', 'offset', 'passage', 'pos']
     """
-    rows = []
+    rows: list[dict[str, NDArray[Any]]] = []
     for p in parts:
         doc = loc.document[p]
         rows.append(
@@ -448,9 +448,8 @@ def embed_corpus(
                 from hierret.embed.ray import ray_stream
 
                 assert model is not None
-                batches = ray_stream(model, model_kw or {}, encoder.identity, options, source)(
-                    loc, parts, role
-                )
+                run = ray_stream(model, model_kw or {}, encoder.identity, options, source)
+                batches = run(stream_rows(loc, parts), loc.keys, role)
             else:
                 batches = _local_batches(encoder.encoder, source, loc, parts, role)
             for rows, vecs in batches:
