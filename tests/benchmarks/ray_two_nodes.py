@@ -73,32 +73,42 @@ def main(passages: int = 256, encoder: str = "minilm") -> None:
         port, temp = _free_port(), tempfile.mkdtemp(prefix="h2r", dir="/tmp")
         exe = str(Path(sys.executable).with_name("ray"))
         common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0", "--block"]
-        nodes = [
-            subprocess.Popen(
-                [exe, "start", "--head", f"--port={port}", f"--temp-dir={temp}", *common],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        ]
-        try:
-            while not (Path(temp) / "ray_current_cluster").exists():
-                time.sleep(0.2)
-            nodes.append(
+        logs = root / "nodes.log"
+        with logs.open("w") as log:
+            nodes = [
                 subprocess.Popen(
-                    [exe, "start", f"--address=127.0.0.1:{port}", *common],
+                    [exe, "start", "--head", f"--port={port}", f"--temp-dir={temp}", *common],
                     env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
-            )
+            ]
+        try:
+            while not (Path(temp) / "ray_current_cluster").exists():
+                if nodes[0].poll() is not None:
+                    raise SystemExit(f"ray start --head exited: {logs.read_text()[-2000:]}")
+                time.sleep(0.2)
             import ray
 
             ray.init(address=f"127.0.0.1:{port}", log_to_driver=False, configure_logging=False)
-            while sum(n["Alive"] for n in ray.nodes()) < 2:
-                time.sleep(0.5)
+            for _ in range(3):  # a loaded machine: a worker node may time out starting
+                with logs.open("a") as log:
+                    nodes.append(
+                        subprocess.Popen(
+                            [exe, "start", f"--address=127.0.0.1:{port}", *common],
+                            env=env,
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                        )
+                    )
+                while sum(n["Alive"] for n in ray.nodes()) < 2 and nodes[-1].poll() is None:
+                    time.sleep(0.5)
+                if sum(n["Alive"] for n in ray.nodes()) >= 2:
+                    break
+            else:
+                raise SystemExit(f"the worker node did not start: {logs.read_text()[-1500:]}")
             source = CorpusSource.of(str(root / "beir"))
             remote = cached_encoder(encoder, VectorCache(root / "ray"))
             report = embed_corpus(
@@ -107,8 +117,9 @@ def main(passages: int = 256, encoder: str = "minilm") -> None:
             ray.shutdown()
         finally:
             for p in nodes:
-                os.killpg(p.pid, signal.SIGTERM)
-                p.wait()
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    p.wait()
             shutil.rmtree(temp, ignore_errors=True)
         keys = sorted(set(text_keys(local.identity, "passage", texts)))
         same = (
