@@ -264,10 +264,11 @@ def test_streamed_input_gives_the_local_cache_and_sends_ray_no_text(
     remote = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / "ray"))
     report = embed_corpus(
         source, remote, model="hash", model_kw={"dimension": 16}, shard=(0, 2),
-        show_progress=False,
+        ray=RayOptions(actors=2, batch_size=64), show_progress=False,
     )  # fmt: skip
     assert report.texts == len(texts)
     assert 0 < report.embedded == sum(len(r["pos"]) for r in handed) < len(set(texts))
+    assert len(handed) > 2  # partitions of 64 for 2 actors
     for row in handed:  # no text reaches Ray: only integer arrays
         assert set(row) == {"pos", "offset", "line", "passage"}
         assert all(np.asarray(v).dtype.kind == "i" for v in row.values())
