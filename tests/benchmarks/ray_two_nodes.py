@@ -119,7 +119,11 @@ def main(passages: int = 256, encoder: str = "minilm") -> None:
             for p in nodes:
                 if p.poll() is None:
                     os.killpg(p.pid, signal.SIGTERM)
-                    p.wait()
+                    try:
+                        p.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.wait()
             shutil.rmtree(temp, ignore_errors=True)
         keys = sorted(set(text_keys(local.identity, "passage", texts)))
         same = (
