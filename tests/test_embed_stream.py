@@ -228,3 +228,14 @@ def test_the_command_line_streams_a_beir_folder_with_engine_ray(
     assert isinstance(asked[0], CorpusSource)
     assert asked[0].name == "beir-c"
     assert "beir-c: " in capsys.readouterr().out
+
+
+def test_a_node_without_the_corpus_says_so_before_loading_a_model(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from hierret.embed.ray import _StreamEmbedder
+    from hierret.encoders import HashEncoder
+
+    gone = CorpusSource(str(tmp_path / "corpus.jsonl"), "beir-x")
+    ident = HashEncoder(dimension=8).identity.as_dict()
+    with pytest.raises(FileNotFoundError, match=r"has no file .*corpus.jsonl: the corpus is read"):
+        _StreamEmbedder(gone, name="no-such-model", kw={}, identity=ident, role="passage")

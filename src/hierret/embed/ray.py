@@ -496,6 +496,12 @@ class _StreamEmbedder(_Embedder):
     each text's cache key beside its vector (the driver checks them)."""
 
     def __init__(self, source: Any, **rest: Any):
+        if not os.path.isfile(source.path):  # before the model is loaded
+            raise FileNotFoundError(
+                f"{socket.gethostname()} has no file {source.path}: the corpus is read on every "
+                "node of the cluster, at the path it has here; copy it there (or use a shared "
+                "file system), or embed with --engine local"
+            )
         super().__init__(**rest)
         self.source = source
         self.identity = EncoderIdentity.from_dict(rest["identity"])
