@@ -294,14 +294,12 @@ def values_from(
     v["ray_over_local_minilm_int8"] = ray["ray_minilm-int8_2_s"] / base_int8
     v["write_s_per_text"] = measured["write_s_per_text"]
     driver = measured["driver"]
-    n_passages, stages = driver["passages"], dict(driver["stages"])
+    n_passages = driver["passages"]
     per_document = n_passages / driver["documents"]
     v |= {
         key(driver["corpus"], "documents"): driver["documents"],
         key(driver["corpus"], "passages"): n_passages,
         "passages_per_document": per_document,
-        "driver_peak_b_per_passage": max(stages.values()) / n_passages,
-        "driver_held_b_per_passage": stages[RAY_RECEIVES] / n_passages,
     }
     suite = distinct_corpora(corpora["corpora"])
     v["beir_corpora_counted"] = len(suite)
@@ -318,9 +316,7 @@ def values_from(
     for corpus, n in sizes.items():
         v[key(corpus, "documents")] = documents[corpus]
         v[key(corpus, "texts")] = n
-        v[key(corpus, "driver_gb")] = (
-            CostModel.driver_bytes(n, float(v["driver_peak_b_per_passage"])) / 1e9
-        )
+    v |= driver_values(driver, {corpus: int(v[key(corpus, "texts")]) for corpus in sizes})
     bench, dr002 = records["bench"]["values"], records["dr002"]["values"]
     for name, label in ENCODERS.items():
         enc = key(name)
@@ -353,6 +349,70 @@ def values_from(
     return v
 
 
+def driver_values(driver: dict[str, Any], texts: dict[str, int]) -> dict[str, float | int]:
+    """The driver-memory term from ``driver_memory.py``'s figures, and each corpus's
+    driver GB (``texts``: passages by corpus).
+
+    In-driver (texts held, before streaming): bytes a passage at the peak and when
+    Ray receives the texts. Streamed (a BEIR corpus, ``hierret.embed.stream``): at
+    each measured size, the bytes held when Ray receives the locators and the
+    traced peak of each stage; the term bounds the largest stage's peak from above
+    (each stage's least-squares line against the passages; the steepest slope
+    as bytes a passage, the largest intercept as the fixed part: the documents
+    chunked at a time). ``{corpus}_driver_gb`` is one job's streamed peak (what ``hierret embed
+    --engine ray`` holds for a BEIR corpus), ``{corpus}_driver_gb_in_driver`` the
+    in-driver peak.
+    """
+    from hierret.publish import key
+    from hierret.study.site_build import CostModel
+
+    n, stages = driver["passages"], dict(driver["stages"])
+    v: dict[str, float | int] = {
+        "driver_peak_b_per_passage": max(stages.values()) / n,
+        "driver_held_b_per_passage": stages[RAY_RECEIVES] / n,
+    }
+    sizes = driver.get("streamed") or []
+    if len(sizes) >= 2:
+        passages = np.array([s["passages"] for s in sizes], dtype=float)
+        lines = [  # each stage's peak against the passages: (bytes a passage, fixed)
+            np.polyfit(passages, [dict(s["stage_peaks"])[stage] for s in sizes], 1)
+            for stage, _ in sizes[0]["stage_peaks"]
+        ]
+        # an upper bound of the largest stage's peak at any size: the steepest slope and
+        # the largest fixed part (the pass's documents at a time peak on small corpora, the
+        # arrays of keys and rows on large ones)
+        slope, fixed = max(a for a, _ in lines), max(b for _, b in lines)
+        v |= {
+            "driver_streamed_b_per_passage": float(slope),
+            "driver_streamed_fixed_b": max(float(fixed), 0.0),
+            "driver_streamed_sizes": len(sizes),
+        }
+        for i, size in enumerate(sizes):
+            m = size["passages"]
+            v |= {
+                key("driver_streamed", i, "passages"): m,
+                key("driver_streamed", i, "documents"): size["documents"],
+                key("driver_streamed", i, "held_b_per_passage"): dict(size["stages"])[RAY_RECEIVES]
+                / m,
+                key("driver_streamed", i, "peak_b_per_passage"): size["peak"] / m,
+            }
+    for corpus, count in texts.items():
+        v[key(corpus, "driver_gb_in_driver")] = (
+            CostModel.driver_bytes(count, float(v["driver_peak_b_per_passage"])) / 1e9
+        )
+        v[key(corpus, "driver_gb")] = (
+            CostModel.driver_bytes(
+                count,
+                float(v["driver_streamed_b_per_passage"]),
+                fixed_bytes=float(v["driver_streamed_fixed_b"]),
+            )
+            / 1e9
+            if "driver_streamed_b_per_passage" in v
+            else v[key(corpus, "driver_gb_in_driver")]
+        )
+    return v
+
+
 #: Which of the model's parameters this script measured, and which it assumes.
 PROVENANCE: dict[str, list[str]] = {
     "measured": [
@@ -360,7 +420,9 @@ PROVENANCE: dict[str, list[str]] = {
         "model load: each encoder in a fresh process, on this machine",
         "efficiency at 1 and 2 workers, in CPU and wall seconds, on this machine",
         "write: the driver storing vectors, on this machine",
-        "driver memory per passage, peak and when Ray receives the texts, on SciFact",
+        "driver memory per passage, peak and when Ray receives the texts, on SciFact: "
+        "with the texts in the driver, and streamed (keys and locators) at a quarter, a "
+        "half and all of SciFact's documents",
         "passages per document, on SciFact",
         "throughput: the bench and dr002 records' rates, on the machines that wrote them",
     ],
@@ -386,7 +448,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--texts", type=int, default=128, help="SciFact abstracts per worker")
     ap.add_argument("--measured", type=Path, default=ROOT / "build" / "cost" / "measured.json")
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the record goes")
+    ap.add_argument(
+        "--driver-only",
+        action="store_true",
+        help="measure the driver-memory term again and keep every other value of the "
+        "record as it is",
+    )
     args = ap.parse_args(argv)
+    if args.driver_only:
+        return _driver_only(args)
     if args.measured.is_file():
         measured = json.loads(args.measured.read_text(encoding="utf-8"))
     else:
@@ -428,6 +498,48 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"[cost model] {path}")
     return 0
+
+
+def _driver_only(args: argparse.Namespace) -> int:
+    """The record with its driver term measured again (``--driver-only``): every
+    other value, and the identity, as the record holds them."""
+    from hierret.publish.site_build import load_results, write_results
+
+    before = os.getloadavg()[0]
+    earlier = load_results(RESULTS).get("cost_model")
+    if earlier is None:
+        raise SystemExit("--driver-only needs a cost_model record: run without it first")
+    driver = measure_driver(args.data)
+    values = dict(earlier["values"])
+    if (driver["documents"], driver["passages"]) != (
+        values["scifact_documents"],
+        values["scifact_passages"],
+    ):
+        raise SystemExit(
+            "SciFact's documents or passages differ from the record's: measure everything "
+            "again (without --driver-only)"
+        )
+    values |= driver_values(driver, {c: int(values[f"{c}_texts"]) for c in SIZES})
+    identity = {k: v for k, v in earlier["identity"].items() if k != "machine"}
+    identity["driver_measured"] = {
+        "hierret_version": _version(),
+        "load_average": [before, os.getloadavg()[0]],
+    }
+    path = write_results(
+        args.results / "cost-model.json", "cost_model", values, identity, facts=values
+    )
+    print(f"[cost model] {path} (driver term measured again)")
+    return 0
+
+
+def _version() -> str:
+    import hierret
+
+    return hierret.__version__
+
+
+#: The corpora the record predicts for.
+SIZES = ("msmarco", "beir", "beir_public")
 
 
 if __name__ == "__main__":

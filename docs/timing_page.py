@@ -82,6 +82,30 @@ def _e5_line(ident: dict[str, Any]) -> str:
     return f" The exact e5 engine's vectors were computed by {binary}." if binary else ""
 
 
+def _streamed_driver(v: dict[str, Any]) -> str:
+    """The cost section's words on the streamed driver's memory (a BEIR corpus), from
+    the record's streamed sizes; nothing when the record has none."""
+    if "driver_streamed_b_per_passage" not in v:
+        return ""
+    sizes = [
+        f"{v[f'driver_streamed_{i}_documents']:,d} documents ("
+        f"{v[f'driver_streamed_{i}_passages']:,d} passages): "
+        f"{v[f'driver_streamed_{i}_held_b_per_passage']:,.0f} B held when Ray receives "
+        f"the locators, {v[f'driver_streamed_{i}_peak_b_per_passage']:,.0f} B at the peak"
+        for i in range(int(v["driver_streamed_sizes"]))
+    ]
+    return (
+        " streamed, as `hierret embed --engine ray` embeds a BEIR corpus (the driver keeps "
+        "each passage's key and where it is, the workers read and chunk the texts), a "
+        f"passage costs the driver {'; '.join(sizes)}. The tables take the streamed "
+        f"driver at {v['driver_streamed_b_per_passage']:,.0f} B a passage plus "
+        f"{v['driver_streamed_fixed_b'] / 2**20:,.1f} MiB, a bound from above fitted to "
+        "those sizes (each stage's peak against the passages; the steepest slope and the "
+        "largest fixed part), where the texts held in the driver would take "
+        f"{v['msmarco_driver_gb_in_driver']:,.1f} GB for MS MARCO;"
+    )
+
+
 def page(
     record: dict[str, Any] | None,
     figure_dir: Path,
@@ -209,7 +233,8 @@ def _scale(record: dict[str, Any] | None) -> str:
         "only writer, storing vectors of dimension 384 (it does not shrink with workers);\n"
         f"- **driver memory** {v['driver_peak_b_per_passage']:,.0f} B a passage at the "
         f"driver's peak (chunking the corpus), {v['driver_held_b_per_passage']:,.0f} B when "
-        "Ray receives the texts (`tests/benchmarks/driver_memory.py` on SciFact): the "
+        "Ray receives the texts, with the texts in the driver "
+        "(`tests/benchmarks/driver_memory.py` on SciFact);" + _streamed_driver(v) + " the "
         "tables' *driver GB* is one job's peak; `--shard i/n` splits it over n jobs;\n"
         f"- **texts are passages**: SciFact's {v['scifact_documents']:,d} documents make "
         f"{v['scifact_passages']:,d} passages ({v['passages_per_document']:.2f} a document, "

@@ -225,6 +225,61 @@ def test_a_killed_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> 
     assert np.array_equal(enc.encode_passages(TEXTS).view(np.uint32), want.view(np.uint32))
 
 
+def test_streamed_input_gives_the_local_cache_and_sends_ray_no_text(
+    tmp_path: Path, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A BEIR corpus on Ray's streamed path (hierret.embed.stream): what Ray receives is
+    locators (integers, no text), the actors read the texts; shard 0/2 on Ray and
+    shard 1/2 streamed here fill the cache the in-driver local engine makes, bit for bit."""
+    import json
+
+    import ray.data
+
+    from hierret.datasets import load
+    from hierret.embed import CorpusSource, corpus_passages, embed_corpus
+    from hierret.structure.hierarchy import build_hierarchy
+
+    folder = tmp_path / "beir"
+    folder.mkdir()
+    docs = [
+        {"_id": f"d{i}", "title": f"T{i % 7}", "text": TEXTS[i] * (1 + i % 9)} for i in range(300)
+    ]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text('{"_id": "q", "text": "topic"}\n')  # for load()
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\td1\t1\n")
+    bundle = load(str(folder), questions=False)
+    texts = corpus_passages(build_hierarchy(bundle.corpus, 300, 30))
+    model = HashEncoder(dimension=16)
+    embed_texts(texts, CachedEncoder(model, VectorCache(tmp_path / "local")), show_progress=False)
+    handed: list[dict[str, Any]] = []
+    from_items = ray.data.from_items
+
+    def recorded(rows: list[dict[str, Any]], **kw: Any) -> Any:
+        handed.extend(rows)
+        return from_items(rows, **kw)
+
+    monkeypatch.setattr(ray.data, "from_items", recorded)
+    source = CorpusSource.of(str(folder), 300, 30)
+    remote = CachedEncoder(HashEncoder(dimension=16), VectorCache(tmp_path / "ray"))
+    report = embed_corpus(
+        source, remote, model="hash", model_kw={"dimension": 16}, shard=(0, 2),
+        ray=RayOptions(actors=2, batch_size=64), show_progress=False,
+    )  # fmt: skip
+    assert report.texts == len(texts)
+    assert 0 < report.embedded == sum(len(r["pos"]) for r in handed) < len(set(texts))
+    assert len(handed) > 2  # partitions of 64 for 2 actors
+    for row in handed:  # no text reaches Ray: only integer arrays
+        assert set(row) == {"pos", "offset", "line", "passage"}
+        assert all(np.asarray(v).dtype.kind == "i" for v in row.values())
+    rest = embed_corpus(source, remote, engine="local", shard=(1, 2), show_progress=False)
+    assert report.embedded + rest.embedded == len(set(texts))
+    keys = sorted(set(text_keys(model.identity, "passage", texts)))
+    mine, found = VectorCache(tmp_path / "ray").get(model.identity, keys)
+    assert found.all()
+    assert mine.tobytes() == VectorCache(tmp_path / "local").get(model.identity, keys)[0].tobytes()
+
+
 @pytest.mark.parametrize(
     "failure",
     [

@@ -92,11 +92,21 @@ def test_the_record_follows_the_formula_and_the_cited_sizes(record: dict[str, An
     assert v["beir_texts"] == sum(round(c["documents"] * ppd) for c in suite)
     assert v["beir_public_texts"] == sum(round(c["documents"] * ppd) for c in suite if c["public"])
     assert v["beir_texts"] > 2 * v["beir_documents"]
-    # the driver term: one job's peak, from the measured bytes a passage
+    # the driver term: one job's peak, from the measured bytes a passage; streamed (keys
+    # and locators, the BEIR path) against the texts held in the driver
     assert v["driver_peak_b_per_passage"] > v["driver_held_b_per_passage"] > 0
+    per, fixed = v["driver_streamed_b_per_passage"], v["driver_streamed_fixed_b"]
+    assert 0 < per < v["driver_held_b_per_passage"] / 4
+    sizes = range(v["driver_streamed_sizes"])
+    assert [v[f"driver_streamed_{i}_documents"] for i in sizes][-1] == v["scifact_documents"]
+    for i in sizes:  # the bound is above every measured stage's peak
+        n = v[f"driver_streamed_{i}_passages"]
+        assert per * n + fixed >= v[f"driver_streamed_{i}_peak_b_per_passage"] * n
     for corpus in ("msmarco", "beir", "beir_public"):
         peak = v[f"{corpus}_texts"] * v["driver_peak_b_per_passage"] / 1e9
-        assert v[f"{corpus}_driver_gb"] == pytest.approx(peak)
+        assert v[f"{corpus}_driver_gb_in_driver"] == pytest.approx(peak)
+        streamed = (v[f"{corpus}_texts"] * per + fixed) / 1e9
+        assert v[f"{corpus}_driver_gb"] == pytest.approx(streamed)
     ident = record["identity"]
     assert ident["measured_workers"] == [1, 2]
     assert any("beyond 2 workers" in a for a in ident["assumed"])
@@ -132,6 +142,7 @@ def test_the_timing_page_shows_the_record(record: dict[str, Any], tmp_path: Path
     assert "## Embedding past one machine: the cost model" in text
     assert f"**start-up** {v['startup_s']:.1f} s" in text
     assert f"**driver memory** {v['driver_peak_b_per_passage']:,.0f} B a passage" in text
+    assert f"streamed driver at {v['driver_streamed_b_per_passage']:,.0f} B a passage" in text
     assert "| 1 worker | 2 workers | 8 workers † | 32 workers † |" in text
     assert "Measured here:" in text
     assert "Assumed:" in text

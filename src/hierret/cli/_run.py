@@ -39,6 +39,7 @@ from hierret.embed.local import (
     embed_plan,
     embed_texts,
 )
+from hierret.embed.stream import CorpusSource, embed_corpus, streamable
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import build_hierarchy
@@ -157,17 +158,27 @@ def _embed(args: argparse.Namespace, cache: VectorCache) -> int:
     options = RayOptions(**given) if args.engine == "ray" else None
     if args.plan is not None:
         return _embed_plan(args, cache, options)
-    name, texts = _passages(args)
-    encoder = cached_encoder(args.encoder, cache)
-    report = embed_texts(
-        texts,
-        encoder,
-        engine=args.engine,
-        model=args.encoder,
-        show_progress=False if args.no_progress else None,
-        ray=options,
-        shard=args.shard,
-    )
+    show = False if args.no_progress else None
+    if args.engine == "ray" and streamable(args.corpus) is not None:
+        # a BEIR corpus: this process keeps keys and locators, the actors read the texts
+        source = CorpusSource.of(args.corpus, args.max_chars, args.overlap_chars)
+        encoder = cached_encoder(args.encoder, cache)
+        name = source.name
+        report = embed_corpus(
+            source, encoder, model=args.encoder, show_progress=show, ray=options, shard=args.shard
+        )
+    else:
+        name, texts = _passages(args)
+        encoder = cached_encoder(args.encoder, cache)
+        report = embed_texts(
+            texts,
+            encoder,
+            engine=args.engine,
+            model=args.encoder,
+            show_progress=show,
+            ray=options,
+            shard=args.shard,
+        )
     part = "" if args.shard is None else f" in shard {args.shard[0]}/{args.shard[1]}"
     print(
         f"{printable(name)}: {report.texts} passages, {report.distinct} "

@@ -68,6 +68,7 @@ __all__ = [
     "BeirDataset",
     "BeirFormatError",
     "Remote",
+    "corpus_documents",
     "load_beir",
     "locate_beir",
 ]
@@ -362,8 +363,22 @@ def _evidence(judged: dict[str, int], corpus: Corpus) -> tuple[Span, ...]:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8 (a
     byte-order mark starting the file dropped)."""
+    for lineno, _, line in _placed_lines(path):
+        yield lineno, line
+
+
+def _placed_lines(
+    path: Path, start: int = 0, stop: int | None = None, first: int = 1
+) -> Iterator[tuple[int, int, str]]:
+    """``(line_number, byte_offset, text)`` for each line starting at a byte in
+    ``[start, stop)`` (``start`` a line's first byte, ``first`` its number),
+    decoded strictly as UTF-8 (a byte-order mark starting the file dropped)."""
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
+        f.seek(start)
+        offset = start
+        for lineno, raw in enumerate(f, first):
+            if stop is not None and offset >= stop:
+                return
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
@@ -375,12 +390,22 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                     + not_utf8(sample, path, "BEIR files")
                     + " (or download it again)"
                 ) from None
-            yield lineno, line.removeprefix(BOM) if lineno == 1 else line
+            yield lineno, offset, line.removeprefix(BOM) if offset == 0 else line
+            offset += len(raw)
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line."""
-    for lineno, line in _lines(path):
+    for lineno, _, obj in _placed_jsonl(path):
+        yield lineno, obj
+
+
+def _placed_jsonl(
+    path: Path, start: int = 0, stop: int | None = None, first: int = 1
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(line_number, byte_offset, object)`` for each non-blank line of
+    :func:`_placed_lines`."""
+    for lineno, offset, line in _placed_lines(path, start, stop, first):
         if not line.strip():
             continue
         try:
@@ -396,7 +421,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             where, text, at = bad
             field = where if where.startswith("key ") else f"field {where!r}"
             raise BeirFormatError(f"{path}:{lineno}: {surrogate_message(field, text, at)}")
-        yield lineno, obj
+        yield lineno, offset, obj
 
 
 def _field(obj: dict[str, Any], key: str, path: Path, lineno: int, *, required: bool) -> str:
@@ -433,20 +458,81 @@ def _id(obj: dict[str, Any], path: Path, lineno: int, ids: dict[str, int]) -> st
     return key
 
 
+def corpus_documents(
+    path: str | Path,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    first: int = 1,
+    check_ids: bool = True,
+) -> Iterator[tuple[int, int, Document | str]]:
+    r"""The documents of a BEIR ``corpus.jsonl``, one line at a time, from a byte range.
+
+    The one reading of a corpus line: :func:`load_beir` reads the whole file
+    with it, and ``hierret embed --engine ray`` reads a range of it in each
+    worker (:mod:`hierret.embed.stream`), so both make the same documents.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``corpus.jsonl`` file.
+    start, stop : int, optional
+        Read the lines that start at a byte in ``[start, stop)``; ``start`` must
+        be the first byte of a line (an offset this function gave).
+    first : int, default 1
+        The number of the line at ``start`` (for messages).
+    check_ids : bool, default True
+        Refuse an empty or repeated ``_id`` (a repeat within the range read).
+        ``False`` keeps no ids: a pass that needs only the texts holds
+        nothing per document.
+
+    Yields
+    ------
+    (int, int, Document or str)
+        Line number, byte offset of the line, and its document; a line whose
+        title and text are empty gives its id instead (the loader drops it).
+
+    Raises
+    ------
+    BeirFormatError
+        A malformed line (not UTF-8, bad JSON, a field of the wrong type), named
+        with file and line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = Path(tmp.name) / "corpus.jsonl"
+    >>> _ = path.write_text('{"_id": "d1", "title": "Cats", "text": "Purr."}\n'
+    ...                     '{"_id": "d2", "text": ""}\n{"_id": "d3", "text": "Bark."}\n')
+    >>> [(n, at, getattr(d, "text", d)) for n, at, d in corpus_documents(path)]
+    [(1, 0, 'Cats\n\nPurr.'), (2, 48, 'd2'), (3, 74, 'Bark.')]
+    >>> [d.id for _, _, d in corpus_documents(path, 74, first=3)]
+    ['d3']
+    >>> tmp.cleanup()
+    """
+    path = Path(path)
+    seen: dict[str, int] = {}
+    for lineno, offset, obj in _placed_jsonl(path, start, stop, first):
+        if check_ids:
+            did = _id(obj, path, lineno, seen)
+        else:
+            did = clean_id(_field(obj, "_id", path, lineno, required=True))
+        title = _field(obj, "title", path, lineno, required=False)
+        body = _field(obj, "text", path, lineno, required=True)
+        text = "\n\n".join(p for p in (title, body) if p)
+        yield lineno, offset, Document(did, title, text) if text.strip() else did
+
+
 def _read_corpus(path: Path) -> tuple[list[Document], list[str]]:
     """The documents with text, and the ids of those without (dropped)."""
     docs: list[Document] = []
     empty: list[str] = []
-    seen: dict[str, int] = {}
-    for lineno, obj in _jsonl(path):
-        did = _id(obj, path, lineno, seen)
-        title = _field(obj, "title", path, lineno, required=False)
-        body = _field(obj, "text", path, lineno, required=True)
-        text = "\n\n".join(p for p in (title, body) if p)
-        if text.strip():
-            docs.append(Document(did, title, text))
+    for _, _, doc in corpus_documents(path):
+        if isinstance(doc, Document):
+            docs.append(doc)
         else:
-            empty.append(did)
+            empty.append(doc)
     if not docs:
         raise BeirFormatError(
             f"{path}: no documents"

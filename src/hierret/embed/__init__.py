@@ -8,11 +8,14 @@ jobs. The engine (:data:`ENGINES`, :func:`check_engine`) is ``"local"`` (this
 process) or ``"ray"``: a pool of Ray Data actors (:class:`RayOptions`,
 :func:`ray_batches`; the extra ``hierret[ray]``), this process staying the
 cache's only writer; without Ray it raises :class:`EngineUnavailableError`.
-Where its parts live: ``local`` (the embedding loop, shards, the engines' check)
-and ``ray`` (the Ray engine: partitions, actors, the check that a GPU's vectors
-equal the CPU's); the Ray library itself is imported only when the Ray engine
-runs, so neither ``import hierret`` nor this face imports it. Each name loads its
-module on first use (PEP 562).
+Where its parts live: ``local`` (the embedding loop, shards, the engines' check),
+``ray`` (the Ray engine: partitions, actors, the check that a GPU's vectors
+equal the CPU's) and ``stream`` (a BEIR corpus embedded without its texts in
+this process: :func:`embed_corpus` keeps keys and :class:`Locators`, the
+workers read and chunk the texts from the :class:`CorpusSource`); the Ray
+library itself is imported only when the Ray engine runs, so neither ``import
+hierret`` nor this face imports it. Each name loads its module on first use
+(PEP 562).
 
 Examples
 --------
@@ -52,7 +55,17 @@ if TYPE_CHECKING:
         check_gpu_model,
         partitions,
         ray_batches,
+        ray_stream,
         same_vectors,
+    )
+    from hierret.embed.stream import (
+        CorpusSource,
+        Locators,
+        embed_corpus,
+        missing_rows,
+        stream_partitions,
+        stream_rows,
+        streamable,
     )
 
 #: Each public name and the module that defines it; a name's module loads on first use.
@@ -65,7 +78,15 @@ _FACE = {
     "check_gpu_model": "hierret.embed.ray",
     "partitions": "hierret.embed.ray",
     "ray_batches": "hierret.embed.ray",
+    "ray_stream": "hierret.embed.ray",
     "same_vectors": "hierret.embed.ray",
+    "CorpusSource": "hierret.embed.stream",
+    "Locators": "hierret.embed.stream",
+    "embed_corpus": "hierret.embed.stream",
+    "missing_rows": "hierret.embed.stream",
+    "stream_partitions": "hierret.embed.stream",
+    "stream_rows": "hierret.embed.stream",
+    "streamable": "hierret.embed.stream",
     "ENGINES": "hierret.embed.local",
     "EmbedReport": "hierret.embed.local",
     "check_engine": "hierret.embed.local",
@@ -81,19 +102,27 @@ __all__ = [
     "ENGINES",
     "PARTITION_TEXTS",
     "RAY_PIN",
+    "CorpusSource",
     "EmbedReport",
     "EngineUnavailableError",
+    "Locators",
     "RayOptions",
     "check_engine",
     "check_gpu_model",
     "corpus_passages",
+    "embed_corpus",
     "embed_plan",
     "embed_texts",
+    "missing_rows",
     "parse_shard",
     "partitions",
     "ray_batches",
+    "ray_stream",
     "same_vectors",
     "shard_of",
+    "stream_partitions",
+    "stream_rows",
+    "streamable",
 ]
 
 if not TYPE_CHECKING:  # mypy reads the imports above, so a misspelt name stays an error

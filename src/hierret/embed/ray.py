@@ -65,7 +65,7 @@ import math
 import os
 import re
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -95,6 +95,7 @@ __all__ = [
     "check_gpu_model",
     "partitions",
     "ray_batches",
+    "ray_stream",
     "same_vectors",
 ]
 
@@ -418,6 +419,51 @@ def _full_float32() -> None:
     torch.set_float32_matmul_precision("highest")
 
 
+def _pool(
+    rows: list[dict[str, Any]],
+    actor: type,
+    ctor: dict[str, Any],
+    options: RayOptions,
+) -> Iterator[dict[str, NDArray[Any]]]:
+    """Each output batch of ``actor`` (an actor pool) mapped over ``rows`` (one partition
+    each), on the cluster :func:`_connect` finds; the connection made here is closed."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+    import ray.data
+
+    connected = _connect(ray, options)
+    try:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ds = ray.data.from_items(rows, override_num_blocks=len(rows))
+        low, high = options.pool
+        out = ds.map_batches(
+            actor,
+            fn_constructor_kwargs=ctor,
+            compute=ray.data.ActorPoolStrategy(min_size=low, max_size=high),
+            batch_size=1,
+            num_cpus=options.cpus_per_actor,
+            num_gpus=options.gpus_per_actor,
+        )
+        batches: Iterable[Any] = out.iter_batches(batch_size=None, batch_format="numpy")
+        yield from batches
+    finally:
+        if connected:
+            ray.shutdown()
+
+
+def _actor_kwargs(
+    name: Model, kw: Mapping[str, Any], identity: EncoderIdentity, role: Role, options: RayOptions
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kw": dict(kw),
+        "identity": identity.as_dict(),
+        "role": role,
+        "gpu": options.gpus_per_actor > 0,
+    }
+
+
 def ray_batches(
     name: Model,
     kw: Mapping[str, Any],
@@ -428,42 +474,91 @@ def ray_batches(
     runs on Ray Data: an actor pool (``options``: :class:`RayOptions`) each
     loading ``name`` with ``kw`` (a registered name, or a factory called with
     ``kw``), on the cluster at ``options.address`` or ``$RAY_ADDRESS``, else on
-    a local one."""
+    a local one. The texts travel from this process to the actors (for a BEIR
+    corpus, :func:`ray_stream` sends locators instead)."""
     options = options or RayOptions()
     if options.gpus_per_actor > 0:
         check_gpu_model(name)
 
     def embed(texts: list[str], role: Role) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        import ray
-        import ray.data
+        parts = partitions(texts, options.batch_size)
+        rows = [{"pos": p, "text": [texts[i] for i in p]} for p in parts]
+        ctor = _actor_kwargs(name, kw, identity, role, options)
+        for batch in _pool(rows, _Embedder, ctor, options):
+            yield np.asarray(batch["pos"], dtype=np.intp), np.asarray(batch["vector"])
 
-        connected = _connect(ray, options)
-        try:
-            ctx = ray.data.DataContext.get_current()
-            ctx.enable_progress_bars = False
-            parts = partitions(texts, options.batch_size)
-            rows = [{"pos": p, "text": [texts[i] for i in p]} for p in parts]
-            ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-            low, high = options.pool
-            out = ds.map_batches(
-                _Embedder,
-                fn_constructor_kwargs={
-                    "name": name,
-                    "kw": dict(kw),
-                    "identity": identity.as_dict(),
-                    "role": role,
-                    "gpu": options.gpus_per_actor > 0,
-                },
-                compute=ray.data.ActorPoolStrategy(min_size=low, max_size=high),
-                batch_size=1,
-                num_cpus=options.cpus_per_actor,
-                num_gpus=options.gpus_per_actor,
+    return embed
+
+
+class _StreamEmbedder(_Embedder):
+    """A Ray Data actor for streamed input: reads and chunks the passages its partition
+    locates (:class:`~hierret.embed.stream.CorpusSource`), embeds them, and returns
+    each text's cache key beside its vector (the driver checks them)."""
+
+    def __init__(self, source: Any, **rest: Any):
+        if not os.path.isfile(source.path):  # before the model is loaded
+            raise FileNotFoundError(
+                f"{socket.gethostname()} has no file {source.path}: the corpus is read on every "
+                "node of the cluster, at the path it has here; copy it there (or use a shared "
+                "file system), or embed with --engine local"
             )
-            for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
-                yield np.asarray(batch["pos"], dtype=np.intp), np.asarray(batch["vector"])
-        finally:
-            if connected:
-                ray.shutdown()
+        super().__init__(**rest)
+        self.source = source
+        self.identity = EncoderIdentity.from_dict(rest["identity"])
+
+    def __call__(self, batch: dict[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:
+        from hierret.cache import text_keys
+
+        pos, vecs, keys = [], [], []
+        for p, offsets, lines, passages in zip(
+            batch["pos"], batch["offset"], batch["line"], batch["passage"], strict=True
+        ):
+            texts = self.source.read(offsets, lines, passages)
+            rows = np.empty((len(p), self.encoder.identity.dimension), dtype=np.float32)
+            for idx, v in self.encoder.encode_batches(texts, self.role):
+                rows[idx] = v
+            pos.append(np.asarray(p, dtype=np.int64))
+            vecs.append(rows)
+            made = b"".join(text_keys(self.identity, self.role, texts))
+            keys.append(np.frombuffer(made, dtype=np.uint8).reshape(-1, 32))
+        return {
+            "pos": np.concatenate(pos),
+            "vector": np.concatenate(vecs),
+            "key": np.concatenate(keys),
+        }
+
+
+def ray_stream(
+    name: Model,
+    kw: Mapping[str, Any],
+    identity: EncoderIdentity,
+    options: RayOptions,
+    source: Any,
+) -> Callable[..., Iterator[tuple[NDArray[np.intp], NDArray[Any]]]]:
+    """An ``embed(rows, keys, role)`` for :func:`~hierret.embed.stream.embed_corpus`:
+    as :func:`ray_batches`, but each partition travels as locators
+    (:func:`~hierret.embed.stream.stream_rows`: byte offsets, line numbers,
+    passage indices, no text) and the actors read their texts from ``source``
+    (:class:`~hierret.embed.stream.CorpusSource`), so this process never holds
+    them. Yields ``(rows, vectors)``; a text whose key is not the driver's
+    (``keys``, by row: the file changed since the driver read it) raises
+    :class:`ValueError` before its partition is stored."""
+    if options.gpus_per_actor > 0:
+        check_gpu_model(name)
+
+    def embed(
+        rows: list[dict[str, NDArray[Any]]], keys: NDArray[np.uint8], role: Role
+    ) -> Iterator[tuple[NDArray[np.intp], NDArray[Any]]]:
+        ctor = {"source": source, **_actor_kwargs(name, kw, identity, role, options)}
+        for batch in _pool(rows, _StreamEmbedder, ctor, options):
+            got = np.asarray(batch["pos"], dtype=np.intp)
+            if not np.array_equal(np.asarray(batch["key"], dtype=np.uint8), keys[got]):
+                raise ValueError(
+                    f"{source.path}: a worker read a passage whose text is not the one this "
+                    "process read (the file changed during the run, or differs on a node): "
+                    "nothing of that partition was stored; make the file the same on every "
+                    "node and run again (only the rest is embedded)"
+                )
+            yield got, np.asarray(batch["vector"])
 
     return embed

@@ -19,9 +19,12 @@ The model (:meth:`CostModel.seconds`)::
 
 Beside the time, the model holds the **driver's memory**
 (:meth:`CostModel.driver_bytes`): bytes per text the driver process holds at
-its peak (chunking the corpus, before any worker sees a text), times the texts
-of one job (a corpus split by ``--shard i/n`` into ``n`` jobs holds ``1/n`` of
-it in each driver).
+its peak, times the texts of one job (a corpus split by ``--shard i/n`` into
+``n`` jobs holds ``1/n`` of it in each driver), plus what it holds whatever
+the corpus's size. With a BEIR corpus streamed (:mod:`hierret.embed.stream`)
+the driver holds keys and locators, tens of bytes a passage, and a fixed
+part (the documents it chunks at a time); with texts held in the driver (the
+in-driver path), the texts themselves at their peak.
 
 Texts are what the package embeds: *passages*, not documents. A corpus counted
 in documents (the BEIR suite) becomes passages with :func:`passages`, at a
@@ -120,23 +123,31 @@ class CostModel:
         return self.startup_s + self.load_s + compute + texts * self.write_s_per_text
 
     @staticmethod
-    def driver_bytes(texts: int, bytes_per_text: float, shards: int = 1) -> float:
+    def driver_bytes(
+        texts: int, bytes_per_text: float, shards: int = 1, fixed_bytes: float = 0.0
+    ) -> float:
         """Peak bytes the driver holds for ``texts`` texts split into ``shards`` jobs.
 
         Each job's driver holds its own share (the largest, ``ceil(texts / shards)``)
-        at ``bytes_per_text`` (measured: ``tests/benchmarks/driver_memory.py``); the
-        number of workers does not change it.
+        at ``bytes_per_text``, plus ``fixed_bytes`` whatever the corpus's size
+        (both measured: ``tests/benchmarks/driver_memory.py``); the number of
+        workers does not change it.
 
         Examples
         --------
         >>> CostModel.driver_bytes(10, bytes_per_text=100.0, shards=3)
         400.0
+        >>> CostModel.driver_bytes(10, bytes_per_text=100.0, fixed_bytes=50.0)
+        1050.0
         """
         if shards < 1:
             raise ValueError(f"shards must be at least 1, got {shards}")
-        if bytes_per_text < 0:
-            raise ValueError(f"bytes_per_text must not be negative, got {bytes_per_text}")
-        return -(-texts // shards) * bytes_per_text
+        if bytes_per_text < 0 or fixed_bytes < 0:
+            raise ValueError(
+                f"bytes_per_text and fixed_bytes must not be negative, got {bytes_per_text} "
+                f"and {fixed_bytes}"
+            )
+        return -(-texts // shards) * bytes_per_text + fixed_bytes
 
 
 def efficiency(one_s: float, two_s: Sequence[float]) -> float:
