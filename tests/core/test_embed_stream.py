@@ -3,7 +3,7 @@
 Without Ray: the driver's pass makes the in-driver path's keys, partitions and
 vectors; shards by key merge into one run's cache; the driver's memory per
 passage is tens of bytes, not the text. The Ray engine on streamed input is
-tested in ``tests/test_embed_ray.py`` (its cluster).
+tested in ``tests/core/test_embed_ray.py`` (its cluster).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def test_the_command_line_streams_a_beir_folder_with_engine_ray(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--engine ray`` on a BEIR folder takes the streamed path (Ray itself is replaced:
-    its runs are tested in tests/test_embed_ray.py)."""
+    its runs are tested in tests/core/test_embed_ray.py)."""
     import hierret.embed.ray as engine
 
     folder = write_corpus(tmp_path / "c")
