@@ -15,7 +15,9 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (each arm beside the per-question best of them, over a grid of runs),
   :class:`Casebook` (the questions that decide each comparison), :class:`Pooling`
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
-  stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
+  stages crossed with rerankers), :class:`Swept` (profile settings swept),
+  :class:`Hierarchies` (corpora each built at several passage sizes, every arm run
+  on each), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`.
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from hierret.study.audit import Audit
     from hierret.study.casebook import Casebook
     from hierret.study.experiment import Arm
+    from hierret.study.hierarchies import Hierarchies
     from hierret.study.joint import JointMatrix
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
@@ -87,6 +90,7 @@ NOTEBOOK = {
     "Casebook": "hierret.study.casebook",
     "JointMatrix": "hierret.study.joint",
     "Swept": "hierret.study.sweep",
+    "Hierarchies": "hierret.study.hierarchies",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -120,6 +124,7 @@ __all__ = [
     "Arm",
     "Audit",
     "Casebook",
+    "Hierarchies",
     "JointMatrix",
     "Measurements",
     "Oracle",
