@@ -151,3 +151,23 @@ def test_presets_by_notebook_name_give_its_run_times() -> None:
         check_notebook(ns, presets="01_struct")
     with pytest.raises(ValueError, match=r"do not name their notebook"):
         RunParameters(["k"], ns).times()
+
+
+def test_a_kind_without_columns_records_every_column_of_its_table_not_its_index(
+    grid: Hierarchies,
+) -> None:
+    context = pd.DataFrame(
+        {"tokens": [40.0], "alone": [0.25]},
+        index=pd.MultiIndex.from_tuples([("scifact-sections", 900)], names=["corpus", "chars"]),
+    )
+    assert grid.values(late=context) == {
+        "late_scifact_900_tokens": 40.0,
+        "late_scifact_900_alone": 0.25,
+    }
+    costs = pd.DataFrame({"seconds": [1.5]}, index=pd.Index(["plain"], name="method"))
+    assert grid.values(cost=costs) == {"cost_plain_seconds": 1.5}
+
+
+def test_the_grid_hands_on_the_ledger_its_results_keep_their_tests_in(grid: Hierarchies) -> None:
+    results = grid.compare(ARMS, targets=["sections"], baseline="chunk", family=FAMILY)
+    assert all(r.ledger is grid.ledger for r in results.values())

@@ -17,7 +17,8 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
   stages crossed with rerankers), :class:`Swept` (profile settings swept),
   :class:`Hierarchies` (corpora each built at several passage sizes, every arm run
-  on each), :class:`Testbed`,
+  on each), :class:`LateChunking` (late-chunked passage vectors on such a grid),
+  :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`.
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from hierret.study.experiment import Arm
     from hierret.study.hierarchies import Hierarchies
     from hierret.study.joint import JointMatrix
+    from hierret.study.late_chunking import LateChunking
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
     from hierret.study.params import (
@@ -91,6 +93,7 @@ NOTEBOOK = {
     "JointMatrix": "hierret.study.joint",
     "Swept": "hierret.study.sweep",
     "Hierarchies": "hierret.study.hierarchies",
+    "LateChunking": "hierret.study.late_chunking",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -126,6 +129,7 @@ __all__ = [
     "Casebook",
     "Hierarchies",
     "JointMatrix",
+    "LateChunking",
     "Measurements",
     "Oracle",
     "Pooling",

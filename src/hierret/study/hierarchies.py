@@ -54,10 +54,11 @@ from hierret.publish.record import table_values
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
 from hierret.stats import DEFAULT_STATS, StatsSettings
+from hierret.stats.evidence import Ledger
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Level
 from hierret.study.pooling import Pooling
-from hierret.study.result import Result, between
+from hierret.study.result import LEDGER, Result, between
 from hierret.study.sweep import Swept
 from hierret.vectors.levels import PoolingReport
 
@@ -65,8 +66,8 @@ from hierret.vectors.levels import PoolingReport
 Cell = tuple[str, int]
 #: How a kind of table is recorded: its key template
 #: (:func:`hierret.publish.record.table_values`), the columns it records (each
-#: with its name in the key; ``None``: every column) and what is done to the
-#: table, its index reset, before its keys are made.
+#: with its name in the key; ``None``: every column of the table, its index
+#: aside) and what is done to the table, its index reset, before its keys are made.
 Keys = tuple[
     str, Sequence[str] | Mapping[str, str] | None, Callable[[pd.DataFrame], pd.DataFrame] | None
 ]
@@ -114,6 +115,14 @@ KEYS: dict[str, Keys] = {
     ),
     # the section weight swept (Swept.table)
     "weights": ("weight_{vectors}_{w:02d}_{target}", {"mean": ""}, _weights),
+    # the context late-chunked passages received (LateChunking.table)
+    "late": ("late_{corpus}_{chars}_{column}", None, None),
+    # auto-merging with its threshold chosen out of fold (merging.tune, concatenated)
+    "merging": ("merge_{corpus}_{chars}_{target}_{column}", None, None),
+    # questions won, tied and lost per pair (Result.wins, concatenated)
+    "wins": ("w_{corpus}_{chars}_{a}_{target}_{b}_{column}", ["wins", "ties", "losses"], None),
+    # time per passage on this machine (LateChunking.cost)
+    "cost": ("cost_{method}_{column}", None, None),
 }
 
 __all__ = ["KEYS", "SHORT", "Cell", "Hierarchies", "Keys"]
@@ -226,6 +235,12 @@ class Hierarchies:
         return cls(bundles, chunk_chars, enc, k=k, stats=stats)
 
     @property
+    def ledger(self) -> Ledger:
+        """Where the tests of the grid's results are kept (:data:`hierret.study.LEDGER`):
+        what :func:`hierret.publish.publish` writes the record's evidence from."""
+        return LEDGER
+
+    @property
     def corpora(self) -> list[str]:
         """The corpora's names, in order."""
         return list(self.bundles)
@@ -237,7 +252,8 @@ class Hierarchies:
 
     def compare(
         self,
-        arms: Mapping[str, Profile | experiment.Arm],
+        arms: Mapping[str, Profile | experiment.Arm]
+        | Callable[[Cell], Mapping[str, Profile | experiment.Arm]],
         *,
         targets: Sequence[Level],
         baseline: str | None = None,
@@ -249,8 +265,10 @@ class Hierarchies:
 
         Parameters
         ----------
-        arms : mapping of str to Profile or Arm
-            The arms, by name; a bare profile runs on the cell's searcher.
+        arms : mapping of str to Profile or Arm, or a callable of a Cell
+            The arms, by name; a bare profile runs on the cell's searcher. A
+            callable gives each cell its arms (an arm searching with that cell's
+            own vectors, say).
         targets, baseline, family, metrics
             As :func:`~hierret.study.experiment.run` takes them, the same on every cell.
         searchers : mapping of Cell to Searcher, optional
@@ -265,7 +283,7 @@ class Hierarchies:
         on = self.searchers if searchers is None else searchers
         return {
             (name, chars): experiment.run(
-                arms,
+                arms((name, chars)) if callable(arms) else arms,
                 self.bundles[name].queries,
                 searcher=on[name, chars],
                 targets=targets,
@@ -418,7 +436,8 @@ class Hierarchies:
         for kind, frame in tables.items():
             template, columns, prepare = KEYS[kind]
             flat = (prepare or _flat)(frame.reset_index()).replace(SHORT)
-            out |= table_values(flat, columns=columns, template=template)
+            own = list(frame.columns) if columns is None else columns
+            out |= table_values(flat, columns=own, template=template)
         return out
 
     def identity(self, **more: Any) -> dict[str, Any]:
