@@ -18,7 +18,8 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   stages crossed with rerankers), :class:`Swept` (profile settings swept),
   :class:`Hierarchies` (corpora each built at several passage sizes, every arm run
   on each), :class:`LateChunking` (late-chunked passage vectors on such a grid),
-  :class:`Testbed`,
+  :class:`Reranking` (a reranking study's encoders, rerankers and corpora, a joint
+  matrix each), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`.
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         judged_at,
     )
     from hierret.study.pooling import Pooling
+    from hierret.study.reranking import Reranking
     from hierret.study.result import LEDGER
     from hierret.study.sets import SelectionFidelity, paired_by_metric
     from hierret.study.sizes import PRESETS
@@ -94,6 +96,7 @@ NOTEBOOK = {
     "Swept": "hierret.study.sweep",
     "Hierarchies": "hierret.study.hierarchies",
     "LateChunking": "hierret.study.late_chunking",
+    "Reranking": "hierret.study.reranking",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -133,6 +136,7 @@ __all__ = [
     "Measurements",
     "Oracle",
     "Pooling",
+    "Reranking",
     "SelectionFidelity",
     "Structure",
     "Swept",
