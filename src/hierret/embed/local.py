@@ -81,6 +81,7 @@ __all__ = [
     "embed_plan",
     "embed_texts",
     "parse_shard",
+    "progress_bar",
     "shard_of",
 ]
 
@@ -177,7 +178,18 @@ def check_engine(engine: str) -> Engine:
     return "ray"
 
 
-def _bar(total: int, initial: int, show: bool | None) -> Any:
+def progress_bar(total: int, initial: int, show: bool | None) -> Any:
+    """A tqdm bar over ``total`` texts, ``initial`` of them already in the cache.
+
+    ``show=None`` shows it unless ``TQDM_DISABLE`` is set (the test session sets it).
+    Both engines (:func:`embed_texts`, :mod:`hierret.embed.stream`) count with it.
+
+    Examples
+    --------
+    >>> bar = progress_bar(10, 4, show=False)
+    >>> bar.n, bar.total
+    (4, 10)
+    """
     from tqdm.std import tqdm
 
     if show is None:
@@ -281,7 +293,7 @@ def embed_texts(
         shown = getattr(loaded, "show_progress", None)  # speak for it
         if hasattr(loaded, "show_progress"):
             loaded.show_progress = False
-    bar = _bar(len(keys), cached, show_progress)
+    bar = progress_bar(len(keys), cached, show_progress)
     try:
         _, found, embedded = encoder.fill(items, role, bar.update, embed, strict=True)
     finally:

@@ -71,7 +71,13 @@ from numpy.typing import NDArray
 
 from hierret.cache import CachedEncoder, text_keys
 from hierret.cache._keys import Identity
-from hierret.embed.local import EmbedReport, _bar, check_engine, corpus_passages, parse_shard
+from hierret.embed.local import (
+    EmbedReport,
+    check_engine,
+    corpus_passages,
+    parse_shard,
+    progress_bar,
+)
 from hierret.embed.ray import PARTITION_TEXTS, RayOptions
 from hierret.encoders.base import Encoder, Role
 from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
@@ -440,7 +446,7 @@ def embed_corpus(
     if len(todo):
         encoder.cache.check_writable(encoder.identity)  # before any model is loaded
     parts = stream_partitions(loc, todo, options.batch_size)
-    bar = _bar(distinct, cached, show_progress)
+    bar = progress_bar(distinct, cached, show_progress)
     embedded, stored_before = 0, encoder.stats.stored
     try:
         if parts:

@@ -20,7 +20,11 @@ use (PEP 562), so ``import hierret.study`` loads nothing else:
   tables read into its record), :class:`Costs` (each encoder's cost on each corpus),
   :class:`Pooling`
   (the window pooling the dense indexes needed), :class:`JointMatrix` (first
-  stages crossed with rerankers), :class:`Swept` (profile settings swept), :class:`Testbed`,
+  stages crossed with rerankers), :class:`Swept` (profile settings swept),
+  :class:`Hierarchies` (corpora each built at several passage sizes, every arm run
+  on each), :class:`LateChunking` (late-chunked passage vectors on such a grid),
+  :class:`Reranking` (a reranking study's encoders, rerankers and corpora, a joint
+  matrix each), :class:`Testbed`,
   :class:`Arm`, :class:`Measurements`,
   :func:`chunking_sweep`, :func:`embedding_variation`,
   :func:`normalization_effect`, :func:`precision_agreement`, :func:`identity_guard`.
@@ -63,7 +67,9 @@ if TYPE_CHECKING:
     from hierret.study.cost import Costs
     from hierret.study.embedders import Embedders
     from hierret.study.experiment import Arm
+    from hierret.study.hierarchies import Hierarchies
     from hierret.study.joint import JointMatrix
+    from hierret.study.late_chunking import LateChunking
     from hierret.study.lesson import Lesson
     from hierret.study.measured import Measurements
     from hierret.study.oracle import Oracle
@@ -76,6 +82,7 @@ if TYPE_CHECKING:
         judged_at,
     )
     from hierret.study.pooling import Pooling
+    from hierret.study.reranking import Reranking
     from hierret.study.result import LEDGER
     from hierret.study.sets import SelectionFidelity, paired_by_metric
     from hierret.study.sizes import PRESETS
@@ -104,6 +111,9 @@ NOTEBOOK = {
     "Embedders": "hierret.study.embedders",
     "JointMatrix": "hierret.study.joint",
     "Swept": "hierret.study.sweep",
+    "Hierarchies": "hierret.study.hierarchies",
+    "LateChunking": "hierret.study.late_chunking",
+    "Reranking": "hierret.study.reranking",
     "Pooling": "hierret.study.pooling",
     "Thresholds": "hierret.study.thresholds",
     "SelectionFidelity": "hierret.study.sets",
@@ -141,11 +151,14 @@ __all__ = [
     "Chunking",
     "Costs",
     "Embedders",
+    "Hierarchies",
     "JointMatrix",
+    "LateChunking",
     "Lesson",
     "Measurements",
     "Oracle",
     "Pooling",
+    "Reranking",
     "SelectionFidelity",
     "Structure",
     "Swept",

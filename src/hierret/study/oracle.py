@@ -29,13 +29,17 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 
+from hierret.publish.figures import interval_panels
 from hierret.stats.comparison import compare_metric
 from hierret.study.experiment import Result
+
+if TYPE_CHECKING:
+    from hierret.publish.figures import Figure
 
 __all__ = ["LABEL", "RELABEL", "Oracle", "oracle", "oracle_table"]
 
@@ -193,6 +197,9 @@ class Oracle:
     ['a', 'b']
     >>> grid.panel("toy", 900, "sections", with_oracle=False)["mean"].to_dict()
     {'a': 0.5, 'b': 0.75}
+    >>> ax = grid.plot(900, label="MRR").axes[0]
+    >>> ax.get_title(), ax.get_xlabel()
+    ('toy · sections', 'MRR (mean, 95% interval)')
     """
 
     #: How a table shows the oracle's row.
@@ -206,6 +213,12 @@ class Oracle:
         *,
         over: Sequence[str] | None = None,
     ) -> None:
+        first = next(iter(results.values()), None)
+        first = first if first is None or isinstance(first, Result) else first[0]
+        self.targets, self.metric = list(targets), metric
+        self.corpora = list(dict.fromkeys(n for n, _ in results))
+        self.baseline = None if first is None else first.baseline
+        self.confidence = 0.95 if first is None else first.confidence
         self.tables = pd.concat(
             {
                 (n, c, t): oracle_table(
@@ -235,3 +248,21 @@ class Oracle:
         labelled :data:`LABEL`, or without it (``with_oracle=False``)."""
         part = cast(pd.DataFrame, self.tables.loc[(corpus, chars, target)])  # type: ignore[index]
         return part.rename(RELABEL) if with_oracle else part.drop(index="oracle")
+
+    def plot(self, chars: int, *, label: str = "", with_oracle: bool = True) -> Figure:
+        """Each corpus at passage size ``chars``, a panel per corpus and target: each
+        arm's mean with its interval (:func:`hierret.publish.figures.interval_panels`,
+        two panels a row), the baseline dotted; ``label`` names the metric on the axis
+        (default: :attr:`metric`)."""
+        panels = {
+            f"{n} · {t}": self.panel(n, chars, t, with_oracle=with_oracle)
+            for n in self.corpora
+            for t in self.targets
+        }
+        return interval_panels(
+            panels,
+            ncols=2,
+            sharex=False,
+            baseline=self.baseline,
+            xlabel=f"{label or self.metric} (mean, {self.confidence:.0%} interval)",
+        )

@@ -56,9 +56,10 @@ import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hierret.study.rules import Choices, Rule, among, at_least, below, between
-from hierret.study.sizes import SIZES, SMOKE_ENV, Preset, resize
+from hierret.study.sizes import PRESETS, SIZES, SMOKE_ENV, Preset, resize
 from hierret.study.vocabulary import (
     BEIR,
     CORPUS,
@@ -68,6 +69,9 @@ from hierret.study.vocabulary import (
     TOKEN_VECTORS,
     judged_at,
 )
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 __all__ = [
     "BEIR",
@@ -383,7 +387,7 @@ def check_notebook(
     namespace: dict[str, object],
     /,
     also: Mapping[str, Rule] | None = None,
-    presets: Mapping[str, Preset] | None = None,
+    presets: Mapping[str, Preset] | str | None = None,
     **choices: Choices | Rule | Iterable[object],
 ) -> RunParameters:
     """Check a notebook's parameters from the cell right after its parameters cell.
@@ -413,6 +417,9 @@ def check_notebook(
         in ``namespace``, before the rules are checked. Parameters given with
         papermill win over the preset; cells run by hand take it whole.
         ``$HIERRET_SMOKE=1`` (:data:`SMOKE_ENV`) makes the run a smoke run.
+        A notebook's name (``"05_dr004_hierarchy"``) takes its presets from
+        :data:`~hierret.study.sizes.PRESETS`, and the result can then show the
+        notebook's run times (:meth:`RunParameters.times`).
     **choices : Choices or collection
         Parameter name to its accepted values.
 
@@ -431,8 +438,9 @@ def check_notebook(
     ParameterError
         Naming each problem: the parameter, the value and what is accepted.
     ValueError
-        ``namespace`` is not an IPython namespace, or ``choices`` names a
-        variable the notebook does not have.
+        ``namespace`` is not an IPython namespace, ``choices`` names a
+        variable the notebook does not have, or ``presets`` names a notebook
+        :data:`~hierret.study.sizes.PRESETS` does not hold.
 
     Examples
     --------
@@ -460,6 +468,14 @@ parameters of this notebook: k, encoder
     >>> check_notebook(ns, presets=presets)
     RunParameters({'size': 'smoke', 'seed': 1, 'k': 2})
     """
+    notebook = presets if isinstance(presets, str) else None
+    if isinstance(presets, str):
+        if presets not in PRESETS:
+            raise ValueError(
+                f"no presets for a notebook {presets!r}: give the notebook's file name "
+                f"without .ipynb, one of {', '.join(PRESETS)}"
+            )
+        presets = PRESETS[presets]
     history = namespace.get("In")
     if not isinstance(history, list) or not history:
         raise ValueError(
@@ -492,7 +508,8 @@ parameters of this notebook: k, encoder
         n: namespace[n] for n in {*RULES, *rules, *given} if n in namespace and n not in named
     }
     _raise(problems + rule_problems(values, {**RULES, **rules}))  # what they mean, together
-    return RunParameters([n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS], namespace)
+    kept = [n for n in dict.fromkeys(names) if n not in OUTPUT_FOLDERS]
+    return RunParameters(kept, namespace, notebook=notebook, presets=presets)
 
 
 class RunParameters(Mapping[str, object]):
@@ -511,9 +528,46 @@ class RunParameters(Mapping[str, object]):
     ({'k': 5}, 1)
     """
 
-    def __init__(self, names: Iterable[str], namespace: Mapping[str, object]) -> None:
+    def __init__(
+        self,
+        names: Iterable[str],
+        namespace: Mapping[str, object],
+        *,
+        notebook: str | None = None,
+        presets: Mapping[str, Preset] | None = None,
+    ) -> None:
         self._names = tuple(names)
         self._namespace = namespace
+        #: The notebook these are the parameters of, when :func:`check_notebook` was
+        #: given its name, and what its smaller sizes change.
+        self.notebook, self.presets = notebook, presets
+
+    def times(self) -> Styler:
+        """The notebook's measured run time at each size, as its head shows them
+        (:func:`hierret.publish.timing.run_times`, :func:`hierret.publish.tables.styled`).
+
+        Raises
+        ------
+        ValueError
+            :func:`check_notebook` was not given the notebook's name (``presets=``).
+
+        Examples
+        --------
+        >>> RunParameters([], {}).times()
+        Traceback (most recent call last):
+        ...
+        ValueError: these parameters do not name their notebook: call \
+check_notebook(globals(), presets="<notebook file name>", ...)
+        """
+        if self.notebook is None:
+            raise ValueError(
+                "these parameters do not name their notebook: call "
+                'check_notebook(globals(), presets="<notebook file name>", ...)'
+            )
+        from hierret.publish.tables import styled
+        from hierret.publish.timing import run_times
+
+        return styled(run_times(self.notebook, self.presets), "Run sizes and their measured times")
 
     def __getitem__(self, name: str) -> object:
         if name not in self._names:
