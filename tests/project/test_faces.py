@@ -1,9 +1,9 @@
 """The study and publish faces list names, not modules, and load nothing until asked.
 
-``hierret.publish`` lists no module; ``hierret.study`` lists only the study
-modules a notebook still reaches (:data:`hierret.study.MODULES`), a list that may
-only shrink as each becomes one study object. Importing either face loads no
-other module of the package; a name loads its own module on first use.
+Neither ``hierret.publish`` nor ``hierret.study`` lists a module (issue 40: the
+study face's last five, ``available``, ``cost``, ``experiment``, ``merging`` and
+``router``, left when the notebooks stopped reaching them). Importing either face
+loads no other module of the package; a name loads its own module on first use.
 """
 
 from __future__ import annotations
@@ -18,10 +18,6 @@ import pytest
 import hierret.publish
 import hierret.study
 
-#: The study modules still on the study face: this list may only shrink.
-STUDY_MODULES_LEFT = 5
-
-
 FACES = [
     "hierret.study",
     "hierret.publish",
@@ -34,24 +30,20 @@ FACES = [
 def test_a_face_lists_names_each_of_which_loads(face: str) -> None:
     module = importlib.import_module(face)
     names = vars(module).get("_FACE", vars(module).get("SITE"))
-    listed = {**names, **dict.fromkeys(getattr(module, "MODULES", ()))}
-    assert sorted(module.__all__) == sorted(listed), "__all__ lists what the face loads"
+    assert sorted(module.__all__) == sorted(names), "__all__ lists what the face loads"
     assert sorted(module.__dir__()) == sorted({*vars(module), *module.__all__})
     loaded = {n: getattr(module, n) for n in module.__all__}
     modules = sorted(n for n, v in loaded.items() if isinstance(v, types.ModuleType))
-    assert modules == sorted(getattr(module, "MODULES", ()))
+    assert modules == [], f"{face} lists modules: {modules}; list their names instead"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         module.nothing  # noqa: B018
 
 
-def test_the_publish_face_lists_no_module_and_the_study_face_fewer() -> None:
-    assert not hasattr(hierret.publish, "MODULES")
-    assert len(hierret.study.MODULES) <= STUDY_MODULES_LEFT
+def test_the_faces_list_what_notebooks_call_about_25_and_12_names() -> None:
     assert len(hierret.publish.__all__) <= 12, "a notebook's publish names: about 12"
-    # 38: Lesson, Chunking, Embedders, Costs, identity_guard, Hierarchies, LateChunking and
-    # Reranking added (issue 40's slimmer notebooks); the names no notebook calls any more
-    # leave when the face is pruned
-    assert len(hierret.study.__all__) <= 38, "a notebook's study names and modules left"
+    # 27: the names the six notebooks call (issue 40: about 25), after the slimmer
+    # notebooks' study objects joined and the names no notebook calls left
+    assert len(hierret.study.__all__) <= 27, "a notebook's study names"
     import hierret.publish.site_build as publish_site
     import hierret.study.site_build as study_site
 

@@ -36,7 +36,8 @@ MEASURED = {
     "03_dr002_embedders": (90, 15, 59.8),  # before: 118, 24, 67.6
     "04_dr003_reranking": (90, 15, 59.6),  # before: 118, 41, 67.9; then 120, 25, 66.8
     "05_dr004_hierarchy": (89, 14, 57.1),  # before: 120, 29, 67.7; then 118, 27, 66.7
-    "06_dr005_beyond": (89, 15, 59.0),  # before: 120, 29, 66.8; then 119, 28, 66.2
+    "06_dr005_beyond": (89, 15, 59.1),  # before: 120, 29, 66.8; then 119, 28, 66.2; 59.0
+    # until tune_automerge and add_routed replaced the modules merging and router
 }
 #: Notebooks not yet under the caps (none since issue 40's slimming; one that grows past a
 #: cap fails outright).

@@ -124,7 +124,7 @@ def _study(results: Path) -> dict[str, float]:
         )
     r, h = runs[900], runs[900].hierarchies["chunk"]
     values = r.values("t")  # every table's and declared pair's test, at every metric
-    merging.tune(r, h, list(queries), [0.0, 0.5, 1.0], folds=3)  # arms scored at ndcg@10
+    merging.tune_automerge(r, h, list(queries), [0.0, 0.5, 1.0], folds=3)  # arms scored at ndcg@10
     router.add_routed(r, list(queries), h, ["chunk", "rawspan-section", "bm25"], folds=3)
     casebook.write("dr9", None, {"study": r})  # added arms' runs stay out of its explorer
     columns = ["diff", "diff_low", "diff_high"]

@@ -117,7 +117,7 @@ KEYS: dict[str, Keys] = {
     "weights": ("weight_{vectors}_{w:02d}_{target}", {"mean": ""}, _weights),
     # the context late-chunked passages received (LateChunking.table)
     "late": ("late_{corpus}_{chars}_{column}", None, None),
-    # auto-merging with its threshold chosen out of fold (merging.tune, concatenated)
+    # auto-merging with its threshold chosen out of fold (tune_automerge, concatenated)
     "merging": ("merge_{corpus}_{chars}_{target}_{column}", None, None),
     # questions won, tied and lost per pair (Result.wins, concatenated)
     "wins": ("w_{corpus}_{chars}_{a}_{target}_{b}_{column}", ["wins", "ties", "losses"], None),

@@ -47,7 +47,14 @@ from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Result, judge
 
-__all__ = ["MergeScore", "auto_merge", "merge_parents", "merge_run", "section_sizes", "tune"]
+__all__ = [
+    "MergeScore",
+    "auto_merge",
+    "merge_parents",
+    "merge_run",
+    "section_sizes",
+    "tune_automerge",
+]
 
 #: Where a merged section goes: its best passage's place, or the mean of its passages.
 MergeScore = Literal["best", "mean"]
@@ -156,7 +163,7 @@ def merge_parents(hierarchy: Hierarchy, target: Level) -> dict[str, str]:
     return {**hierarchy.parents("passages", target), **hierarchy.parents("sections", target)}
 
 
-def tune(
+def tune_automerge(
     result: Result,
     hierarchy: Hierarchy,
     queries: Sequence[Query],
