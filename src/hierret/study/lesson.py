@@ -53,11 +53,13 @@ class Notebook:
     ----------
     record : str
         The record's name (``dr001``: ``DECISIONS.md`` markers read ``<!--@dr001.key-->``).
-    rules : mapping of str to Choices or Rule
-        Each parameter given choices, by name
+    rules : mapping
+        Each parameter's :class:`~hierret.study.rules.Choices` or
+        :class:`~hierret.study.rules.Rule`, by name
         (:func:`~hierret.study.params.check_notebook`'s ``**choices``).
-    also : mapping of str to Rule
-        Further rules on parameters (its ``also``).
+    also : mapping
+        Further rules on parameters, each a :class:`~hierret.study.rules.Rule` by name
+        (its ``also``).
     """
 
     record: str
