@@ -16,7 +16,7 @@ import pandas as pd
 
 from bad_input_cases import Case, Facts, kept
 from hierret.publish import evidence
-from hierret.stats.evidence import Ledger, PairedTest
+from hierret.stats.evidence import Ledger, PairedTest, Tested
 
 
 def _round_trip(ids: Sequence[str]) -> Facts:
@@ -28,7 +28,8 @@ def _round_trip(ids: Sequence[str]) -> Facts:
     )  # fmt: skip
     ledger.adjust([ledger.keep(test)])
     folder = tempfile.mkdtemp()
-    evidence.write(folder, "x", {"x_diff": 0.1, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
+    diff = Tested(0.1, ledger.tests[0])  # the difference carries its test, as a table hands it on
+    evidence.write(folder, "x", {"x_diff": diff, "x_diff_low": -0.2, "x_diff_high": 0.4}, ledger)
     loaded = evidence.load(folder, "x")
     assert loaded is not None
     tests, questions = loaded
