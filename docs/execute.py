@@ -67,7 +67,13 @@ from hierret.publish.site_build import (
     timing_values,
     write_results,
 )
-from hierret.study.site_build import SIZES, ParameterError, check_parameters, notebook_parameters
+from hierret.study.site_build import (
+    NOTEBOOK_ENV,
+    SIZES,
+    ParameterError,
+    check_parameters,
+    notebook_parameters,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "examples" / "handbook"
@@ -123,6 +129,8 @@ class NbvalOutputs:
             item.output_timeout = KERNEL_WAIT_S
         if stem not in self._start:
             os.environ[TIMING_ENV] = str(self.timing_dir / f"{stem}.json")
+            # nbval's kernel keeps no input history: check_notebook reads the file instead
+            os.environ[NOTEBOOK_ENV] = str(item.parent.path)
             self._start[stem], self._count[stem] = time.perf_counter(), 0
 
     @pytest.hookimpl(wrapper=True)
@@ -154,10 +162,12 @@ class NbvalOutputs:
 
 @contextmanager
 def _restored(value: str | None) -> Iterator[None]:
-    """``$HIERRET_TIMING`` as it was before the block (each kernel is given its own)."""
+    """``$HIERRET_TIMING`` as it was before the block (each kernel is given its own), and
+    ``$HIERRET_NOTEBOOK`` unset (it names the notebook each kernel runs)."""
     try:
         yield
     finally:
+        os.environ.pop(NOTEBOOK_ENV, None)
         if value is None:
             os.environ.pop(TIMING_ENV, None)
         else:

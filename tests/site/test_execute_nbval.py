@@ -136,3 +136,28 @@ def test_papermill_waits_for_a_cells_output_as_long_as_for_a_kernel(
     with pytest.raises(Stop):
         execute.main(["--out", str(tmp_path / "nb"), "--smoke", "--only", "01_structure"])
     assert seen["iopub_timeout"] == execute.KERNEL_WAIT_S >= 60
+
+
+def test_under_nbval_a_notebook_s_parameters_are_read_as_papermill_gave_them(
+    execute: ModuleType, tmp_path: Path
+) -> None:
+    """nbval's kernels keep no input history, where check_notebook reads the parameters
+    cell and papermill's injected one: the runner names the notebook's file instead, so
+    the record's parameters are the run's (not only the names given choices, which made
+    every parameter read "(not a parameter then)" in the smoke site's comparison)."""
+    path = _notebook(
+        tmp_path / "params.ipynb",
+        "k = 10\nseed = 0",
+        "# Parameters\nk = 5\n",
+        "from hierret.study import check_notebook\nrun = check_notebook(globals())\n"
+        "print(sorted(dict(run).items()))",
+    )
+    nb = nbformat.read(path, 4)
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nb.cells[2].metadata["tags"] = ["injected-parameters"]
+    nbformat.write(nb, path)
+    code, _ = execute._run_nbval([path], "python3", tmp_path)
+    assert code == 0
+    printed = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"][2]
+    assert printed.outputs[0].text == "[('k', 5), ('seed', 0)]\n"
+    assert execute.NOTEBOOK_ENV not in os.environ  # named for the runner's kernels only

@@ -77,6 +77,7 @@ __all__ = [
     "BEIR",
     "CORPUS",
     "ENCODER",
+    "NOTEBOOK_ENV",
     "RERANKER_NAMES",
     "RULES",
     "SIZES",
@@ -101,6 +102,11 @@ __all__ = [
 
 # The first line of the cell papermill injects after the parameters cell.
 _INJECTED_HEADER = "# Parameters"
+#: The path of the notebook file a kernel runs, set by the test session's nbval runner
+#: (``docs/execute.py --nbval``) before the kernel starts: nbval's kernels keep no input
+#: history (IPython's ``In`` holds nothing), so :func:`check_notebook` reads the
+#: parameters cell and papermill's injected cell from the file instead.
+NOTEBOOK_ENV = "HIERRET_NOTEBOOK"
 # What check_notebook adds to a type message about a list or dict parameter.
 _PAPERMILL_HINT = (
     " (papermill's -p passes only numbers, strings, True, False and None: "
@@ -483,6 +489,8 @@ parameters of this notebook: k, encoder
             "notebook cell as check_notebook(globals(), ...)"
         )
     before = [str(source) for source in history[:-1]]  # the last input is this cell
+    if not before and os.environ.get(NOTEBOOK_ENV):  # a kernel that keeps no history
+        before = _parameter_cells(os.environ[NOTEBOOK_ENV])
     if len(before) >= 2 and before[-1].lstrip().startswith(_INJECTED_HEADER):
         in_cell = declared_parameters(before[-2])
         declared: dict[str, object] | None = in_cell
@@ -586,6 +594,35 @@ check_notebook(globals(), presets="<notebook file name>", ...)
 
 #: Parameters that say where a run writes, not what it computes (no record holds them).
 OUTPUT_FOLDERS = frozenset({"figures_dir", "results_dir"})
+
+
+def _parameter_cells(path: str) -> list[str]:
+    """The sources of a notebook file's parameters cell and, when papermill injected one
+    after it, of the injected cell: what the input history holds before the checking cell.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> cells = [{"cell_type": "code", "metadata": {"tags": tags}, "source": src}
+    ...          for tags, src in ((["parameters"], "k = 10"),
+    ...                            (["injected-parameters"], "# Parameters\\nk = 5"))]
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as f:
+    ...     json.dump({"cells": cells}, f)
+    >>> _parameter_cells(f.name)
+    ['k = 10', '# Parameters\\nk = 5']
+    """
+    cells = json.loads(Path(path).read_text(encoding="utf-8")).get("cells", [])
+    code = [c for c in cells if c.get("cell_type") == "code"]
+    for i, cell in enumerate(code):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            found = code[i : i + 2]
+            if len(found) == 2 and "injected-parameters" not in found[1]["metadata"].get(
+                "tags", []
+            ):
+                found = found[:1]
+            return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                    for c in found]  # fmt: skip
+    return []
 
 
 def _cell_names(sources: list[str]) -> list[str]:

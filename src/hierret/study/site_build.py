@@ -18,7 +18,13 @@ import hierret._face as _face
 
 if TYPE_CHECKING:
     from hierret.study.casebook import explorer_script
-    from hierret.study.params import SIZES, ParameterError, check_parameters, notebook_parameters
+    from hierret.study.params import (
+        NOTEBOOK_ENV,
+        SIZES,
+        ParameterError,
+        check_parameters,
+        notebook_parameters,
+    )
     from hierret.study.scale import (
         CostModel,
         distinct_corpora,
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 
 #: Each name and the module that defines it.
 SITE = {
+    "NOTEBOOK_ENV": "hierret.study.params",
     "SIZES": "hierret.study.params",
     "ParameterError": "hierret.study.params",
     "check_parameters": "hierret.study.params",
@@ -46,6 +53,7 @@ SITE = {
 }
 
 __all__ = [
+    "NOTEBOOK_ENV",
     "SIZES",
     "CostModel",
     "ParameterError",
