@@ -2,20 +2,8 @@
 
 Private to :mod:`hierret.cli`, whose face lists the public names.
 
-Examples
---------
->>> import tempfile
->>> tmp = tempfile.TemporaryDirectory()
->>> main(["embed", "--encoder", "hash", "--no-progress", "--cache-dir", tmp.name])
-... # doctest: +ELLIPSIS
-python-reference: ... passages, 603 distinct texts for hash-64: 0 were in the cache, 603 ...
-0
->>> main(["search", "finally clause", "--encoder", "hash", "--k", "1",
-...       "--cache-dir", tmp.name])  # doctest: +ELLIPSIS
-python-reference: ...
- 1  ...
-0
->>> tmp.cleanup()
+Its example, both commands run on the Python reference, is the face's
+(:mod:`hierret.cli`): one run of it, not two.
 """
 
 from __future__ import annotations
