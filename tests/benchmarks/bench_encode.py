@@ -15,7 +15,11 @@ helper of ``bench_speed.py``), on the same ``--texts`` SciFact abstracts
   ``e5-small``, ``wordllama``), ``encode_passages`` without a cache; for a
   transformer, its mean tokens and FLOPs per text from the model's shape
   (``bench_peak.py``), the GFLOP/s reached, and the arithmetic it multiplies in
-  (``run_all.py`` divides by that arithmetic's measured peak);
+  (``run_all.py`` divides by that arithmetic's measured peak). Twice: on the
+  whole abstracts (``backends``), and on the passages the studies embed, the
+  same abstracts cut by the chunker at its defaults (at most 900 characters,
+  up to 180 of overlap: ``passages``), where a passage is shorter and
+  attention's share of the work smaller;
 * ``python -m hierret search`` on the embedded corpus with an empty vector
   cache (cold) and again on the cache it filled (warm): wall time, and peak
   resident memory of the command (``ru_maxrss`` of a wrapper's children, so
@@ -48,6 +52,7 @@ from bench_speed import REPO_ROOT, scifact_texts, timed
 from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_encoder
 from hierret.encoders.sentence_transformers import minilm_folder
+from hierret.structure.chunking import chunk_text
 
 BACKENDS = ("minilm", "minilm-int8", "minilm-w8a8", "e5-small", "e5-small-torch", "wordllama")
 #: The arithmetic each precision multiplies in: int8 weights that onnxruntime turns back
@@ -177,6 +182,12 @@ def bench_backends(texts: list[str], repeat: int, names: list[str]) -> dict[str,
     return out
 
 
+def passages_of(texts: list[str]) -> list[str]:
+    """The passages the studies embed from ``texts``: each cut by the chunker at its
+    defaults (at most 900 characters, up to 180 of overlap), in order."""
+    return [t[a:b] for t in texts for a, b in chunk_text(t)]
+
+
 def bench_batches(texts: list[str], repeat: int) -> dict[str, Any]:
     """Passages per second of the ONNX backends at each batch size (no cache)."""
     out: dict[str, Any] = {}
@@ -250,6 +261,7 @@ def main() -> None:
         # slower in the same process (its threads linger), so the ONNX sweep runs before
         "batches": bench_batches(texts, args.repeat),
         "backends": bench_backends(texts, args.repeat, args.backends),
+        "passages": bench_backends(passages_of(texts), args.repeat, args.backends),
     }
     if not args.no_cli:
         result["cli"] = bench_cli(args.repeat)

@@ -114,7 +114,7 @@ def gather(out: Path) -> tuple[dict[str, int | float], dict[str, Any]]:
             described["arithmetic"] = {
                 b: r["arithmetic"] for b, r in data["backends"].items() if "arithmetic" in r
             }
-            for r in data["backends"].values():
+            for r in [*data["backends"].values(), *data.get("passages", {}).values()]:
                 if peaks.get(r.get("arithmetic")):
                     r["fraction_of_peak"] = r["gflops"] / peaks[r["arithmetic"]]
         for k, v in numbers(data, name):

@@ -86,6 +86,9 @@ def test_each_engine_is_a_fraction_of_its_arithmetics_peak(tmp_path: Path) -> No
             "minilm": {**backend, "gflops": 8.0, "arithmetic": "fp32"},
             "e5-small": {**backend, "gflops": 8.0, "arithmetic": "int8"},
             "wordllama": {"pps": 900.0, "identity": "w"},
+        }, "passages": {  # the same abstracts cut at 900 characters: shorter texts
+            "e5-small": {**backend, "pps": 5.0, "tokens_mean": 100.0, "gflop_per_text": 2.0,
+                         "gflops": 10.0, "arithmetic": "int8"},
         }},
     }  # fmt: skip
     for name, data in bench.items():
@@ -96,10 +99,13 @@ def test_each_engine_is_a_fraction_of_its_arithmetics_peak(tmp_path: Path) -> No
     assert "encode_backends_wordllama_fraction_of_peak" not in values
     assert described["arithmetic"] == {"minilm": "fp32", "e5-small": "int8"}
     rows = page.efficiency_table(values, described)
-    assert "| `minilm` | 2.0 | 200 | 4.00 | 8.0 | fp32 | 8.0% | 8.0% |" in rows
+    assert "| `minilm` | whole abstracts | 2.0 | 200 | 4.00 | 8.0 | fp32 | 8.0% | 8.0% |" in rows
     assert any(
-        r.startswith("| `e5-small` |") and r.endswith("| int8 | 2.0% | 8.0% |") for r in rows
+        r.startswith("| `e5-small` | whole") and r.endswith("| int8 | 2.0% | 8.0% |") for r in rows
     )
+    assert values["encode_passages_e5_small_fraction_of_peak"] == pytest.approx(0.025)
+    assert "| `e5-small` | passages | 5.0 | 100 | 2.00 | 10.0 | int8 | 2.5% | 10% |" in rows
+    assert not any(r.startswith("| `minilm` | passages") for r in rows)  # not measured
     assert any("fp32 100 GFLOP/s, int8 400 GOP/s" in r for r in rows)
     assert page.efficiency_table({}, described) == []  # a record from before: no table
 
