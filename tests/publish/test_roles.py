@@ -143,6 +143,7 @@ def test_every_spec_names_parameters_the_published_records_have() -> None:
         named = [spec.corpora, spec.corpus, spec.sizes, spec.encoder]
         named += [spec.sweep[1], spec.sweep[2]] if spec.sweep else []
         named += [spec.beir[1]] if spec.beir else []
+        named += [*spec.compared, spec.samples] if spec.compared else [spec.samples]
         assert all(p in params for p in named if p), name
     assert corpus_token("scifact-sections") == "scifact"
 
@@ -166,4 +167,46 @@ def test_a_claim_between_two_sizes_is_tested_between_the_runs_two() -> None:
     field = "test_pyref_900_chunk_1800_section_chunk_900_section"  # 1,800 against 900
     assert cast("dr004", field, published, published | {"chunk_chars": [600, 1200]}) == [
         Trial("test_pyref_600_chunk_1200_section_chunk_600_section", "at 600 and 1200 characters")
+    ]
+
+
+def test_dr002_on_a_folder_tests_each_encoders_claims_there_and_names_the_missing_one() -> None:
+    """A folder read with MiniLM, e5-small and WordLlama: every claim about those two
+    is tested on the folder (the SciFact sample's too: the folder is read whole); the
+    int8 claims say the run compared no minilm-int8; the prefix claim (C9) is the
+    study's own key, tested where the run has it."""
+    published = RECORDS["dr002"]
+    values = _renamed(published["values"], {"pyref": "notes"})
+    identity = _run("dr002", corpora=["/home/me/notes"], encoders=["all-MiniLM-L6-v2",
+                    "e5-small", "wordllama"])  # fmt: skip
+    run = against_published("dr002", values, identity)
+    rows = {c.id: c for c in _rows("dr002")}
+    int8 = {i for i, c in rows.items() if "minilm_int8" in c.key}
+    assert int8 == {"C5", "C6"}
+    for i in int8:
+        assert run.claims.loc[i, "verdict, this run"] == (
+            "not testable here: the run compared no minilm-int8 (encoders = "
+            "['all-MiniLM-L6-v2', 'e5-small', 'wordllama'])"
+        )
+    for i, c in rows.items():
+        if i in int8 or "_test_" not in f"_{c.key.partition('.')[2]}":
+            continue
+        row = run.claims.loc[f"{i} on notes"]  # the Python reference's numbers, on notes
+        pyref = c.key.partition(".")[2].replace("_scifact_1000_", "_pyref_")
+        pyref = pyref.replace("_scifact_", "_pyref_").replace("_qasper_", "_pyref_")
+        want = published["values"][f"{pyref}_diff"]
+        assert row["difference, this run"].startswith(f"{want:+.3f}"), (i, row)
+
+
+def test_dr002_without_a_sample_tests_the_sample_claim_on_the_whole_corpus() -> None:
+    params = RECORDS["dr002"]["identity"]["parameters"]
+    field = "test_scifact_1000_dense_e5_small"
+    assert cast("dr002", field, params, params | {"sampled": {}}) == [
+        Trial("test_scifact_dense_e5_small", "on all of scifact")
+    ]
+    assert cast("dr002", field, params, params | {"sampled": {"e5-small": 500}}) == [
+        Trial("test_scifact_500_dense_e5_small", "on a sample of 500 of scifact")
+    ]
+    assert cast("dr002", field, params, params | {"baseline": "minilm-int8"}) == [
+        Trial(field, "against minilm-int8")
     ]

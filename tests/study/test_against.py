@@ -211,6 +211,15 @@ def test_a_parameter_the_published_run_did_not_have_says_so() -> None:
     assert run.settings.loc["parameters.new_knob"].tolist() == [against.NOT_A_PARAMETER, "3"]
 
 
+def test_an_entry_a_mapping_parameter_lacks_reads_as_not_set() -> None:
+    """A run with ``sampled = {}`` (no encoder sampled) had the parameter: its row
+    says the entry is not set, not that the parameter did not exist."""
+    identity = json.loads(json.dumps(RECORDS["dr002"]["identity"]))
+    identity["parameters"]["sampled"] = {}
+    run = against_published("dr002", RECORDS["dr002"]["values"], identity)
+    assert run.settings.loc["parameters.sampled.e5-small"].tolist() == ["1000", against.NOT_SET]
+
+
 def _moved_detectable(name: str) -> tuple[dict[str, object], str]:
     """The values with a not-established claim's detectable effect moved, its verdict kept."""
     c = next(

@@ -181,6 +181,9 @@ ONE_SIDED = "fields only one run records"
 
 #: What a parameter the published run did not have yet reads as in its column.
 NOT_A_PARAMETER = "(not a parameter then)"
+#: What an entry of a mapping parameter reads as where the run's mapping lacks it
+#: (``sampled`` = ``{}``: no encoder sampled).
+NOT_SET = "(not set)"
 
 
 def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFrame:
@@ -210,8 +213,8 @@ def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFr
             rows[k] = {"published": _shown(b, k), "this run": _shown(a, k)}
         elif k.startswith("parameters."):
             rows[k] = {
-                "published": _shown(b, k) if k in b else NOT_A_PARAMETER,
-                "this run": _shown(a, k) if k in a else NOT_A_PARAMETER,
+                "published": _shown(b, k) if k in b else _missing(published, k),
+                "this run": _shown(a, k) if k in a else _missing(run, k),
             }
         else:
             absent, side = (a, "published") if k not in a else (b, "this run")
@@ -232,6 +235,21 @@ def _settings(run: Mapping[str, Any], published: Mapping[str, Any]) -> pd.DataFr
                 if not _restates(field[s], said[s]):
                     said[s] = f"{said[s]} ({field[s].split(' (')[0]})"
     return pd.DataFrame.from_dict(rows, orient="index", columns=["published", "this run"])
+
+
+def _missing(identity: Mapping[str, Any], key: str) -> str:
+    """What a run that lacks parameter field ``key`` had: the parameter, with no such
+    entry (``sampled.e5-small`` where ``sampled`` is ``{}``), or no such parameter.
+
+    Examples
+    --------
+    >>> _missing({"parameters": {"sampled": {}}}, "parameters.sampled.e5-small")
+    '(not set)'
+    >>> _missing({"parameters": {}}, "parameters.sampled.e5-small")
+    '(not a parameter then)'
+    """
+    name = key.split(".")[1]
+    return NOT_SET if name in _parameters(identity) else NOT_A_PARAMETER
 
 
 def _members(fields_: Mapping[str, Any], group: str) -> str:

@@ -19,9 +19,18 @@ is tested on its numbers, with its own interval and detectable effect:
 
 Where a role is empty on the run (one passage size, no BEIR corpus, a corpus
 it did not read and nothing new in its place), the claim is not testable there,
-and :attr:`Trial.why` says why in one line. A record's roles are declared in
-:data:`SPECS`; a record with none (DR-002's encoders and DR-003's first
-stages are named in its keys as encoders are) is tested on the keys as
+and :attr:`Trial.why` says why in one line. DR-002's keys also name
+
+* an **encoder compared** against the baseline (``…_e5_small``): a run that
+  did not compare it cannot test the claim, and one with another baseline
+  tests it "against" that one;
+* a **sample** of a corpus (``scifact_1000``: the abstracts an encoder too slow
+  for the whole corpus was compared on): the run's sample at the same place,
+  or the whole corpus when the run sampled none; a run that did not read the
+  corpus tests the claim on its own corpora, as for any corpus.
+
+A record's roles are declared in :data:`SPECS`; a record with none (DR-003's
+first stages and rerankers are named in its keys) is tested on the keys as
 published.
 
 Examples
@@ -78,6 +87,12 @@ class Spec:
         corpus the parameter names (``None``: none ran).
     encoder : str
         The parameter naming the encoder every key is about.
+    compared : tuple of (str, str)
+        ``(encoders parameter, baseline parameter)``: a key names one of the
+        encoders compared against the baseline (``test_pyref_dense_e5_small``).
+    samples : str
+        The parameter whose sizes (``{"e5-small": 1000}``) name a sample of a
+        corpus in the keys (``scifact_1000``: 1,000 of SciFact's abstracts).
     """
 
     corpora: str = ""
@@ -86,12 +101,17 @@ class Spec:
     sweep: tuple[str, str, str] | None = None
     beir: tuple[str, str] | None = None
     encoder: str = "encoder"
+    compared: tuple[str, str] | None = None
+    samples: str = ""
 
 
 #: Each record's roles (module notes).
 SPECS: dict[str, Spec] = {
     "dr001": Spec(
         corpus="corpus", sweep=("sweep_", "sizes", "max_chars"), beir=("scifact_", "beir")
+    ),
+    "dr002": Spec(
+        corpora="corpora", encoder="", compared=("encoders", "baseline"), samples="sampled"
     ),
     "dr004": Spec(corpora="corpora", sizes="chunk_chars"),
     "dr005": Spec(corpora="corpora", sizes="chunk_chars"),
@@ -177,6 +197,26 @@ def _sides(sizes: Sequence[int], default: int) -> tuple[list[int], list[int]]:
             sorted({s for s in sizes if s > default}))  # fmt: skip
 
 
+def _sample(
+    spec: Spec, field: str, corpus: str, published: Mapping[str, Any], run: Mapping[str, Any]
+) -> tuple[str, str, str] | None:
+    """Where ``field`` names a sample of ``corpus`` (``scifact_1000``): that token, the
+    run's in its place (its sample at the same place in its sorted sizes, else the
+    whole corpus) and how to say it; ``None`` when the field names no sample."""
+    if not spec.samples:
+        return None
+    given = published.get(spec.samples) or {}
+    theirs = sorted({int(n) for n in given.values()})
+    mine = sorted({int(n) for n in (run.get(spec.samples, given) or {}).values()})
+    for i, n in enumerate(theirs):
+        token = f"{corpus}_{n}"
+        if _token(field, token):
+            if i < len(mine):
+                return token, f"{corpus}_{mine[i]}", f"a sample of {mine[i]:,} of {corpus}"
+            return token, corpus, f"all of {corpus}"
+    return None
+
+
 def cast(
     record: str, field: str, published: Mapping[str, Any], run: Mapping[str, Any]
 ) -> list[Trial]:
@@ -208,6 +248,14 @@ def cast(
         spec.encoder
     ):
         on.append(f"with {_shown(run[spec.encoder])}")
+    if spec.compared:
+        names, base = spec.compared
+        mine_e = list(run.get(names, published.get(names, [])))
+        for e in published.get(names, []):
+            if e != published.get(base) and _token(field, record_key(e)) and e not in mine_e:
+                return [Trial(None, why=f"the run compared no {e} ({names} = {mine_e})")]
+        if run.get(base, published.get(base)) != published.get(base):
+            on.append(f"against {run[base]}")
     if spec.beir and field.startswith(spec.beir[0]):
         name = spec.beir[1]
         if run.get(name, published.get(name)) is None:
@@ -259,7 +307,11 @@ def cast(
     if not named:
         return [Trial(_replace(field, subst), ", ".join(on))]
     corpus = max(named, key=len)
+    sample = _sample(spec, field, corpus, published, run)
     if corpus in mine_c:
+        if sample and sample[1] != sample[0]:
+            subst[sample[0]] = sample[1]
+            on.insert(0, f"on {sample[2]}")
         return [Trial(_replace(field, subst), ", ".join(on))]
     new = [c for c in mine_c if c not in theirs_c]
     if not new:
@@ -267,7 +319,12 @@ def cast(
         study = published[spec.corpora][theirs_c.index(corpus)]
         return [Trial(None, why=f"the run did not read {study} and read no corpus of its own "
                        f"({spec.corpora} = {given})")]  # fmt: skip
+    # the study's sample of a corpus the run did not read: the run's own corpus, whole
+    whole = [sample[0]] if sample else []
     return [
-        Trial(_replace(field, subst | {corpus: c}), ", ".join([f"on {mine_c[c]}", *on]))
+        Trial(
+            _replace(field, subst | dict.fromkeys([corpus, *whole], c)),
+            ", ".join([f"on {mine_c[c]}", *on]),
+        )
         for c in new
     ]

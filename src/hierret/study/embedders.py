@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
@@ -59,6 +60,29 @@ SHORT = {"python-reference": "pyref"}
 FACTS = ("cost_*", "variation_*_m*")
 _COST = {"passages/s": "pps", "latency ms": "latency_mean", "latency p90 ms": "latency_p90"}
 _VARIATION = {"max_abs_diff": "maxabs", "min_cosine": "mincos"}
+
+
+def corpus_label(corpus: object) -> str:
+    """A corpus as the record's keys name it: its short name (:data:`SHORT`), or a
+    folder's last part, so that a run on ``/home/me/notes`` is keyed ``notes``.
+
+    Examples
+    --------
+    >>> corpus_label("python-reference"), corpus_label("/home/me/notes/")
+    ('pyref', 'notes')
+    >>> corpus_label("scifact-1000")
+    'scifact-1000'
+    """
+    name = PurePath(str(corpus)).name or str(corpus)
+    return SHORT.get(name, name)
+
+
+def _short(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its corpus labels (the first index level) as :func:`corpus_label`
+    gives them; encoder and ranker labels are left as they are."""
+    if isinstance(frame.index, pd.MultiIndex):
+        return frame.rename(index=corpus_label, level=0)
+    return frame.rename(index=corpus_label)
 
 
 @dataclass(frozen=True)
@@ -118,7 +142,7 @@ class Embedders:
         KeyError
             ``parameters`` has no ``margin``.
         """
-        sizes, drop = self.sizes.rename(SHORT), ["n", "mean", "p"]
+        sizes, drop = _short(self.sizes), ["n", "mean", "p"]
         ndcg = {k[:2]: t for k, t in self.tables.items() if k[2] == "ndcg@10"}
         norm = self.ablation.iloc[:, -2:].set_axis(["ip", "cos"], axis=1)
         # e5_prefix_on_mean, e5_prefix_off_diff...
@@ -126,9 +150,9 @@ class Embedders:
         return prefix | {
             **table_values(sizes[["questions", "units"]]),
             **table_values(sizes, "floor", columns={"1/n": ""}),
-            **table_values(self.quality.rename(SHORT)),
-            **table_values(pd.concat(ndcg).drop(columns=drop).rename(SHORT), "test"),
-            **table_values(self.costs.frame.rename(SHORT), "cost", columns=_COST),
+            **table_values(_short(self.quality)),
+            **table_values(_short(pd.concat(ndcg).drop(columns=drop)), "test"),
+            **table_values(_short(self.costs.frame), "cost", columns=_COST),
             **table_values(self.variation, "variation", columns=_VARIATION),
             "variation_n_texts": self.variation_texts,
             **table_values(norm, "norm"),
