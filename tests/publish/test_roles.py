@@ -143,7 +143,7 @@ def test_every_spec_names_parameters_the_published_records_have() -> None:
         named = [spec.corpora, spec.corpus, spec.sizes, spec.encoder]
         named += [spec.sweep[1], spec.sweep[2]] if spec.sweep else []
         named += [spec.beir[1]] if spec.beir else []
-        named += [*spec.compared, spec.samples] if spec.compared else [spec.samples]
+        named += [*spec.named, spec.baseline, spec.samples]
         assert all(p in params for p in named if p), name
     assert corpus_token("scifact-sections") == "scifact"
 
@@ -173,7 +173,7 @@ def test_a_claim_between_two_sizes_is_tested_between_the_runs_two() -> None:
 def test_dr002_on_a_folder_tests_each_encoders_claims_there_and_names_the_missing_one() -> None:
     """A folder read with MiniLM, e5-small and WordLlama: every claim about those two
     is tested on the folder (the SciFact sample's too: the folder is read whole); the
-    int8 claims say the run compared no minilm-int8; the prefix claim (C9) is the
+    int8 claims say the run ran no minilm-int8; the prefix claim (C9) is the
     study's own key, tested where the run has it."""
     published = RECORDS["dr002"]
     values = _renamed(published["values"], {"pyref": "notes"})
@@ -185,7 +185,7 @@ def test_dr002_on_a_folder_tests_each_encoders_claims_there_and_names_the_missin
     assert int8 == {"C5", "C6"}
     for i in int8:
         assert run.claims.loc[i, "verdict, this run"] == (
-            "not testable here: the run compared no minilm-int8 (encoders = "
+            "not testable here: the run ran no minilm-int8 (encoders = "
             "['all-MiniLM-L6-v2', 'e5-small', 'wordllama'])"
         )
     for i, c in rows.items():
@@ -210,3 +210,20 @@ def test_dr002_without_a_sample_tests_the_sample_claim_on_the_whole_corpus() -> 
     assert cast("dr002", field, params, params | {"baseline": "minilm-int8"}) == [
         Trial(field, "against minilm-int8")
     ]
+
+
+def test_dr003_names_its_first_stages_and_rerankers_as_roles() -> None:
+    params = RECORDS["dr003"]["identity"]["parameters"]
+    field = "pyref_dense_e5_maxsim_vs_first_ndcg10"
+    assert cast("dr003", field, params, params | {"corpora": ["a/notes"]}) == [
+        Trial("notes_dense_e5_maxsim_vs_first_ndcg10", "on notes")
+    ]
+    minilm = ["dense:all-MiniLM-L6-v2", "hybrid:all-MiniLM-L6-v2"]
+    assert cast("dr003", field, params, params | {"first_stages": minilm}) == [
+        Trial(None, why=f"the run ran no dense:e5-small (first_stages = {minilm})")
+    ]
+    rescore = "scifact_dense_minilm_e5_rescore_vs_first_ndcg10"
+    assert cast("dr003", rescore, params, params | {"rerankers": ["none", "maxsim"]}) == [
+        Trial(None, why="the run ran no e5-rescore (rerankers = ['none', 'maxsim'])")
+    ]
+    assert cast("dr003", rescore, params, params | {"first_stages": minilm}) == [Trial(rescore)]

@@ -40,21 +40,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
 
 from hierret.encoders.base import Encoder
 from hierret.publish.record import table_values
+from hierret.publish.roles import corpus_token
 from hierret.stats.settings import StatsSettings
 from hierret.study.cost import Costs
 from hierret.study.testbed import Testbed
 
-__all__ = ["FACTS", "SHORT", "Embedders"]
+__all__ = ["FACTS", "Embedders"]
 
-#: Corpus names shortened in the record's keys.
-SHORT = {"python-reference": "pyref"}
 #: The record's machine facts (another machine measures them anew): costs and the
 #: run-to-run variation's sizes, checked against the reference record.
 FACTS = ("cost_*", "variation_*_m*")
@@ -62,27 +60,13 @@ _COST = {"passages/s": "pps", "latency ms": "latency_mean", "latency p90 ms": "l
 _VARIATION = {"max_abs_diff": "maxabs", "min_cosine": "mincos"}
 
 
-def corpus_label(corpus: object) -> str:
-    """A corpus as the record's keys name it: its short name (:data:`SHORT`), or a
-    folder's last part, so that a run on ``/home/me/notes`` is keyed ``notes``.
-
-    Examples
-    --------
-    >>> corpus_label("python-reference"), corpus_label("/home/me/notes/")
-    ('pyref', 'notes')
-    >>> corpus_label("scifact-1000")
-    'scifact-1000'
-    """
-    name = PurePath(str(corpus)).name or str(corpus)
-    return SHORT.get(name, name)
-
-
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its corpus labels (the first index level) as :func:`corpus_label`
-    gives them; encoder and ranker labels are left as they are."""
+    """``frame`` with its corpus labels (the first index level) as the record's keys
+    name them (:func:`hierret.publish.roles.corpus_token`: ``pyref``, a folder's last
+    part), so that the claims' roles find them; encoder and ranker labels are left."""
     if isinstance(frame.index, pd.MultiIndex):
-        return frame.rename(index=corpus_label, level=0)
-    return frame.rename(index=corpus_label)
+        return frame.rename(index=corpus_token, level=0)
+    return frame.rename(index=corpus_token)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from hierret.datasets.bundle import Bundle
 from hierret.encoders import Encoder
 from hierret.evaluation import Qrels
 from hierret.publish.record import key
+from hierret.publish.roles import corpus_token
 from hierret.rerank import Reranker
 from hierret.search.profile import Profile, Ranker
 from hierret.stats import DEFAULT_STATS, StatsSettings
@@ -324,12 +325,13 @@ class Reranking:
     ) -> dict[str, float]:
         """Record values: each matrix's (:meth:`JointMatrix.values`, with its latencies
         :attr:`cold` when measured), then each fidelity's ``measures``
-        (:meth:`SelectionFidelity.values`), prefixed by the corpus's short name."""
+        (:meth:`SelectionFidelity.values`), prefixed by the corpus's short name (a
+        folder's last part: :func:`hierret.publish.roles.corpus_token`)."""
         out: dict[str, float] = {}
         for c, matrix in self.matrices.items():
-            out |= matrix.values(results[c], SHORT.get(c, c), self.cold.get(c))
+            out |= matrix.values(results[c], corpus_token(c), self.cold.get(c))
         for c, f in fidelity.items():
-            out |= f.values(f"{SHORT.get(c, c)}_fidelity", list(measures))
+            out |= f.values(f"{corpus_token(c)}_fidelity", list(measures))
         return out
 
     def identity(
