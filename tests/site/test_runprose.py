@@ -59,6 +59,15 @@ def test_unmarked_prose_fails_and_marked_glued_or_introduced_prose_passes() -> N
     assert problems(good, facts) == []
 
 
+def test_an_exercise_describes_its_own_run_and_is_not_read() -> None:
+    reference = PUBLISHED["identity"]["parameters"]
+    run = reference | {"corpus": str(COURSE), "beir": None}
+    facts = reference_facts(reference, run)
+    said = "How wide are the intervals on SciFact alone?\n\n`papermill … -p beir scifact`"
+    assert problems(_nb("## Exercises\n\n1. " + said), facts) == []
+    assert len(problems(_nb("## What the run shows\n\n" + said), facts)) == 1
+
+
 @pytest.mark.slow
 def test_dr001_on_a_folder_with_another_encoder_says_nothing_of_the_reference_run_as_its_own(
     tmp_path: Path,

@@ -10,7 +10,8 @@ sees (:data:`STUDY_MARK`: "on the reference parameters", "the reference run",
 "the study", "the record"...). A mark holds for its sentence; a sentence with
 a mark that ends in a colon introduces the study's text to the cell's end
 ("What the reference run found and the record decided:"). Headings name a
-section's topic and are not read.
+section's topic and are not read, and neither are exercises (a cell headed
+*Exercises*: each describes the run its own command makes).
 
 :func:`reference_facts` lists the phrases true of the reference run and not of
 this one, from the parameters this run changed (a corpus it did not read, the
@@ -48,6 +49,7 @@ from hierret.publish.readable import ROLE
 __all__ = [
     "CORPUS_NAMES",
     "ENCODER_WINDOWS",
+    "EXERCISES",
     "STUDY_MARK",
     "check_run",
     "main",
@@ -62,6 +64,10 @@ STUDY_MARK = re.compile(
     r"in the study|as published)\b",
     re.IGNORECASE,
 )
+#: A cell of exercises (its heading): each describes the run its own command makes
+#: ("the Python reference's questions alone" with ``-y "corpora: [python-reference]"``),
+#: not the run the notebook shows, so its sentences are not read.
+EXERCISES = re.compile(r"\s*#+\s*Exercises\b")
 #: How prose names each published corpus.
 CORPUS_NAMES: dict[str, tuple[str, ...]] = {
     "python-reference": ("Python reference", "Python Language Reference", "python-reference"),
@@ -207,6 +213,8 @@ def problems(nb: Mapping[str, Any], facts: Mapping[str, str]) -> list[str]:
         if cell.get("cell_type") != "markdown":
             continue
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if EXERCISES.match(source):  # each exercise describes the run its command makes
+            continue
         for sentence, introduced in _sentences(source):
             if introduced or STUDY_MARK.search(sentence):
                 continue
