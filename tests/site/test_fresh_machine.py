@@ -157,6 +157,10 @@ def test_adopting_a_runs_findings_keeps_the_reference_machines_facts(tmp_path: P
     record = json.loads((run / "dr005.json").read_text(encoding="utf-8"))
     finding = next(k for k in record["values"] if k not in record["facts"])
     record["values"][finding] = 12345
+    quoted = (ROOT / "DECISIONS.md").read_text(encoding="utf-8")
+    # a fact this run no longer measures (one the text does not quote)
+    dropped = next(k for k in record["facts"] if f"@dr005.{k}" not in quoted)
+    del record["values"][dropped]
     (run / "dr005.json").write_text(json.dumps(record), encoding="utf-8")
     reference = tmp_path / "reference"
     shutil.copytree(RESULTS, reference)
@@ -167,6 +171,8 @@ def test_adopting_a_runs_findings_keeps_the_reference_machines_facts(tmp_path: P
     adopted, before = load_results(reference), load_results(RESULTS)
     assert adopted["dr005"]["values"][finding] == 12345
     for k in before["dr005"]["facts"]:
-        assert adopted["dr005"]["values"][k] == before["dr005"]["values"][k]
+        if k != dropped:
+            assert adopted["dr005"]["values"][k] == before["dr005"]["values"][k]
+    assert dropped not in adopted["dr005"]["facts"]  # listed only where it has a value
     assert adopted["dr005"]["machine"] == before["dr005"]["machine"]
     assert adopted["timing"] == before["timing"]  # all machine facts: left alone

@@ -212,12 +212,14 @@ def test_a_parameter_the_published_run_did_not_have_says_so() -> None:
 
 
 def test_an_entry_a_mapping_parameter_lacks_reads_as_not_set() -> None:
-    """A run with ``sampled = {}`` (no encoder sampled) had the parameter: its row
-    says the entry is not set, not that the parameter did not exist."""
+    """The published run's ``sampled = {}`` (no encoder sampled) is a parameter it had:
+    against a run that sampled e5-small, its side says the entry is not set, not that
+    the parameter did not exist."""
+    assert RECORDS["dr002"]["identity"]["parameters"]["sampled"] == {}
     identity = json.loads(json.dumps(RECORDS["dr002"]["identity"]))
-    identity["parameters"]["sampled"] = {}
+    identity["parameters"]["sampled"] = {"e5-small": 500}
     run = against_published("dr002", RECORDS["dr002"]["values"], identity)
-    assert run.settings.loc["parameters.sampled.e5-small"].tolist() == ["1000", against.NOT_SET]
+    assert run.settings.loc["parameters.sampled.e5-small"].tolist() == [against.NOT_SET, "500"]
 
 
 def _moved_detectable(name: str) -> tuple[dict[str, object], str]:

@@ -142,7 +142,8 @@ def adopt(run: Path, reference: Path, keep_facts: bool = False) -> None:
                 continue  # nothing but machine facts: the reference machine's stay
             record["values"] |= {k: kept["values"][k] for k in facts if k in record["values"]}
             new_facts = set(record.get("facts", [])) - set(facts)  # measured first by this run
-            record["facts"] = sorted(set(facts) | new_facts)
+            # a fact the run no longer measures (a corpus it no longer reads) is not listed
+            record["facts"] = sorted((set(facts) | new_facts) & set(record["values"]))
             record["machine"] = kept["machine"]
             record["identity"]["machine_facts"] = (
                 "the reference record's (the machine named here); the findings come from "
