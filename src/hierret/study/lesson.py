@@ -34,7 +34,7 @@ from pandas.io.formats.style import Styler
 
 from hierret.publish.record import publish
 from hierret.publish.tables import styled
-from hierret.publish.timing import run_times
+from hierret.publish.timing import exercise_table, run_times
 from hierret.stats.settings import StatsSettings
 from hierret.study.params import RunParameters, check_notebook
 from hierret.study.result import LEDGER
@@ -172,6 +172,11 @@ class Lesson:
         """The notebook's measured time at each size, beside what each size changes
         (:func:`~hierret.publish.timing.run_times`), as the notebook's head shows it."""
         return styled(run_times(self.notebook, self.presets), "Run sizes and their measured times")
+
+    def exercises(self) -> Styler:
+        """The notebook's exercises, what each changes and its measured time
+        (:func:`~hierret.publish.timing.exercise_table`), as the cell under them shows it."""
+        return styled(exercise_table(self.notebook), "Exercises and their measured times")
 
     def show(self, table: pd.DataFrame | pd.Series, caption: str) -> Styler:
         """``table`` as the page shows it, its p-values at the resolution of this run's
