@@ -280,7 +280,7 @@ def _notebook_facts(app: Any, doctree: nodes.document) -> None:
         nodes.strong("", "Run time: "),
         nodes.Text(f"{_run_time(Path(app.srcdir), stem)} · "),
         nodes.strong("", "Download "),
-        nodes.Text("the executed notebook, its values in the prose: "),
+        nodes.Text("the executed notebook: "),
         download,
         nodes.Text(" · "),
         nodes.strong("", "Source: "),
