@@ -3,9 +3,11 @@
 Every notebook opens the same way: check the parameters papermill injected
 against the house's rules and the notebook's own, apply the run size's preset
 (:data:`~hierret.study.sizes.PRESETS`), show the times each size took; and
-ends the same way: write the record with the evidence of its tests. A
-:class:`Lesson` is that frame written once, so a notebook's first cell is one
-call (:meth:`Lesson.begin`) and its last a second (:meth:`Lesson.publish`).
+ends the same way: write the record with the evidence of its tests, and show under
+its exercises what each changes and how long it took (:meth:`Lesson.exercises`: a
+code cell's output, which papermill's output and JupyterLab show as the site does).
+A :class:`Lesson` is that frame written once, so a notebook's first cell is one
+call (:meth:`Lesson.begin`) and its record a second (:meth:`Lesson.publish`).
 
 What each notebook's parameters must be is declared here, in :data:`NOTEBOOKS`
 (its record's name, its rules beside the house vocabulary's
