@@ -16,12 +16,6 @@ executed notebook to download, and its source in the repository (the package's
 ``Source`` or ``Repository`` URL when it declares one; otherwise a relative link into
 the checkout the site was built in, which a copy of the site elsewhere does not have).
 
-The executed notebooks a reader downloads (``build-finished``: the page's download
-link and the theme's download button) have each glued value written where their
-prose quotes it (:func:`hierret.publish.site_build.inline_glue`): Jupyter renders
-Markdown without MyST, so a ``{glue}`` role would show as written there. The site's
-own pages keep the roles, which ``sphinx-build -W`` checks.
-
 On the records' tables (``doctree-resolved``): every *verdict* cell gets a class by its
 verdict (``hr-verdict-holds``...; the colours are in ``_static/hierret.css``); every
 claims row an anchor (``#dr001-c1``), to which the record's ``[C1]`` citations link; a
@@ -286,7 +280,7 @@ def _notebook_facts(app: Any, doctree: nodes.document) -> None:
         nodes.strong("", "Run time: "),
         nodes.Text(f"{_run_time(Path(app.srcdir), stem)} · "),
         nodes.strong("", "Download "),
-        nodes.Text("the executed notebook, its values in the prose: "),
+        nodes.Text("the executed notebook: "),
         download,
         nodes.Text(" · "),
         nodes.strong("", "Source: "),
@@ -297,49 +291,6 @@ def _notebook_facts(app: Any, doctree: nodes.document) -> None:
     title = section.next_node(nodes.title)
     at = section.index(title) + 1 if title is not None and title.parent is section else 0
     section.insert(at, line)
-
-
-def readable_downloads(outdir: str | os.PathLike[str]) -> list[Path]:
-    """The built site's downloadable notebooks with their glued values in the prose.
-
-    Rewrites every ``.ipynb`` under ``_downloads`` and ``_sources`` of ``outdir``
-    (module notes) and returns those it changed.
-    """
-    from hierret.publish.site_build import inline_glue
-
-    changed = []
-    root = Path(outdir)
-    for path in sorted([*root.glob("_downloads/**/*.ipynb"), *root.glob("_sources/**/*.ipynb")]):
-        text = path.read_text(encoding="utf-8")
-        if "{glue" not in text:
-            continue
-        nb = inline_glue(json.loads(text))
-        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        changed.append(path)
-    return changed
-
-
-def glue_left(outdir: str | os.PathLike[str]) -> list[str]:
-    """Each downloadable notebook of the built site that still holds a ``{glue`` role
-    (a key no cell of it glued), with the count: what :func:`_readable_downloads` warns of."""
-    root = Path(outdir)
-    found = [*root.glob("_downloads/**/*.ipynb"), *root.glob("_sources/**/*.ipynb")]
-    counts = {p: p.read_text(encoding="utf-8").count("{glue") for p in sorted(found)}
-    return [f"{p.relative_to(root).as_posix()} ({n})" for p, n in counts.items() if n]
-
-
-def _readable_downloads(app: Any, exception: BaseException | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    readable_downloads(app.outdir)
-    if left := glue_left(app.outdir):  # a warning: sphinx-build -W fails on it
-        from sphinx.util import logging
-
-        logging.getLogger(__name__).warning(
-            "downloadable notebooks with {glue} roles that no cell glued, which a reader "
-            "would see as written: %s (glue each key the prose quotes)",
-            ", ".join(left),
-        )
 
 
 # -- the records' tables ----------------------------------------------------------------
@@ -464,5 +415,4 @@ def setup(app: Any) -> dict[str, Any]:
     # here must be registered by the download collector
     app.connect("doctree-read", _notebook_facts, priority=100)
     app.connect("doctree-resolved", _tables)
-    app.connect("build-finished", _readable_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

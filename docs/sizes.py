@@ -18,7 +18,8 @@ own folder.
 The exercises' times go into the ``timing_exercises`` record
 (``timing-exercises.json``); every value is a machine fact.
 :func:`hierret.publish.timing.run_times` shows each size's times in each
-notebook's head and glues the exercises' times into their prose. With
+notebook's head, and :func:`~hierret.publish.timing.exercise_table` the exercises'
+times in the cell under them. With
 ``--results`` the size's timing records (and the exercises') are copied there
 too: ``nox -s sizes -- --record`` writes them to data/results, where the
 notebooks read them. Start from an empty vector cache (``HIERRET_CACHE``) to

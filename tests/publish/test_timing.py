@@ -317,22 +317,38 @@ def test_exercise_times_are_read_by_number_and_listed_from_the_notebook(tmp_path
     assert timing.exercises_of(tmp_path / "nb.ipynb") == [{"k": 1}, {"j": 2}]
 
 
-def test_a_glued_exercise_time_reads_as_words_not_as_a_quoted_string() -> None:
-    """The site showed "( '27 s at class size' )": a ``str`` displays as its repr."""
-    from IPython.core.formatters import format_display_data
-    from IPython.core.interactiveshell import InteractiveShell
+def test_the_exercises_table_gives_each_exercise_its_time_or_says_none_was_measured(
+    tmp_path: Path,
+) -> None:
+    """What the cell under a notebook's exercises shows: a code cell's output, the same
+    on the site, in JupyterLab and in papermill's output (no glue role to resolve)."""
+    cell = {"cell_type": "markdown", "metadata": {"exercises": [{"k": 5}, {"a": [1]}, {}]},
+            "source": ["1. **Fewer.** Predict.\n", "\n", "3. **All** of it.\n"]}  # fmt: skip
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [cell]}), encoding="utf-8")
+    loads = {"load_average_before": [1.23, 1, 1], "load_average_after": [2.2, 2, 2]}
+    record = {"values": {"nb_exercise_1_wall_s": 27.0, "nb_exercise_3_wall_s": 400.0},
+              "identity": {"cpus": 2, **loads}, "machine": {"cpu": "Xeon"}}  # fmt: skip
+    (tmp_path / timing.EXERCISES_RECORD).write_text(json.dumps(record), encoding="utf-8")
+    table = timing.exercise_table("nb", results=tmp_path, source=tmp_path / "nb.ipynb")
+    assert table.index.tolist() == ["1. Fewer", "2", "3. All"]
+    assert table.to_dict("index") == {
+        "1. Fewer": {"what it changes": "k 5", "time at class size": "27 s",
+                     "measured on": "2 × Xeon, load 1.2 → 2.2"},
+        "2": {"what it changes": "a [1]", "time at class size": "not measured yet",
+              "measured on": ""},
+        "3. All": {"what it changes": "the reference parameters",
+                   "time at class size": "7 min", "measured on": "2 × Xeon, load 1.2 → 2.2"},
+    }  # fmt: skip
+    (tmp_path / timing.EXERCISES_RECORD).unlink()  # no record: every time not measured
+    table = timing.exercise_table("nb", results=tmp_path, source=tmp_path / "nb.ipynb")
+    assert set(table["time at class size"]) == {"not measured yet"}
+    assert timing.exercise_table("nb", results=tmp_path, source=tmp_path / "no.ipynb").empty
 
-    InteractiveShell.instance()
-    glued: list[dict[str, str]] = []
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("IPython.get_ipython", lambda: True)
-        mp.setattr(
-            "hierret.publish.report.glue",
-            lambda name, value: glued.append(format_display_data(value)[0]),
-        )
-        record = {"values": {"nb_exercise_1_wall_s": 27.0}, "identity": {"cpus": 2},
-                  "machine": {"cpu": "Xeon"}}  # fmt: skip
-        timing._glue_exercises("nb", record, listed=2)
-    said = [g["text/plain"] for g in glued]
-    assert said == ["27 s at class size on 2 × Xeon, load not recorded",
-                    "not measured yet"]  # fmt: skip
+
+def test_each_notebooks_exercises_show_their_measured_times() -> None:
+    """The published notebooks' exercises, from the committed exercises record."""
+    table = timing.exercise_table("05_dr004_hierarchy")
+    assert table.index[0] == "1. Lean to passages"
+    assert table["what it changes"].iloc[0] == "section_weight 0.3"
+    assert "not measured yet" not in set(table["time at class size"])
+    assert table["measured on"].iloc[0].startswith("2 × ")

@@ -52,7 +52,7 @@ def test_unmarked_prose_fails_and_marked_glued_or_introduced_prose_passes() -> N
     )
     good = _nb(
         "# 6 · MiniLM's window\n\nThe reference encoder's window is 256 tokens.",
-        "Passages of {glue}`max_chars` characters. It reads a window of {glue}`window` tokens.",
+        "Passages of `max_chars` characters. It reads a window of `window` tokens.",
         "What the reference run found:\n\n* MiniLM reads 256 tokens.\n* So does all-MiniLM-L6-v2.",
         "```\nall-MiniLM-L6-v2 in a code block\n```",
     )

@@ -22,10 +22,9 @@ Where the code lives: ``tables``, ``figures``, ``charts`` (each study's own
 figures), ``record``, ``report``, ``pages``, ``claims`` (every comparative
 sentence tied to its test), ``summary`` (the records at a glance), ``against``,
 ``roles`` (what a claim is about, so that another run tests it), ``timing``;
-``readable`` is a command run on papermill's output (``python -m
-hierret.publish.readable OUT.ipynb``), not a name here, and so is ``runprose``
-(``python -m hierret.publish.runprose OUT.ipynb RESULTS``: no sentence states the
-reference run's facts as this run's).
+``runprose`` is a command run on papermill's output, not a name here (``python -m
+hierret.publish.runprose OUT.ipynb RESULTS``: no sentence states the reference run's
+facts as this run's).
 """
 
 from __future__ import annotations

@@ -3,15 +3,15 @@
 A notebook's Markdown is written once and read after every run: the reference
 run, a smaller one, one on a reader's folder or with another encoder. A
 sentence that names a corpus, an encoder or its window, a passage size or a
-count is true of the run only if it comes from the run (a glued value,
-``{glue}`max_chars```, which the site and :mod:`hierret.publish.readable`
-replace with this run's) or if it says it is the study's, in words a reader
-sees (:data:`STUDY_MARK`: "on the reference parameters", "the reference run",
-"the study", "the record"...). A mark holds for its sentence; a sentence with
-a mark that ends in a colon introduces the study's text to the cell's end
-("What the reference run found and the record decided:"). Headings name a
-section's topic and are not read, and neither are exercises (a cell headed
-*Exercises*: each describes the run its own command makes).
+count is true of the run only if it comes from the run (a code cell's output,
+or the parameter's name, ``max_chars``, whose value the parameters cell shows) or
+if it says it is the study's, in words a reader sees (:data:`STUDY_MARK`: "on the
+reference parameters", "the reference run", "the study", "the record"...). A
+mark holds for its sentence; a sentence with a mark that ends in a colon
+introduces the study's text to the cell's end ("What the reference run found and
+the record decided:"). Headings name a section's topic and are not read, and
+neither are exercises (a cell headed *Exercises*: each describes the run its own
+command makes).
 
 :func:`reference_facts` lists the phrases true of the reference run and not of
 this one, from the parameters this run changed (a corpus it did not read, the
@@ -43,8 +43,6 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
-
-from hierret.publish.readable import ROLE
 
 __all__ = [
     "CORPUS_NAMES",
@@ -172,7 +170,6 @@ def _sentences(cell: str) -> list[tuple[str, bool]]:
     """The cell's sentences outside headings and code blocks, each with whether a mark
     that introduces the study's text (a marked sentence ending in a colon) precedes it."""
     text = re.sub(r"```.*?```", "", cell, flags=re.DOTALL)
-    text = ROLE.sub("", text)  # a glued value is this run's by construction
     out, introduced = [], False
     for para in re.split(r"\n\s*\n|\n(?=\s*(?:[*-]|\d+\.) )", text):
         para = " ".join(para.split())
@@ -205,7 +202,7 @@ def problems(nb: Mapping[str, Any], facts: Mapping[str, str]) -> list[str]:
     -------
     list of str
         ``cell N: 'phrase' is the reference run's (why), but the sentence neither
-        glues it from this run nor marks it as the study's: '…'``; empty when the
+        comes from this run nor marks it as the study's: '…'``; empty when the
         prose follows the run.
     """
     found = []
@@ -221,7 +218,7 @@ def problems(nb: Mapping[str, Any], facts: Mapping[str, str]) -> list[str]:
             for phrase in _phrases(facts, sentence):
                 found.append(
                     f"cell {i}: {phrase!r} is the reference run's ({facts[phrase]}), but the "
-                    "sentence neither glues it from this run nor marks it as the study's "
+                    "sentence neither comes from this run nor marks it as the study's "
                     f"('on the reference parameters'…): {sentence[:160]!r}"
                 )
     return found

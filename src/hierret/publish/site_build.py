@@ -9,9 +9,7 @@ page's results table and anchors), :data:`WIDTH` (the figures' width), and the
 run's timing record: :class:`Timings`, :data:`TIMING_ENV`, :func:`read_timing`,
 :func:`timing_values`, :func:`timing_name`, :data:`SIZE_RECORDS`,
 :data:`EXERCISES_RECORD`, :func:`exercises_of`, :func:`timing_table` and
-:func:`timing_figure`; :func:`inline_glue` (the executed notebooks a reader downloads,
-with each glued value written where the prose quotes it). Each name loads its module on
-first use (PEP 562).
+:func:`timing_figure`. Each name loads its module on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ import hierret._face as _face
 if TYPE_CHECKING:
     from hierret.publish.figures import WIDTH
     from hierret.publish.pages import adopt, check_page, update_page
-    from hierret.publish.readable import inline_glue
     from hierret.publish.report import annotate_run, compare_records, load_results, write_results
     from hierret.publish.summary import results_table
     from hierret.publish.summary import slug as heading_slug
@@ -62,7 +59,6 @@ SITE = {
     "exercises_of": ("hierret.publish.timing", "exercises_of"),
     "timing_table": ("hierret.publish.timing", "table"),
     "timing_figure": ("hierret.publish.timing", "figure"),
-    "inline_glue": ("hierret.publish.readable", "inline_glue"),
 }
 
 __all__ = [
@@ -77,7 +73,6 @@ __all__ = [
     "compare_records",
     "exercises_of",
     "heading_slug",
-    "inline_glue",
     "load_results",
     "read_timing",
     "results_table",

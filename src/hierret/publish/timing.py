@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ __all__ = [
     "TIMING_ENV",
     "Timings",
     "busier_than_measured",
+    "exercise_table",
     "exercise_times",
     "exercises_of",
     "figure",
@@ -286,11 +288,9 @@ def run_times(
 
     Notes
     -----
-    In a notebook it also glues the measured time of each of the notebook's
-    exercises (:data:`EXERCISES_RECORD`) as ``exercise_<n>_time``, for the
-    exercises' prose (``{glue}`exercise_1_time```), with the machine that
-    measured it, and shows a warning above the table when this machine is
-    busier than the one that measured the times (:func:`busier_than_measured`).
+    In a notebook it also shows a warning above the table when this machine
+    is busier than the one that measured the times (:func:`busier_than_measured`).
+    The exercises' times are :func:`exercise_table`'s, under the exercises.
 
     Examples
     --------
@@ -329,9 +329,6 @@ def run_times(
             "vectors cached": _duration(times[1]),
             "measured on": _machine_text(*runs) if runs else "",
         }
-    if folder is not None:
-        listed = exercises_of(folder.parent.parent / "notebooks" / f"{notebook}.ipynb")
-        _glue_exercises(notebook, _read_record(folder / EXERCISES_RECORD), len(listed))
     _say(busier_than_measured(shown))
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -367,6 +364,16 @@ def exercise_times(notebook: str, record: Mapping[str, Any] | None) -> dict[int,
     }
 
 
+def _exercise_cell(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A notebook's cell of exercises (the cell whose metadata lists ``exercises``);
+    ``None`` for a notebook not found or without one."""
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return next((dict(c) for c in cells if "exercises" in c.get("metadata", {})), None)
+
+
 def exercises_of(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The exercises a notebook lists: the parameters each changes, from the metadata
     (``exercises``) of its cell of exercises; none for a notebook not found.
@@ -376,36 +383,101 @@ def exercises_of(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     >>> exercises_of("no-such-notebook.ipynb")
     []
     """
-    try:
-        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    except (OSError, ValueError, KeyError):
-        return []
-    return next(
-        (list(c["metadata"]["exercises"]) for c in cells if "exercises" in c["metadata"]), []
-    )
+    cell = _exercise_cell(path)
+    return [] if cell is None else list(cell["metadata"]["exercises"])
 
 
-def _glue_exercises(notebook: str, record: Mapping[str, Any] | None, listed: int) -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with the notebooks extra
-        return
-    if get_ipython() is None:
-        return
-    from hierret.publish.report import glue
+#: A numbered exercise's bold title in the exercises' Markdown: ``1. **Smaller passages.**``.
+_TITLE = re.compile(r"^(\d+)\. \*\*(.+?)\.?\*\*", re.MULTILINE)
 
+
+def exercise_table(
+    notebook: str,
+    *,
+    results: str | os.PathLike[str] | None = None,
+    source: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """A notebook's exercises, what each changes and its measured time: the table
+    under the exercises.
+
+    A code cell's output, so that the time reads the same on the site, in
+    JupyterLab and in papermill's output (Markdown there is not MyST: a glued
+    value would show as its role).
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's file name without ``.ipynb`` (``"05_dr004_hierarchy"``).
+    results : path, optional
+        The folder of the exercises' timing record (:data:`EXERCISES_RECORD`);
+        by default ``data/results`` of the checkout
+        (:func:`hierret.publish.against.published_files`).
+    source : path, optional
+        The notebook file whose exercises are listed (:func:`exercises_of`);
+        by default ``notebooks/{notebook}.ipynb`` beside ``results``' checkout.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per exercise, indexed by its number and title (``1. Smaller
+        passages``), with the parameters it changes, its wall time at class
+        size after a class-size run of the notebook (``docs/sizes.py``), or
+        ``not measured yet``, and the machine that measured it with its load
+        (the same words as :func:`run_times`). Times are the measuring
+        machine's facts: another machine takes other times.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> cell = {"cell_type": "markdown", "source": "1. **Fewer.** Predict.\\n",
+    ...         "metadata": {"exercises": [{"k": 5}, {"ranker": "bm25"}]}}
+    >>> record = {"values": {"nb_exercise_1_wall_s": 27.0}, "identity": {"cpus": 2},
+    ...           "machine": {"cpu": "Xeon"}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "nb.ipynb").write_text(json.dumps({"cells": [cell]}))
+    ...     _ = Path(tmp, EXERCISES_RECORD).write_text(json.dumps(record))
+    ...     table = exercise_table("nb", results=tmp, source=Path(tmp, "nb.ipynb"))
+    >>> table.index.tolist()
+    ['1. Fewer', '2']
+    >>> table.loc["1. Fewer"].tolist()
+    ['k 5', '27 s', '2 × Xeon, load not recorded']
+    >>> table.loc["2"].tolist()
+    ["ranker 'bm25'", 'not measured yet', '']
+    """
+    import pandas as pd
+
+    from hierret.publish.against import published_files
+
+    if results is None:
+        found = published_files()
+        folder = found[0] if found is not None else None
+    else:
+        folder = Path(results)
+    if source is None and folder is not None:
+        source = folder.parent.parent / "notebooks" / f"{notebook}.ipynb"
+    cell = _exercise_cell(source) if source is not None else None
+    listed = [] if cell is None else list(cell["metadata"]["exercises"])
+    text = "" if cell is None else _text(cell.get("source", ""))
+    titles = {int(n): title for n, title in _TITLE.findall(text)}
+    record = _read_record(folder / EXERCISES_RECORD) if folder is not None else None
     times = exercise_times(notebook, record)
-    for n in sorted({*times, *range(1, listed + 1)}):  # every exercise's role resolves
-        text = times.get(n)
-        said = f"{text} at class size on {_machine_text(record or {})}" if text else ""
-        glue(f"exercise_{n}_time", _Words(said or "not measured yet"))
+    rows: dict[str, dict[str, str]] = {}
+    for n, changes in enumerate(listed, 1):
+        said = times.get(n)
+        name = f"{n}. {titles[n]}" if n in titles else str(n)
+        rows[name] = {
+            "what it changes": _preset_text(changes),
+            "time at class size": said or "not measured yet",
+            "measured on": _machine_text(record or {}) if said else "",
+        }
+    columns = ["what it changes", "time at class size", "measured on"]
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+    return frame.rename_axis("exercise")
 
 
-class _Words(str):
-    """Text that displays as itself (a ``str`` displays quoted, as its repr)."""
-
-    def __repr__(self) -> str:
-        return str(self)
+def _text(source: str | list[str]) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:

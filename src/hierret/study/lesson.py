@@ -3,9 +3,11 @@
 Every notebook opens the same way: check the parameters papermill injected
 against the house's rules and the notebook's own, apply the run size's preset
 (:data:`~hierret.study.sizes.PRESETS`), show the times each size took; and
-ends the same way: write the record with the evidence of its tests. A
-:class:`Lesson` is that frame written once, so a notebook's first cell is one
-call (:meth:`Lesson.begin`) and its last a second (:meth:`Lesson.publish`).
+ends the same way: write the record with the evidence of its tests, and show under
+its exercises what each changes and how long it took (:meth:`Lesson.exercises`: a
+code cell's output, which papermill's output and JupyterLab show as the site does).
+A :class:`Lesson` is that frame written once, so a notebook's first cell is one
+call (:meth:`Lesson.begin`) and its record a second (:meth:`Lesson.publish`).
 
 What each notebook's parameters must be is declared here, in :data:`NOTEBOOKS`
 (its record's name, its rules beside the house vocabulary's
@@ -34,7 +36,7 @@ from pandas.io.formats.style import Styler
 
 from hierret.publish.record import publish
 from hierret.publish.tables import styled
-from hierret.publish.timing import run_times
+from hierret.publish.timing import exercise_table, run_times
 from hierret.stats.settings import StatsSettings
 from hierret.study.params import RunParameters, check_notebook
 from hierret.study.result import LEDGER
@@ -172,6 +174,11 @@ class Lesson:
         """The notebook's measured time at each size, beside what each size changes
         (:func:`~hierret.publish.timing.run_times`), as the notebook's head shows it."""
         return styled(run_times(self.notebook, self.presets), "Run sizes and their measured times")
+
+    def exercises(self) -> Styler:
+        """The notebook's exercises, what each changes and its measured time
+        (:func:`~hierret.publish.timing.exercise_table`), as the cell under them shows it."""
+        return styled(exercise_table(self.notebook), "Exercises and their measured times")
 
     def show(self, table: pd.DataFrame | pd.Series, caption: str) -> Styler:
         """``table`` as the page shows it, its p-values at the resolution of this run's

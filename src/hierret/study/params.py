@@ -567,15 +567,41 @@ class RunParameters(Mapping[str, object]):
         ValueError: these parameters do not name their notebook: call \
 check_notebook(globals(), presets="<notebook file name>", ...)
         """
+        from hierret.publish.tables import styled
+        from hierret.publish.timing import run_times
+
+        return styled(run_times(self._named(), self.presets), "Run sizes and their measured times")
+
+    def exercises(self) -> Styler:
+        """The notebook's exercises, what each changes and its measured time, as the
+        cell under them shows it (:func:`hierret.publish.timing.exercise_table`).
+
+        Raises
+        ------
+        ValueError
+            :func:`check_notebook` was not given the notebook's name (``presets=``).
+
+        Examples
+        --------
+        >>> RunParameters([], {}).exercises()
+        Traceback (most recent call last):
+        ...
+        ValueError: these parameters do not name their notebook: call \
+check_notebook(globals(), presets="<notebook file name>", ...)
+        """
+        from hierret.publish.tables import styled
+        from hierret.publish.timing import exercise_table
+
+        caption = "Exercises and their measured times"
+        return styled(exercise_table(self._named()), caption)
+
+    def _named(self) -> str:
         if self.notebook is None:
             raise ValueError(
                 "these parameters do not name their notebook: call "
                 'check_notebook(globals(), presets="<notebook file name>", ...)'
             )
-        from hierret.publish.tables import styled
-        from hierret.publish.timing import run_times
-
-        return styled(run_times(self.notebook, self.presets), "Run sizes and their measured times")
+        return self.notebook
 
     def __getitem__(self, name: str) -> object:
         if name not in self._names:
