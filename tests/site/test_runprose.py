@@ -110,3 +110,31 @@ def test_a_notebook_without_its_runs_record_says_how_to_make_one(tmp_path: Path)
         check_run(executed, tmp_path)
     with pytest.raises(ValueError, match="names no record"):
         check_run(tmp_path / "notes.ipynb", tmp_path)
+
+
+NOTEBOOKS = {p.stem.split("_")[1]: p for p in (ROOT / "notebooks").glob("0[2-6]_dr*.ipynb")}
+
+
+def _elsewhere(reference: dict[str, object]) -> dict[str, object]:
+    """A run on a reader's folder with another encoder and passage size: every corpus
+    parameter the notebook has names the folder, as a user's run would."""
+    folder = str(COURSE)
+    changed: dict[str, object] = {
+        "corpus": folder, "corpora": [folder], "beir": None, "weight_sweep_corpus": folder,
+        "encoder": "wordllama", "max_chars": 600, "chunk_chars": [600], "sizes": [300],
+    }  # fmt: skip
+    return reference | {k: v for k, v in changed.items() if k in reference}
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_no_notebook_states_the_reference_runs_facts_as_a_folder_runs(name: str) -> None:
+    """Every decision notebook's Markdown, read against a run on a folder with another
+    encoder and size: each sentence naming the reference run's corpora, encoder, window
+    or sizes is marked as the study's (the Markdown is the same before and after a run:
+    no notebook glues values into its prose)."""
+    record = json.loads((ROOT / "data" / "results" / f"{name}.json").read_text("utf-8"))
+    reference = record["identity"]["parameters"]
+    facts = reference_facts(reference, _elsewhere(reference))
+    assert facts, name  # the run differs in something the prose could state
+    nb = json.loads(NOTEBOOKS[name].read_text(encoding="utf-8"))
+    assert problems(nb, facts) == []
