@@ -36,8 +36,14 @@
  *   - attention (heads of 32 dimensions): attention_hd32 computes the scores
  *     of 8 keys at once (one key per lane, each lane summing its 32 products
  *     in order, multiply and add separate), from K transposed per head; the
- *     softmax's max, expf (glibc's, scalar) and sum are scalar in order; the
- *     context sums run over the keys in order, 32 dimensions side by side;
+ *     softmax's max is taken 8 keys at a time (the same value; a +0/-0 tie
+ *     changes no exponential) and its expf 8 keys at a time by expf8, glibc
+ *     2.36's x86-64 expf (__expf_fma, read from its disassembly) bit for bit,
+ *     lanes off its fast path calling expf; the engine uses expf8 only after a
+ *     sampled self-check at the first call (expf8_sample_ok), and
+ *     e5_expf_check(1) checks all 2^32 floats; the sum of the exponentials
+ *     stays scalar in order; the context sums run over the keys in order, 32
+ *     dimensions side by side;
  *   - quantize_acts: quantize_block does a block of 32 activations 8 at a
  *     time (order-free max, the same scalar scale, cvtps2dq = lrintf in the
  *     default rounding, saturating packs = the clamp), falling back to the
@@ -604,6 +610,126 @@ uint64_t e5_gelu_check(uint32_t stride, uint32_t *first) {
     if (first) *first = firstbad;
     return bad;
 }
+
+/* hierret: glibc's expf, 8 at a time, bit for bit. glibc 2.36 on x86-64 with
+ * FMA runs __expf_fma: sysdeps/ieee754/flt-32/e_expf.c (the ARM optimized-
+ * routines algorithm, in double precision, 32-entry table __exp2f_data) built
+ * with FMA contraction. Its fast path, read from the disassembly of this
+ * machine's libm.so.6 (objdump -d, the ifunc target of expf), is, with
+ * xd = (double)x:
+ *   kd = fma(InvLn2N, xd, SHIFT);  ki = bits(kd);  kd -= SHIFT;
+ *   r  = fma(InvLn2N, xd, -kd);
+ *   s  = bits^-1(T[ki % 32] + (ki << 47));
+ *   z  = fma(r, C0, C1);  r2 = r*r;  y = fma(r, C2, 1);  y = fma(z, r2, y);
+ *   return (float)(y * s);
+ * and every x with (bits(x) >> 20 & 0x7ff) > 0x42a (|x| >= 88, inf, NaN) takes
+ * the slow path, where such lanes here call expf itself. The constants and the
+ * table are glibc's (__exp2f_data), read from the same libm. The fused
+ * multiply-adds are explicit intrinsics (-ffp-contract=off does not touch
+ * them; it only keeps the compiler from fusing anything else). e5_expf_check(1)
+ * compares expf8 with expf on all 2^32 floats (tests/study/test_e5_fast.py on a
+ * sample); the engine uses it only after a sampled self-check at its first
+ * call (expf8_sample_ok), so another glibc's expf gets the scalar loop. */
+static const uint64_t exp2f_tab_[32] = {
+    0x3ff0000000000000ull, 0x3fefd9b0d3158574ull, 0x3fefb5586cf9890full, 0x3fef9301d0125b51ull,
+    0x3fef72b83c7d517bull, 0x3fef54873168b9aaull, 0x3fef387a6e756238ull, 0x3fef1e9df51fdee1ull,
+    0x3fef06fe0a31b715ull, 0x3feef1a7373aa9cbull, 0x3feedea64c123422ull, 0x3feece086061892dull,
+    0x3feebfdad5362a27ull, 0x3feeb42b569d4f82ull, 0x3feeab07dd485429ull, 0x3feea47eb03a5585ull,
+    0x3feea09e667f3bcdull, 0x3fee9f75e8ec5f74ull, 0x3feea11473eb0187ull, 0x3feea589994cce13ull,
+    0x3feeace5422aa0dbull, 0x3feeb737b0cdc5e5ull, 0x3feec49182a3f090ull, 0x3feed503b23e255dull,
+    0x3feee89f995ad3adull, 0x3feeff76f2fb5e47ull, 0x3fef199bdd85529cull, 0x3fef3720dcef9069ull,
+    0x3fef5818dcfba487ull, 0x3fef7c97337b9b5full, 0x3fefa4afa2a490daull, 0x3fefd0765b6e4540ull,
+};
+
+static inline __m128 expf4_fast(__m128 x) {
+    const __m256d invln2n = _mm256_set1_pd(0x1.71547652b82fep+5), shift = _mm256_set1_pd(0x1.8p+52);
+    __m256d xd = _mm256_cvtps_pd(x);
+    __m256d kd = _mm256_fmadd_pd(invln2n, xd, shift);
+    __m256i ki = _mm256_castpd_si256(kd);
+    kd = _mm256_sub_pd(kd, shift);
+    __m256d r = _mm256_fmsub_pd(invln2n, xd, kd);
+    __m256i t = _mm256_i64gather_epi64((const long long *)exp2f_tab_,
+                                       _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+    __m256d s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64(ki, 47)));
+    __m256d z = _mm256_fmadd_pd(r, _mm256_set1_pd(0x1.c6af84b912394p-20), _mm256_set1_pd(0x1.ebfce50fac4f3p-13));
+    __m256d r2 = _mm256_mul_pd(r, r);
+    __m256d y = _mm256_fmadd_pd(r, _mm256_set1_pd(0x1.62e42ff0c52d6p-6), _mm256_set1_pd(1.0));
+    y = _mm256_fmadd_pd(z, r2, y);
+    return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
+}
+
+static inline __m256 expf8(__m256 x) {
+    __m256 y = _mm256_set_m128(expf4_fast(_mm256_extractf128_ps(x, 1)),
+                               expf4_fast(_mm256_castps256_ps128(x)));
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                                   _mm256_set1_epi32(0x7ff));
+    int other = _mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(top, _mm256_set1_epi32(0x42a))));
+    if (other) {
+        float xv[8], yv[8];
+        _mm256_storeu_ps(xv, x); _mm256_storeu_ps(yv, y);
+        for (int j = 0; j < 8; j++) if (other >> j & 1) yv[j] = expf(xv[j]);
+        y = _mm256_loadu_ps(yv);
+    }
+    return y;
+}
+
+/* 1 when expf8 equals expf on a sample (checked once, at the first attention):
+ * 2^20 floats spread over all bit patterns, and every float of [-1, 0) whose
+ * low 12 bits are 0 (the softmax's inputs are <= 0); e5_expf_check(1) is the
+ * whole check. */
+static int expf8_ok = -1;
+static int expf8_agree(const float *x) {
+    float y[8];
+    _mm256_storeu_ps(y, expf8(_mm256_loadu_ps(x)));
+    for (int j = 0; j < 8; j++) {
+        float e = expf(x[j]);
+        if (memcmp(&e, &y[j], 4) != 0) return 0;
+    }
+    return 1;
+}
+static int expf8_sample_ok(void) {
+    float x[8];
+    for (uint32_t i = 0; i < (1u << 20); i += 8) {
+        for (int j = 0; j < 8; j++) {
+            uint32_t b = (i + (uint32_t)j) * 4096u + ((i + (uint32_t)j) * 2654435761u >> 20);
+            memcpy(&x[j], &b, 4);
+        }
+        if (!expf8_agree(x)) return 0;
+    }
+    for (uint32_t b = 0xbf800000u; b > 0x80000000u; b -= 8u << 12) {
+        for (int j = 0; j < 8; j++) { uint32_t c = b - ((uint32_t)j << 12); memcpy(&x[j], &c, 4); }
+        if (!expf8_agree(x)) return 0;
+    }
+    return 1;
+}
+
+/* Floats x through expf8 and expf: every x whose top 16 bits are a multiple of
+ * `stride` (stride 1: all 2^32 floats). Returns the number of x whose results
+ * differ in any bit (NaN included: the NaN lanes call expf, so even NaN's bits
+ * must agree); `first` gets the first such x's bits. */
+uint64_t e5_expf_check(uint32_t stride, uint32_t *first) {
+    uint64_t bad = 0; uint32_t firstbad = 0;
+    if (stride < 1) stride = 1;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+:bad)
+    for (uint32_t hi = 0; hi < 65536; hi += stride) {
+        float x[8], y[8];
+        for (uint32_t lo = 0; lo < 65536; lo += 8) {
+            for (int j = 0; j < 8; j++) { uint32_t b = hi << 16 | (lo + j); memcpy(&x[j], &b, 4); }
+            _mm256_storeu_ps(y, expf8(_mm256_loadu_ps(x)));
+            for (int j = 0; j < 8; j++) {
+                float e = expf(x[j]);
+                if (memcmp(&e, &y[j], 4) != 0) {
+                    bad++;
+#pragma omp critical
+                    if (!firstbad) firstbad = hi << 16 | (lo + j);
+                }
+            }
+        }
+    }
+    if (first) *first = firstbad;
+    return bad;
+}
 #endif
 
 /* ============================== model ================================== */
@@ -807,13 +933,17 @@ static int tok_content(const tokenizer *t, const char *text,
  *  - the score of key s is d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then
  *    add: no fused multiply-add), then d *= scale; 8 keys are computed at once,
  *    one per lane, from K transposed per head (kT[h*32+e][s]);
- *  - the maximum, the expf and the sum of the exponentials stay one scalar loop
- *    over s in order (glibc's expf);
+ *  - the maximum 8 keys at a time (the same value: see the loop), expf(p - max)
+ *    8 keys at a time with expf8 (glibc's expf bit for bit, proven on all 2^32
+ *    floats) when expf8_sample_ok passed at the first call, else glibc's expf one
+ *    at a time; the sum of the exponentials stays one scalar loop over s in order;
  *  - ctx[e] += p*v[s][e] over s in order, the 32 dimensions e side by side. */
 static void attention_hd32(const float *q, const float *k, const float *v, float *kT,
                            float *ctx, const int *sstart, const int *send,
                            int T, int H, int NH, float scale, int maxp) {
     const int hd = 32;
+    if (expf8_ok < 0) expf8_ok = expf8_sample_ok();
+    const int vexp = expf8_ok;
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int he = 0; he < H; he++)
         for (int t = 0; t < T; t++) kT[(size_t)he * T + t] = k[(size_t)t * H + he];
@@ -856,10 +986,32 @@ static void attention_hd32(const float *q, const float *k, const float *v, float
                     for (int e = 0; e < hd; e++) d += qh[e] * kb[(size_t)e * T + s];
                     d *= scale; prob[s - s0] = d;
                 }
-                float mx = -1e30f;
-                for (int i = 0; i < s1 - s0; i++) if (prob[i] > mx) mx = prob[i];
-                float sum = 0.f;
-                for (int i = 0; i < s1 - s0; i++) { float e = expf(prob[i] - mx); prob[i] = e; sum += e; }
+                float mx = -1e30f, sum = 0.f;
+                const int n = s1 - s0;
+                if (vexp) {
+                    /* The maximum 8 at a time: max_ps(p, m) gives m when p is NaN,
+                     * so NaNs are skipped as by the scalar `>`, and the value is the
+                     * same except that a tie of +0 and -0 may keep the other zero;
+                     * that changes no exponential: p - (+-0) is p for p != 0, and
+                     * for p = +-0 it is +-0, whose expf is 1 either way. */
+                    __m256 m8 = _mm256_set1_ps(mx);
+                    int i = 0;
+                    for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(prob + i), m8);
+                    float mv[8];
+                    _mm256_storeu_ps(mv, m8);
+                    for (int j = 0; j < 8; j++) if (mv[j] > mx) mx = mv[j];
+                    for (; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                    /* expf(p - mx) of 8 keys at once (expf8: glibc's expf bit for
+                     * bit), then the sum in order over the keys, one add at a time */
+                    const __m256 vmx = _mm256_set1_ps(mx);
+                    for (i = 0; i + 8 <= n; i += 8)
+                        _mm256_storeu_ps(prob + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(prob + i), vmx)));
+                    for (; i < n; i++) prob[i] = expf(prob[i] - mx);
+                    for (i = 0; i < n; i++) sum += prob[i];
+                } else {
+                    for (int i = 0; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                    for (int i = 0; i < n; i++) { float e = expf(prob[i] - mx); prob[i] = e; sum += e; }
+                }
                 float inv = 1.f / sum;
                 __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
                 for (int ss = s0; ss < s1; ss++) {
