@@ -928,6 +928,199 @@ static int tok_content(const tokenizer *t, const char *text,
 }
 
 #if defined(__AVX2__)
+/* The scaled scores of keys s0..s1-1 for one query head: for each key,
+ * d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then add), d *= scale;
+ * 8 keys side by side, one per lane, 4 vectors (32 keys) per step. */
+static void scores_hd32_avx2(const float *qh, const float *kb, int T, int s0, int s1,
+                             float scale, float *prob) {
+    const int hd = 32;
+    const __m256 vscale = _mm256_set1_ps(scale);
+    int s = s0;
+    for (; s + 32 <= s1; s += 32) {
+        __m256 d0 = _mm256_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
+        for (int e = 0; e < hd; e++) {
+            __m256 qe = _mm256_set1_ps(qh[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            d0 = _mm256_add_ps(d0, _mm256_mul_ps(qe, _mm256_loadu_ps(ke)));
+            d1 = _mm256_add_ps(d1, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 8)));
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 16)));
+            d3 = _mm256_add_ps(d3, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 24)));
+        }
+        float *pr = prob + (s - s0);
+        _mm256_storeu_ps(pr, _mm256_mul_ps(d0, vscale));
+        _mm256_storeu_ps(pr + 8, _mm256_mul_ps(d1, vscale));
+        _mm256_storeu_ps(pr + 16, _mm256_mul_ps(d2, vscale));
+        _mm256_storeu_ps(pr + 24, _mm256_mul_ps(d3, vscale));
+    }
+    for (; s + 8 <= s1; s += 8) {
+        __m256 d0 = _mm256_setzero_ps();
+        for (int e = 0; e < hd; e++)
+            d0 = _mm256_add_ps(d0, _mm256_mul_ps(_mm256_set1_ps(qh[e]),
+                                                 _mm256_loadu_ps(kb + (size_t)e * T + s)));
+        _mm256_storeu_ps(prob + (s - s0), _mm256_mul_ps(d0, vscale));
+    }
+    for (; s < s1; s++) {
+        float d = 0.f;
+        for (int e = 0; e < hd; e++) d += qh[e] * kb[(size_t)e * T + s];
+        d *= scale; prob[s - s0] = d;
+    }
+}
+
+/* scores_hd32 for two tokens of the same keys at once (each K load serves both;
+ * 8 independent chains of adds instead of 4); the keys left after the last
+ * block of 32 go through scores_hd32 for each token. */
+static void scores2_hd32_avx2(const float *qa, const float *qb, const float *kb, int T, int s0,
+                              int s1, float scale, float *pa, float *pb) {
+    const int hd = 32;
+    const __m256 vscale = _mm256_set1_ps(scale);
+    int s = s0;
+    for (; s + 32 <= s1; s += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int e = 0; e < hd; e++) {
+            __m256 x = _mm256_set1_ps(qa[e]), y = _mm256_set1_ps(qb[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            __m256 k0 = _mm256_loadu_ps(ke), k1 = _mm256_loadu_ps(ke + 8);
+            __m256 k2 = _mm256_loadu_ps(ke + 16), k3 = _mm256_loadu_ps(ke + 24);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(x, k0)); b0 = _mm256_add_ps(b0, _mm256_mul_ps(y, k0));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(x, k1)); b1 = _mm256_add_ps(b1, _mm256_mul_ps(y, k1));
+            a2 = _mm256_add_ps(a2, _mm256_mul_ps(x, k2)); b2 = _mm256_add_ps(b2, _mm256_mul_ps(y, k2));
+            a3 = _mm256_add_ps(a3, _mm256_mul_ps(x, k3)); b3 = _mm256_add_ps(b3, _mm256_mul_ps(y, k3));
+        }
+        float *ra = pa + (s - s0), *rb = pb + (s - s0);
+        _mm256_storeu_ps(ra, _mm256_mul_ps(a0, vscale)); _mm256_storeu_ps(rb, _mm256_mul_ps(b0, vscale));
+        _mm256_storeu_ps(ra + 8, _mm256_mul_ps(a1, vscale)); _mm256_storeu_ps(rb + 8, _mm256_mul_ps(b1, vscale));
+        _mm256_storeu_ps(ra + 16, _mm256_mul_ps(a2, vscale)); _mm256_storeu_ps(rb + 16, _mm256_mul_ps(b2, vscale));
+        _mm256_storeu_ps(ra + 24, _mm256_mul_ps(a3, vscale)); _mm256_storeu_ps(rb + 24, _mm256_mul_ps(b3, vscale));
+    }
+    if (s < s1) {
+        scores_hd32_avx2(qa, kb, T, s, s1, scale, pa + (s - s0));
+        scores_hd32_avx2(qb, kb, T, s, s1, scale, pb + (s - s0));
+    }
+}
+
+/* The context of one token's head: c[e] = 0; c[e] += p*v[s][e] over the keys s in
+ * order, p = prob[s] * inv (inv = 1/sum); the 32 dimensions side by side (4
+ * vectors). With pb, a second token of the same keys at once (the same head, so
+ * each V row is loaded once for both), each lane its own element's chain. */
+static void context_hd32_avx2(const float *vb, int H, int n, const float *pa, float inva,
+                              float *ca, const float *pb, float invb, float *cb) {
+    if (pb) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int i = 0; i < n; i++) {
+            __m256 p = _mm256_set1_ps(pa[i] * inva), r = _mm256_set1_ps(pb[i] * invb);
+            const float *vh = vb + (size_t)i * H;
+            __m256 v0 = _mm256_loadu_ps(vh), v1 = _mm256_loadu_ps(vh + 8);
+            __m256 v2 = _mm256_loadu_ps(vh + 16), v3 = _mm256_loadu_ps(vh + 24);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(p, v0)); b0 = _mm256_add_ps(b0, _mm256_mul_ps(r, v0));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(p, v1)); b1 = _mm256_add_ps(b1, _mm256_mul_ps(r, v1));
+            a2 = _mm256_add_ps(a2, _mm256_mul_ps(p, v2)); b2 = _mm256_add_ps(b2, _mm256_mul_ps(r, v2));
+            a3 = _mm256_add_ps(a3, _mm256_mul_ps(p, v3)); b3 = _mm256_add_ps(b3, _mm256_mul_ps(r, v3));
+        }
+        _mm256_storeu_ps(cb, b0); _mm256_storeu_ps(cb + 8, b1);
+        _mm256_storeu_ps(cb + 16, b2); _mm256_storeu_ps(cb + 24, b3);
+        _mm256_storeu_ps(ca, a0); _mm256_storeu_ps(ca + 8, a1);
+        _mm256_storeu_ps(ca + 16, a2); _mm256_storeu_ps(ca + 24, a3);
+        return;
+    }
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    for (int i = 0; i < n; i++) {
+        __m256 p = _mm256_set1_ps(pa[i] * inva);
+        const float *vh = vb + (size_t)i * H;
+        c0 = _mm256_add_ps(c0, _mm256_mul_ps(p, _mm256_loadu_ps(vh)));
+        c1 = _mm256_add_ps(c1, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 8)));
+        c2 = _mm256_add_ps(c2, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 16)));
+        c3 = _mm256_add_ps(c3, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 24)));
+    }
+    _mm256_storeu_ps(ca, c0); _mm256_storeu_ps(ca + 8, c1);
+    _mm256_storeu_ps(ca + 16, c2); _mm256_storeu_ps(ca + 24, c3);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* The same two with AVX-512 (chosen with the projections' AVX-512 path, at run
+ * time): the scores of 16 keys per vector, 4 vectors (64 keys) per step, the last
+ * keys in one masked vector (its other lanes are not stored); the context of 2
+ * heads at once, each head's 32 dimensions in 2 vectors. Every lane does the
+ * AVX2 version's operations on its own element. */
+__attribute__((target("avx512f")))
+static void scores_hd32_avx512(const float *qh, const float *kb, int T, int s0, int s1,
+                               float scale, float *prob) {
+    const int hd = 32;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    int s = s0;
+    for (; s + 64 <= s1; s += 64) {
+        __m512 d0 = _mm512_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
+        for (int e = 0; e < hd; e++) {
+            __m512 qe = _mm512_set1_ps(qh[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            d0 = _mm512_add_ps(d0, _mm512_mul_ps(qe, _mm512_loadu_ps(ke)));
+            d1 = _mm512_add_ps(d1, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 16)));
+            d2 = _mm512_add_ps(d2, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 32)));
+            d3 = _mm512_add_ps(d3, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 48)));
+        }
+        float *pr = prob + (s - s0);
+        _mm512_storeu_ps(pr, _mm512_mul_ps(d0, vscale));
+        _mm512_storeu_ps(pr + 16, _mm512_mul_ps(d1, vscale));
+        _mm512_storeu_ps(pr + 32, _mm512_mul_ps(d2, vscale));
+        _mm512_storeu_ps(pr + 48, _mm512_mul_ps(d3, vscale));
+    }
+    for (; s < s1; s += 16) {
+        __mmask16 m = s1 - s >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (s1 - s)) - 1u);
+        __m512 d0 = _mm512_setzero_ps();
+        for (int e = 0; e < hd; e++)
+            d0 = _mm512_add_ps(d0, _mm512_mul_ps(_mm512_set1_ps(qh[e]),
+                                                 _mm512_maskz_loadu_ps(m, kb + (size_t)e * T + s)));
+        _mm512_mask_storeu_ps(prob + (s - s0), m, _mm512_mul_ps(d0, vscale));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void scores2_hd32_avx512(const float *qa, const float *qb, const float *kb, int T, int s0,
+                                int s1, float scale, float *pa, float *pb) {
+    const int hd = 32;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    int s = s0;
+    for (; s + 64 <= s1; s += 64) {
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int e = 0; e < hd; e++) {
+            __m512 x = _mm512_set1_ps(qa[e]), y = _mm512_set1_ps(qb[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            __m512 k0 = _mm512_loadu_ps(ke), k1 = _mm512_loadu_ps(ke + 16);
+            __m512 k2 = _mm512_loadu_ps(ke + 32), k3 = _mm512_loadu_ps(ke + 48);
+            a0 = _mm512_add_ps(a0, _mm512_mul_ps(x, k0)); b0 = _mm512_add_ps(b0, _mm512_mul_ps(y, k0));
+            a1 = _mm512_add_ps(a1, _mm512_mul_ps(x, k1)); b1 = _mm512_add_ps(b1, _mm512_mul_ps(y, k1));
+            a2 = _mm512_add_ps(a2, _mm512_mul_ps(x, k2)); b2 = _mm512_add_ps(b2, _mm512_mul_ps(y, k2));
+            a3 = _mm512_add_ps(a3, _mm512_mul_ps(x, k3)); b3 = _mm512_add_ps(b3, _mm512_mul_ps(y, k3));
+        }
+        float *ra = pa + (s - s0), *rb = pb + (s - s0);
+        _mm512_storeu_ps(ra, _mm512_mul_ps(a0, vscale)); _mm512_storeu_ps(rb, _mm512_mul_ps(b0, vscale));
+        _mm512_storeu_ps(ra + 16, _mm512_mul_ps(a1, vscale)); _mm512_storeu_ps(rb + 16, _mm512_mul_ps(b1, vscale));
+        _mm512_storeu_ps(ra + 32, _mm512_mul_ps(a2, vscale)); _mm512_storeu_ps(rb + 32, _mm512_mul_ps(b2, vscale));
+        _mm512_storeu_ps(ra + 48, _mm512_mul_ps(a3, vscale)); _mm512_storeu_ps(rb + 48, _mm512_mul_ps(b3, vscale));
+    }
+    if (s < s1) {
+        scores_hd32_avx512(qa, kb, T, s, s1, scale, pa + (s - s0));
+        scores_hd32_avx512(qb, kb, T, s, s1, scale, pb + (s - s0));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void context_hd32_avx512(const float *vb, int H, int n, const float *pa, float inva,
+                                float *ca, const float *pb, float invb, float *cb) {
+    if (!pb) { context_hd32_avx2(vb, H, n, pa, inva, ca, NULL, 0.f, NULL); return; }
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+    for (int i = 0; i < n; i++) {
+        __m512 p = _mm512_set1_ps(pa[i] * inva), r = _mm512_set1_ps(pb[i] * invb);
+        const float *vh = vb + (size_t)i * H;
+        __m512 v0 = _mm512_loadu_ps(vh), v1 = _mm512_loadu_ps(vh + 16);
+        a0 = _mm512_add_ps(a0, _mm512_mul_ps(p, v0)); b0 = _mm512_add_ps(b0, _mm512_mul_ps(r, v0));
+        a1 = _mm512_add_ps(a1, _mm512_mul_ps(p, v1)); b1 = _mm512_add_ps(b1, _mm512_mul_ps(r, v1));
+    }
+    _mm512_storeu_ps(ca, a0); _mm512_storeu_ps(ca + 16, a1);
+    _mm512_storeu_ps(cb, b0); _mm512_storeu_ps(cb + 16, b1);
+}
+#endif
+
+
 /* hierret: attention for heads of 32 dimensions, the original's float operations
  * per element in their order, independent elements side by side:
  *  - the score of key s is d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then
@@ -941,92 +1134,109 @@ static int tok_content(const tokenizer *t, const char *text,
 static void attention_hd32(const float *q, const float *k, const float *v, float *kT,
                            float *ctx, const int *sstart, const int *send,
                            int T, int H, int NH, float scale, int maxp) {
+    enum { TB = 8 };
     const int hd = 32;
     if (expf8_ok < 0) expf8_ok = expf8_sample_ok();
     const int vexp = expf8_ok;
+    void (*scores_hd32)(const float *, const float *, int, int, int, float, float *) = scores_hd32_avx2;
+    void (*scores2_hd32)(const float *, const float *, const float *, int, int, int, float, float *,
+                         float *) = scores2_hd32_avx2;
+    void (*context_hd32)(const float *, int, int, const float *, float, float *, const float *, float,
+                         float *) = context_hd32_avx2;
+#if defined(__GNUC__) && !defined(__clang__)
+    if (avx512_ok()) {
+        scores_hd32 = scores_hd32_avx512; scores2_hd32 = scores2_hd32_avx512;
+        context_hd32 = context_hd32_avx512;
+    }
+#endif
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int he = 0; he < H; he++)
         for (int t = 0; t < T; t++) kT[(size_t)he * T + t] = k[(size_t)t * H + he];
+    const int nblocks = (T + TB - 1) / TB;
 #pragma omp parallel if (!omp_in_parallel())
     {
-        float *prob = (float *)malloc(sizeof(float) * (size_t)maxp);
-        const __m256 vscale = _mm256_set1_ps(scale);
+        /* one row of probabilities per token of a block of TB tokens: a head's K and
+         * V stay in the cache over its tokens, and the rows' sums (independent) run
+         * side by side */
+        float *probs = (float *)malloc(sizeof(float) * (size_t)maxp * TB);
+        float sums[TB];
 #pragma omp for collapse(2) schedule(static)
-        for (int t = 0; t < T; t++)
-            for (int h = 0; h < NH; h++) {
-                int s0 = sstart[t], s1 = send[t];
-                const float *qh = q + (size_t)t * H + h * hd;
-                const float *kb = kT + (size_t)h * hd * T;
-                int s = s0;
-                for (; s + 32 <= s1; s += 32) {
-                    __m256 d0 = _mm256_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
-                    for (int e = 0; e < hd; e++) {
-                        __m256 qe = _mm256_set1_ps(qh[e]);
-                        const float *ke = kb + (size_t)e * T + s;
-                        d0 = _mm256_add_ps(d0, _mm256_mul_ps(qe, _mm256_loadu_ps(ke)));
-                        d1 = _mm256_add_ps(d1, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 8)));
-                        d2 = _mm256_add_ps(d2, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 16)));
-                        d3 = _mm256_add_ps(d3, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 24)));
+        for (int h = 0; h < NH; h++)
+            for (int bi = 0; bi < nblocks; bi++) {
+                const int t0 = bi * TB, nt = T - t0 < TB ? T - t0 : TB;
+                int nmin = maxp;
+                /* the scores, two tokens at once where they have the same keys */
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, s0 = sstart[t], s1 = send[t];
+                    const float *qa = q + (size_t)t * H + h * hd, *kb = kT + (size_t)h * hd * T;
+                    if (j + 1 < nt && sstart[t + 1] == s0 && send[t + 1] == s1) {
+                        scores2_hd32(qa, qa + H, kb, T, s0, s1, scale, probs + (size_t)j * maxp,
+                                     probs + (size_t)(j + 1) * maxp);
+                        j++;
+                    } else {
+                        scores_hd32(qa, kb, T, s0, s1, scale, probs + (size_t)j * maxp);
                     }
-                    float *pr = prob + (s - s0);
-                    _mm256_storeu_ps(pr, _mm256_mul_ps(d0, vscale));
-                    _mm256_storeu_ps(pr + 8, _mm256_mul_ps(d1, vscale));
-                    _mm256_storeu_ps(pr + 16, _mm256_mul_ps(d2, vscale));
-                    _mm256_storeu_ps(pr + 24, _mm256_mul_ps(d3, vscale));
                 }
-                for (; s + 8 <= s1; s += 8) {
-                    __m256 d0 = _mm256_setzero_ps();
-                    for (int e = 0; e < hd; e++)
-                        d0 = _mm256_add_ps(d0, _mm256_mul_ps(_mm256_set1_ps(qh[e]),
-                                                             _mm256_loadu_ps(kb + (size_t)e * T + s)));
-                    _mm256_storeu_ps(prob + (s - s0), _mm256_mul_ps(d0, vscale));
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, n = send[t] - sstart[t];
+                    float *prob = probs + (size_t)j * maxp;
+                    if (n < nmin) nmin = n;
+                    float mx = -1e30f;
+                    if (vexp) {
+                        /* The maximum 8 at a time: max_ps(p, m) gives m when p is NaN,
+                         * so NaNs are skipped as by the scalar `>`, and the value is the
+                         * same except that a tie of +0 and -0 may keep the other zero;
+                         * that changes no exponential: p - (+-0) is p for p != 0, and
+                         * for p = +-0 it is +-0, whose expf is 1 either way. */
+                        __m256 m8 = _mm256_set1_ps(mx);
+                        int i = 0;
+                        for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(prob + i), m8);
+                        float mv[8];
+                        _mm256_storeu_ps(mv, m8);
+                        for (int l = 0; l < 8; l++) if (mv[l] > mx) mx = mv[l];
+                        for (; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                        /* expf(p - mx) of 8 keys at once (expf8: glibc's expf bit for bit) */
+                        const __m256 vmx = _mm256_set1_ps(mx);
+                        for (i = 0; i + 8 <= n; i += 8)
+                            _mm256_storeu_ps(prob + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(prob + i), vmx)));
+                        for (; i < n; i++) prob[i] = expf(prob[i] - mx);
+                    } else {
+                        for (int i = 0; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                        for (int i = 0; i < n; i++) prob[i] = expf(prob[i] - mx);
+                    }
                 }
-                for (; s < s1; s++) {
-                    float d = 0.f;
-                    for (int e = 0; e < hd; e++) d += qh[e] * kb[(size_t)e * T + s];
-                    d *= scale; prob[s - s0] = d;
-                }
-                float mx = -1e30f, sum = 0.f;
-                const int n = s1 - s0;
-                if (vexp) {
-                    /* The maximum 8 at a time: max_ps(p, m) gives m when p is NaN,
-                     * so NaNs are skipped as by the scalar `>`, and the value is the
-                     * same except that a tie of +0 and -0 may keep the other zero;
-                     * that changes no exponential: p - (+-0) is p for p != 0, and
-                     * for p = +-0 it is +-0, whose expf is 1 either way. */
-                    __m256 m8 = _mm256_set1_ps(mx);
-                    int i = 0;
-                    for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(prob + i), m8);
-                    float mv[8];
-                    _mm256_storeu_ps(mv, m8);
-                    for (int j = 0; j < 8; j++) if (mv[j] > mx) mx = mv[j];
-                    for (; i < n; i++) if (prob[i] > mx) mx = prob[i];
-                    /* expf(p - mx) of 8 keys at once (expf8: glibc's expf bit for
-                     * bit), then the sum in order over the keys, one add at a time */
-                    const __m256 vmx = _mm256_set1_ps(mx);
-                    for (i = 0; i + 8 <= n; i += 8)
-                        _mm256_storeu_ps(prob + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(prob + i), vmx)));
-                    for (; i < n; i++) prob[i] = expf(prob[i] - mx);
-                    for (i = 0; i < n; i++) sum += prob[i];
+                /* each row's sum of its exponentials, over its keys in order, one add
+                 * at a time: the first nmin keys of all rows side by side (each row its
+                 * own chain of adds, so that their latencies overlap), then each row's
+                 * remaining keys */
+                float a[TB] = {0.f};
+                if (nt == TB) {
+                    for (int i = 0; i < nmin; i++)
+                        for (int j = 0; j < TB; j++) a[j] += probs[(size_t)j * maxp + i];
                 } else {
-                    for (int i = 0; i < n; i++) if (prob[i] > mx) mx = prob[i];
-                    for (int i = 0; i < n; i++) { float e = expf(prob[i] - mx); prob[i] = e; sum += e; }
+                    for (int i = 0; i < nmin; i++)
+                        for (int j = 0; j < nt; j++) a[j] += probs[(size_t)j * maxp + i];
                 }
-                float inv = 1.f / sum;
-                __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-                for (int ss = s0; ss < s1; ss++) {
-                    __m256 p = _mm256_set1_ps(prob[ss - s0] * inv);
-                    const float *vh = v + (size_t)ss * H + h * hd;
-                    c0 = _mm256_add_ps(c0, _mm256_mul_ps(p, _mm256_loadu_ps(vh)));
-                    c1 = _mm256_add_ps(c1, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 8)));
-                    c2 = _mm256_add_ps(c2, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 16)));
-                    c3 = _mm256_add_ps(c3, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 24)));
+                for (int j = 0; j < nt; j++) {
+                    const int n = send[t0 + j] - sstart[t0 + j];
+                    for (int i = nmin; i < n; i++) a[j] += probs[(size_t)j * maxp + i];
+                    sums[j] = a[j];
                 }
-                float *ch = ctx + (size_t)t * H + h * hd;
-                _mm256_storeu_ps(ch, c0); _mm256_storeu_ps(ch + 8, c1);
-                _mm256_storeu_ps(ch + 16, c2); _mm256_storeu_ps(ch + 24, c3);
+                /* the context, two tokens at once where they have the same keys */
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, s0 = sstart[t], n = send[t] - s0;
+                    const float *vb = v + (size_t)s0 * H + h * hd;
+                    float *ca = ctx + (size_t)t * H + h * hd;
+                    if (j + 1 < nt && sstart[t + 1] == s0 && send[t + 1] == send[t]) {
+                        context_hd32(vb, H, n, probs + (size_t)j * maxp, 1.f / sums[j], ca,
+                                     probs + (size_t)(j + 1) * maxp, 1.f / sums[j + 1], ca + H);
+                        j++;
+                    } else {
+                        context_hd32(vb, H, n, probs + (size_t)j * maxp, 1.f / sums[j], ca, NULL, 0.f, NULL);
+                    }
+                }
             }
-        free(prob);
+        free(probs);
     }
 }
 #endif
