@@ -49,9 +49,11 @@
  *     default rounding, saturating packs = the clamp), falling back to the
  *     original code for a block with a NaN or huge product;
  *   - GELU: gelu8 computes glibc's erff (fdlibm's float algorithm) 8 at a
- *     time on its two polynomial branches and calls erff for every other
- *     lane; the engine uses it only after a sampled self-check at the first
- *     call, and e5_gelu_check(1) checks all 2^32 floats (a test, a sample);
+ *     time on its two polynomial branches, on 1.25 <= |u| < 6 (its two
+ *     expf by expf8) and on |u| >= 6, and calls erff for every other lane
+ *     (tiny, infinite, NaN); the engine uses it only after a sampled
+ *     self-check at the first call, and e5_gelu_check(1) checks all 2^32
+ *     floats (a test, a sample);
  *   - on CPUs with AVX512-VNNI (at run time; E5_NO_AVX512=1 turns it off),
  *     group16_q4q8 does 16 rows per vector with vpdpbusd for the integer
  *     sums, the float operations as in group8_q4q8;
@@ -506,111 +508,6 @@ static inline float gelu(float x) {
 }
 
 #if defined(__AVX2__)
-/* hierret: GELU of 8 values at once, bit for bit the scalar gelu() above with
- * glibc's erff. glibc (2.36 here) computes erff with fdlibm's float algorithm
- * (s_erff.c, built without FMA: mulss/addss/divss only); its two polynomial
- * branches, |u| < 0.84375 (not below 2^-28) and 0.84375 <= |u| < 1.25, are
- * written here with the same constants and the same operations in the same
- * order, 8 lanes at once. Every other lane (|u| >= 1.25, where erff calls expf;
- * tiny, infinite or NaN u) calls erff itself. e5_gelu_check(1) compares this
- * with gelu() on all 2^32 floats (tests/test_e5_fast.py on a sample), and the engine
- * uses it only after a sampled self-check at its first GELU (gelu8_sample_ok). */
-static const float
-    erx_ = 8.4506291151e-01f, pp0_ = 1.2837916613e-01f, pp1_ = -3.2504209876e-01f,
-    pp2_ = -2.8481749818e-02f, pp3_ = -5.7702702470e-03f, pp4_ = -2.3763017452e-05f,
-    qq1_ = 3.9791721106e-01f, qq2_ = 6.5022252500e-02f, qq3_ = 5.0813062117e-03f,
-    qq4_ = 1.3249473704e-04f, qq5_ = -3.9602282413e-06f,
-    pa0_ = -2.3621185683e-03f, pa1_ = 4.1485610604e-01f, pa2_ = -3.7220788002e-01f,
-    pa3_ = 3.1834661961e-01f, pa4_ = -1.1089469492e-01f, pa5_ = 3.5478305072e-02f,
-    pa6_ = -2.1663755178e-03f, qa1_ = 1.0642088205e-01f, qa2_ = 5.4039794207e-01f,
-    qa3_ = 7.1828655899e-02f, qa4_ = 1.2617121637e-01f, qa5_ = 1.3637083583e-02f,
-    qa6_ = 1.1984500103e-02f;
-
-#define S1(c) _mm256_set1_ps(c)
-#define ADD _mm256_add_ps
-#define MUL _mm256_mul_ps
-static inline __m256 gelu8(__m256 v) {
-    const __m256 one = S1(1.f);
-    __m256 u = MUL(v, S1(0.70710678118654752440f));
-    __m256i ix = _mm256_and_si256(_mm256_castps_si256(u), _mm256_set1_epi32(0x7fffffff));
-    __m256 a = _mm256_castsi256_ps(ix);                                   /* |u| */
-    /* |u| < 0.84375: u + u*(r/s) */
-    __m256 z = MUL(u, u);
-    __m256 r = ADD(S1(pp0_), MUL(z, ADD(S1(pp1_), MUL(z, ADD(S1(pp2_), MUL(z, ADD(S1(pp3_), MUL(z, S1(pp4_)))))))));
-    __m256 s = ADD(one, MUL(z, ADD(S1(qq1_), MUL(z, ADD(S1(qq2_), MUL(z, ADD(S1(qq3_), MUL(z, ADD(S1(qq4_), MUL(z, S1(qq5_)))))))))));
-    __m256 ea = ADD(u, MUL(u, _mm256_div_ps(r, s)));
-    /* 0.84375 <= |u| < 1.25: sign(u) * (erx + P/Q), s = |u| - 1 */
-    __m256 t = _mm256_sub_ps(a, one);
-    __m256 P = ADD(S1(pa0_), MUL(t, ADD(S1(pa1_), MUL(t, ADD(S1(pa2_), MUL(t, ADD(S1(pa3_), MUL(t, ADD(S1(pa4_), MUL(t, ADD(S1(pa5_), MUL(t, S1(pa6_)))))))))))));
-    __m256 Q = ADD(one, MUL(t, ADD(S1(qa1_), MUL(t, ADD(S1(qa2_), MUL(t, ADD(S1(qa3_), MUL(t, ADD(S1(qa4_), MUL(t, ADD(S1(qa5_), MUL(t, S1(qa6_)))))))))))));
-    __m256 eb = ADD(S1(erx_), _mm256_div_ps(P, Q));
-    eb = _mm256_or_ps(eb, _mm256_and_ps(u, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000))));
-    __m256i inA = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x317fffff)),
-                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3f580000), ix));
-    __m256i inB = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f57ffff)),
-                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3fa00000), ix));
-    __m256 e = _mm256_blendv_ps(eb, ea, _mm256_castsi256_ps(inA));
-    int other = ~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inA, inB))) & 0xff;
-    if (other) {
-        float ev[8], uv[8];
-        _mm256_storeu_ps(ev, e); _mm256_storeu_ps(uv, u);
-        for (int j = 0; j < 8; j++) if (other >> j & 1) ev[j] = erff(uv[j]);
-        e = _mm256_loadu_ps(ev);
-    }
-    return MUL(MUL(S1(0.5f), v), ADD(one, e));
-}
-#undef S1
-#undef ADD
-#undef MUL
-
-/* 1 when gelu8 equals gelu bit for bit on every float (checked once, at load:
- * about 10 s of one core is too long for a load, so the check is a test's job:
- * e5_gelu_check; here a sample of 2^20 floats spread over all exponents
- * guards against a glibc whose erff is not fdlibm's; e5_gelu_check(1) is the
- * whole check). */
-static int gelu8_ok = -1;
-static int gelu8_sample_ok(void) {
-    for (uint32_t i = 0; i < (1u << 20); i++) {
-        uint32_t bits = i * 4096u + (i * 2654435761u >> 20);
-        float x[8], y[8];
-        for (int j = 0; j < 8; j++) { uint32_t b = bits + (uint32_t)j * 997u; memcpy(&x[j], &b, 4); }
-        _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
-        for (int j = 0; j < 8; j++) {
-            float g = gelu(x[j]);
-            if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) return 0;
-        }
-        i += 7;
-    }
-    return 1;
-}
-
-/* Floats x through gelu8 and gelu: every x whose top 16 bits are a multiple
- * of `stride` (stride 1: all 2^32 floats). Returns the number of x whose
- * results differ in any bit (NaN results count as equal when both are NaN);
- * `first` gets the first such x's bits. */
-uint64_t e5_gelu_check(uint32_t stride, uint32_t *first) {
-    uint64_t bad = 0; uint32_t firstbad = 0;
-    if (stride < 1) stride = 1;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+:bad)
-    for (uint32_t hi = 0; hi < 65536; hi += stride) {
-        float x[8], y[8];
-        for (uint32_t lo = 0; lo < 65536; lo += 8) {
-            for (int j = 0; j < 8; j++) { uint32_t b = hi << 16 | (lo + j); memcpy(&x[j], &b, 4); }
-            _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
-            for (int j = 0; j < 8; j++) {
-                float g = gelu(x[j]);
-                if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) {
-                    bad++;
-#pragma omp critical
-                    if (!firstbad) firstbad = hi << 16 | (lo + j);
-                }
-            }
-        }
-    }
-    if (first) *first = firstbad;
-    return bad;
-}
-
 /* hierret: glibc's expf, 8 at a time, bit for bit. glibc 2.36 on x86-64 with
  * FMA runs __expf_fma: sysdeps/ieee754/flt-32/e_expf.c (the ARM optimized-
  * routines algorithm, in double precision, 32-entry table __exp2f_data) built
@@ -672,6 +569,154 @@ static inline __m256 expf8(__m256 x) {
         y = _mm256_loadu_ps(yv);
     }
     return y;
+}
+
+/* hierret: GELU of 8 values at once, bit for bit the scalar gelu() above with
+ * glibc's erff. glibc (2.36 here) computes erff with fdlibm's float algorithm
+ * (s_erff.c, built without FMA: mulss/addss/divss only); its two polynomial
+ * branches, |u| < 0.84375 (not below 2^-28) and 0.84375 <= |u| < 1.25, are
+ * written here with the same constants and the same operations in the same
+ * order, 8 lanes at once, and so are its branches 1.25 <= |u| < 6 (where erff
+ * calls expf twice: here expf8, glibc's expf bit for bit, see above; the
+ * operations and constants were read from this libm's erff disassembly, which
+ * calls expf through its ifunc) and |u| >= 6. Every other lane (tiny, infinite
+ * or NaN u) calls erff itself. e5_gelu_check(1) compares this
+ * with gelu() on all 2^32 floats (tests/test_e5_fast.py on a sample), and the engine
+ * uses it only after a sampled self-check at its first GELU (gelu8_sample_ok). */
+static const float
+    erx_ = 8.4506291151e-01f, pp0_ = 1.2837916613e-01f, pp1_ = -3.2504209876e-01f,
+    pp2_ = -2.8481749818e-02f, pp3_ = -5.7702702470e-03f, pp4_ = -2.3763017452e-05f,
+    qq1_ = 3.9791721106e-01f, qq2_ = 6.5022252500e-02f, qq3_ = 5.0813062117e-03f,
+    qq4_ = 1.3249473704e-04f, qq5_ = -3.9602282413e-06f,
+    pa0_ = -2.3621185683e-03f, pa1_ = 4.1485610604e-01f, pa2_ = -3.7220788002e-01f,
+    pa3_ = 3.1834661961e-01f, pa4_ = -1.1089469492e-01f, pa5_ = 3.5478305072e-02f,
+    pa6_ = -2.1663755178e-03f, qa1_ = 1.0642088205e-01f, qa2_ = 5.4039794207e-01f,
+    qa3_ = 7.1828655899e-02f, qa4_ = 1.2617121637e-01f, qa5_ = 1.3637083583e-02f,
+    qa6_ = 1.1984500103e-02f,
+    ra0_ = -9.8649440333e-03f, ra1_ = -6.9385856390e-01f, ra2_ = -1.0558626175e+01f,
+    ra3_ = -6.2375331879e+01f, ra4_ = -1.6239666748e+02f, ra5_ = -1.8460508728e+02f,
+    ra6_ = -8.1287437439e+01f, ra7_ = -9.8143291473e+00f, sa1_ = 1.9651271820e+01f,
+    sa2_ = 1.3765776062e+02f, sa3_ = 4.3456588745e+02f, sa4_ = 6.4538726807e+02f,
+    sa5_ = 4.2900814819e+02f, sa6_ = 1.0863500214e+02f, sa7_ = 6.5702495575e+00f,
+    sa8_ = -6.0424413532e-02f,
+    rb0_ = -9.8649431020e-03f, rb1_ = -7.9928326607e-01f, rb2_ = -1.7757955551e+01f,
+    rb3_ = -1.6063638306e+02f, rb4_ = -6.3756646729e+02f, rb5_ = -1.0250950928e+03f,
+    rb6_ = -4.8351919556e+02f, sb1_ = 3.0338060379e+01f, sb2_ = 3.2579251099e+02f,
+    sb3_ = 1.5367296143e+03f, sb4_ = 3.1998581543e+03f, sb5_ = 2.5530502930e+03f,
+    sb6_ = 4.7452853394e+02f, sb7_ = -2.2440952301e+01f, tiny_ = 1e-30f;
+
+#define S1(c) _mm256_set1_ps(c)
+#define ADD _mm256_add_ps
+#define MUL _mm256_mul_ps
+static inline __m256 gelu8(__m256 v) {
+    const __m256 one = S1(1.f);
+    __m256 u = MUL(v, S1(0.70710678118654752440f));
+    __m256i ix = _mm256_and_si256(_mm256_castps_si256(u), _mm256_set1_epi32(0x7fffffff));
+    __m256 a = _mm256_castsi256_ps(ix);                                   /* |u| */
+    /* |u| < 0.84375: u + u*(r/s) */
+    __m256 z = MUL(u, u);
+    __m256 r = ADD(S1(pp0_), MUL(z, ADD(S1(pp1_), MUL(z, ADD(S1(pp2_), MUL(z, ADD(S1(pp3_), MUL(z, S1(pp4_)))))))));
+    __m256 s = ADD(one, MUL(z, ADD(S1(qq1_), MUL(z, ADD(S1(qq2_), MUL(z, ADD(S1(qq3_), MUL(z, ADD(S1(qq4_), MUL(z, S1(qq5_)))))))))));
+    __m256 ea = ADD(u, MUL(u, _mm256_div_ps(r, s)));
+    /* 0.84375 <= |u| < 1.25: sign(u) * (erx + P/Q), s = |u| - 1 */
+    __m256 t = _mm256_sub_ps(a, one);
+    __m256 P = ADD(S1(pa0_), MUL(t, ADD(S1(pa1_), MUL(t, ADD(S1(pa2_), MUL(t, ADD(S1(pa3_), MUL(t, ADD(S1(pa4_), MUL(t, ADD(S1(pa5_), MUL(t, S1(pa6_)))))))))))));
+    __m256 Q = ADD(one, MUL(t, ADD(S1(qa1_), MUL(t, ADD(S1(qa2_), MUL(t, ADD(S1(qa3_), MUL(t, ADD(S1(qa4_), MUL(t, ADD(S1(qa5_), MUL(t, S1(qa6_)))))))))))));
+    __m256 eb = ADD(S1(erx_), _mm256_div_ps(P, Q));
+    eb = _mm256_or_ps(eb, _mm256_and_ps(u, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000))));
+    __m256i inA = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x317fffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3f580000), ix));
+    __m256i inB = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f57ffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3fa00000), ix));
+    __m256 e = _mm256_blendv_ps(eb, ea, _mm256_castsi256_ps(inA));
+    /* 1.25 <= |u| < 6: sign(u) * (1 - r/|u|), r = expf(-z*z - 0.5625) *
+     * expf((z - |u|)*(z + |u|) + R/S), z = |u| with its low 12 bits cleared,
+     * R/S polynomials in s = 1/(u*u) (two sets, split at |u| = 1/0.35); both
+     * expf by expf8 (glibc's erff calls expf, here __expf_fma). |u| >= 6:
+     * sign(u) * 1 (1 - tiny and tiny - 1 as erff computes them). */
+    __m256i inC = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f9fffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x40c00000), ix));
+    __m256i inD = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x40bfffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000), ix));
+    __m256 neg = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_castps_si256(u)));
+    if (!_mm256_testz_si256(inC, inC)) {
+        __m256 s = _mm256_div_ps(one, MUL(u, u));
+        __m256 Ra = ADD(S1(ra0_), MUL(s, ADD(S1(ra1_), MUL(s, ADD(S1(ra2_), MUL(s, ADD(S1(ra3_), MUL(s, ADD(S1(ra4_), MUL(s, ADD(S1(ra5_), MUL(s, ADD(S1(ra6_), MUL(s, S1(ra7_)))))))))))))));
+        __m256 Sa = ADD(one, MUL(s, ADD(S1(sa1_), MUL(s, ADD(S1(sa2_), MUL(s, ADD(S1(sa3_), MUL(s, ADD(S1(sa4_), MUL(s, ADD(S1(sa5_), MUL(s, ADD(S1(sa6_), MUL(s, ADD(S1(sa7_), MUL(s, S1(sa8_)))))))))))))))));
+        __m256 Rb = ADD(S1(rb0_), MUL(s, ADD(S1(rb1_), MUL(s, ADD(S1(rb2_), MUL(s, ADD(S1(rb3_), MUL(s, ADD(S1(rb4_), MUL(s, ADD(S1(rb5_), MUL(s, S1(rb6_)))))))))))));
+        __m256 Sb = ADD(one, MUL(s, ADD(S1(sb1_), MUL(s, ADD(S1(sb2_), MUL(s, ADD(S1(sb3_), MUL(s, ADD(S1(sb4_), MUL(s, ADD(S1(sb5_), MUL(s, ADD(S1(sb6_), MUL(s, S1(sb7_)))))))))))))));
+        __m256 big = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x4036db6d)));
+        __m256 R = _mm256_blendv_ps(Ra, Rb, big), S = _mm256_blendv_ps(Sa, Sb, big);
+        __m256 z = _mm256_castsi256_ps(_mm256_and_si256(ix, _mm256_set1_epi32((int)0xfffff000)));
+        __m256 nz = _mm256_xor_ps(z, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000)));
+        __m256 e1 = expf8(_mm256_sub_ps(MUL(nz, z), S1(0.5625f)));
+        __m256 e2 = expf8(ADD(MUL(_mm256_sub_ps(z, a), ADD(z, a)), _mm256_div_ps(R, S)));
+        __m256 q = _mm256_div_ps(MUL(e2, e1), a);
+        __m256 ec = _mm256_blendv_ps(_mm256_sub_ps(one, q), _mm256_sub_ps(q, one), neg);
+        e = _mm256_blendv_ps(e, ec, _mm256_castsi256_ps(inC));
+    }
+    __m256 ed = _mm256_blendv_ps(_mm256_sub_ps(one, S1(tiny_)), _mm256_sub_ps(S1(tiny_), one), neg);
+    e = _mm256_blendv_ps(e, ed, _mm256_castsi256_ps(inD));
+    int other = ~_mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_or_si256(inA, inB), _mm256_or_si256(inC, inD)))) & 0xff;
+    if (other) {
+        float ev[8], uv[8];
+        _mm256_storeu_ps(ev, e); _mm256_storeu_ps(uv, u);
+        for (int j = 0; j < 8; j++) if (other >> j & 1) ev[j] = erff(uv[j]);
+        e = _mm256_loadu_ps(ev);
+    }
+    return MUL(MUL(S1(0.5f), v), ADD(one, e));
+}
+#undef S1
+#undef ADD
+#undef MUL
+
+/* 1 when gelu8 equals gelu bit for bit on every float (checked once, at load:
+ * about 10 s of one core is too long for a load, so the check is a test's job:
+ * e5_gelu_check; here a sample of 2^20 floats spread over all exponents
+ * guards against a glibc whose erff is not fdlibm's; e5_gelu_check(1) is the
+ * whole check). */
+static int gelu8_ok = -1;
+static int gelu8_sample_ok(void) {
+    for (uint32_t i = 0; i < (1u << 20); i++) {
+        uint32_t bits = i * 4096u + (i * 2654435761u >> 20);
+        float x[8], y[8];
+        for (int j = 0; j < 8; j++) { uint32_t b = bits + (uint32_t)j * 997u; memcpy(&x[j], &b, 4); }
+        _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
+        for (int j = 0; j < 8; j++) {
+            float g = gelu(x[j]);
+            if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) return 0;
+        }
+        i += 7;
+    }
+    return 1;
+}
+
+/* Floats x through gelu8 and gelu: every x whose top 16 bits are a multiple
+ * of `stride` (stride 1: all 2^32 floats). Returns the number of x whose
+ * results differ in any bit (NaN results count as equal when both are NaN);
+ * `first` gets the first such x's bits. */
+uint64_t e5_gelu_check(uint32_t stride, uint32_t *first) {
+    uint64_t bad = 0; uint32_t firstbad = 0;
+    if (stride < 1) stride = 1;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+:bad)
+    for (uint32_t hi = 0; hi < 65536; hi += stride) {
+        float x[8], y[8];
+        for (uint32_t lo = 0; lo < 65536; lo += 8) {
+            for (int j = 0; j < 8; j++) { uint32_t b = hi << 16 | (lo + j); memcpy(&x[j], &b, 4); }
+            _mm256_storeu_ps(y, gelu8(_mm256_loadu_ps(x)));
+            for (int j = 0; j < 8; j++) {
+                float g = gelu(x[j]);
+                if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) {
+                    bad++;
+#pragma omp critical
+                    if (!firstbad) firstbad = hi << 16 | (lo + j);
+                }
+            }
+        }
+    }
+    if (first) *first = firstbad;
+    return bad;
 }
 
 /* 1 when expf8 equals expf on a sample (checked once, at the first attention):
