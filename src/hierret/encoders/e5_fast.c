@@ -33,17 +33,22 @@
  *     integer block sums are the same exact integers, and each output's float
  *     lanes, fused multiply-adds, correction sum and final hsum tree are the
  *     original's operations in the original order;
- *   - attention (heads of 32 dimensions): attention_hd32 computes the scores
- *     of 8 keys at once (one key per lane, each lane summing its 32 products
- *     in order, multiply and add separate), from K transposed per head; the
- *     softmax's max is taken 8 keys at a time (the same value; a +0/-0 tie
+ *   - attention (heads of 32 dimensions): attention_hd32 takes each head's
+ *     tokens in blocks of 8 (its K and V stay in the cache); it computes the
+ *     scores of 8 keys at once (one key per lane, each lane summing its 32
+ *     products in order, multiply and add separate), from K transposed per
+ *     head, two query tokens of the same keys at once (one load of K for
+ *     both); the softmax's max 8 keys at a time (the same value; a +0/-0 tie
  *     changes no exponential) and its expf 8 keys at a time by expf8, glibc
  *     2.36's x86-64 expf (__expf_fma, read from its disassembly) bit for bit,
  *     lanes off its fast path calling expf; the engine uses expf8 only after a
  *     sampled self-check at the first call (expf8_sample_ok), and
- *     e5_expf_check(1) checks all 2^32 floats; the sum of the exponentials
- *     stays scalar in order; the context sums run over the keys in order, 32
- *     dimensions side by side;
+ *     e5_expf_check(1) checks all 2^32 floats; each row's sum of exponentials
+ *     stays one add at a time in key order, the 8 rows of a block side by
+ *     side; the context sums run over the keys in order, 32 dimensions side by
+ *     side, two tokens of the same keys at once (one load of V for both); with
+ *     AVX-512 (chosen as for the projections) the scores take 16 keys per
+ *     vector and the context 16 dimensions, each lane the same operations;
  *   - quantize_acts: quantize_block does a block of 32 activations 8 at a
  *     time (order-free max, the same scalar scale, cvtps2dq = lrintf in the
  *     default rounding, saturating packs = the clamp), falling back to the
@@ -1169,13 +1174,16 @@ static void context_hd32_avx512(const float *vb, int H, int n, const float *pa, 
 /* hierret: attention for heads of 32 dimensions, the original's float operations
  * per element in their order, independent elements side by side:
  *  - the score of key s is d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then
- *    add: no fused multiply-add), then d *= scale; 8 keys are computed at once,
- *    one per lane, from K transposed per head (kT[h*32+e][s]);
+ *    add: no fused multiply-add), then d *= scale; 8 (AVX-512: 16) keys are
+ *    computed at once, one per lane, from K transposed per head (kT[h*32+e][s]);
  *  - the maximum 8 keys at a time (the same value: see the loop), expf(p - max)
  *    8 keys at a time with expf8 (glibc's expf bit for bit, proven on all 2^32
  *    floats) when expf8_sample_ok passed at the first call, else glibc's expf one
- *    at a time; the sum of the exponentials stays one scalar loop over s in order;
- *  - ctx[e] += p*v[s][e] over s in order, the 32 dimensions e side by side. */
+ *    at a time; each row's sum of the exponentials is one add at a time over s
+ *    in order (the rows of a block side by side, each its own chain);
+ *  - ctx[e] += p*v[s][e] over s in order, the 32 dimensions e side by side.
+ * The loop runs over heads, then blocks of 8 tokens, so that a head's K and V
+ * stay in the cache; two tokens with the same keys share each load of K and V. */
 static void attention_hd32(const float *q, const float *k, const float *v, float *kT,
                            float *ctx, const int *sstart, const int *send,
                            int T, int H, int NH, float scale, int maxp) {
