@@ -79,10 +79,11 @@ CPU seconds are the fair number), one thread: 0.181 CPU seconds per passage
 (0.147), GELU 0.021 (0.037), quantisation 0.009 (0.015), layer norms 0.005
 (0.008); two threads made 4.8 whole abstracts a second. The fast build before
 the softmax's ``expf`` and the GELU's large values were vectorised and a head's
-tokens were taken in blocks, profiled alternately with this one at load 4 to 5:
-0.211 CPU seconds per passage against 0.177 (whole abstracts 0.448 against
-0.343), attention 0.077 against 0.056 (0.230 against 0.138), GELU 0.031 against
-0.021 (0.051 against 0.035), with the same vectors' digests. A build with counters put in found that 30 % of the GELU
+tokens were taken in blocks, and this one, profiled one after the other in an
+earlier run (load 4 to 5): 0.211 CPU seconds per passage against
+0.177 (whole abstracts 0.448 against 0.343), attention 0.077 against 0.056
+(0.230 against 0.138), GELU 0.031 against 0.021 (0.051 against 0.035), with the
+same vectors' digests. A build with counters put in found that 30 % of the GELU
 inputs of 16 whole abstracts had taken glibc's scalar ``erff`` then (nearly all
 with 1.25 <= |u| < 6), in 83 % of the 8-wide vectors.
 
