@@ -58,9 +58,10 @@ small set (1 and 2 threads, the AVX2 and the AVX-512 path, batches, order,
 processes), and ``tests/benchmarks/e5_fast_corpus.py --scifact 300`` (record
 ``tests/benchmarks/e5_fast_corpus.json``) on the whole Python reference (668
 passages of DR-002's testbed, 157 questions) and 300 whole SciFact abstracts
-(seed 0) with 300 questions: 0 of 1,425 texts differ, and the GELU equals
-glibc's on all 2^32 floats. Filling the cache with those abstracts side by
-side (load 5 to 7) took the exact engine 373 CPU seconds, the fast build 131.
+(seed 0) with 300 questions: 0 of 1,425 texts differ from the IEEE build's
+vectors, and the GELU and the softmax's ``expf`` equal glibc's on all 2^32
+floats. Embedding those abstracts and questions (load 2 to 3) took the IEEE
+build 365 CPU seconds, the fast build 96.
 Speed on the bench's texts (``tests/benchmarks/e5_threads.py
 --corpus scifact --passages 16 --repeat 2 --rounds 2 --settings 1:default
 2:default --encoders e5-small e5-small:engine=fast``, record
