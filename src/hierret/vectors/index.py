@@ -45,7 +45,14 @@ from hierret._mapped import check_mapped
 from hierret._validate import check_count, describe_rows, nonfinite_rows
 from hierret.encoders.base import EncoderIdentity
 from hierret.search.runs import Ranking, tie_keys
-from hierret.vectors._exact import exact_scores, normalize, not_unit_rows, score_slack, unit_rows
+from hierret.vectors._exact import (
+    exact_pair_scores,
+    exact_scores,
+    normalize,
+    not_unit_rows,
+    score_slack,
+    unit_rows,
+)
 
 __all__ = [
     "FAISS_MIN_ROWS",
@@ -282,29 +289,41 @@ must be finite (check the encoder's output before indexing or searching)
         if k <= 0:
             return [[] for _ in range(q.shape[0])]
         use_faiss = backend == "faiss" or (backend == "auto" and len(self) >= FAISS_MIN_ROWS)
-        picks = self._faiss_candidates(q, k) if use_faiss else self._numpy_candidates(q, k)
+        owners, rows = self._faiss_candidates(q, k) if use_faiss else self._numpy_candidates(q, k)
         if self._ties is None:
             self._ties = tie_keys(self.ids)
-        out: list[Ranking] = []
-        for query, rows in zip(q, picks, strict=True):
-            scores = exact_scores(query, self._vectors[rows])
-            best = rows[np.lexsort((self._ties[rows], -scores))[:k]]
-            exact = dict(zip(rows.tolist(), scores.tolist(), strict=True))
-            out.append([(self.ids[i], exact[i]) for i in best.tolist()])
-        return out
+        scores = exact_pair_scores(q, owners, self._vectors, rows)
+        # one sort for every query: by query, then score (best first), then the tie order;
+        # each query holds at least k candidates, so its k best are the first k of its run
+        order = np.lexsort((self._ties[rows], -scores, owners))
+        starts = np.searchsorted(owners, np.arange(q.shape[0]))
+        best = order[starts[:, None] + np.arange(k)]
+        ids = self.ids
+        return [
+            [(ids[r], s) for r, s in zip(rr, ss, strict=True)]
+            for rr, ss in zip(rows[best].tolist(), scores[best].tolist(), strict=True)
+        ]
 
-    def _numpy_candidates(self, q: npt.NDArray[np.float32], k: int) -> list[npt.NDArray[np.intp]]:
-        """Per query, the rows within :func:`score_slack` of its k-th best float32 score."""
+    def _numpy_candidates(
+        self, q: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Every (query, row) pair whose float32 score is within :func:`score_slack` of the
+        query's k-th best float32 score, as two arrays sorted by query."""
         slack, n = score_slack(self.dimension), len(self)
-        picks: list[npt.NDArray[np.intp]] = []
+        owners: list[npt.NDArray[np.intp]] = []
+        rows: list[npt.NDArray[np.intp]] = []
         step = max(1, _BLOCK_SCORES // n)
         for lo in range(0, q.shape[0], step):
             block = q[lo : lo + step] @ self._vectors.T
             kth = np.partition(block, n - k, axis=1)[:, n - k]
-            picks.extend(np.flatnonzero(r >= t - slack) for r, t in zip(block, kth, strict=True))
-        return picks
+            flat = np.flatnonzero(block >= (kth - slack)[:, None])  # by query, then row
+            owners.append(flat // n + lo)
+            rows.append(flat % n)
+        return np.concatenate(owners), np.concatenate(rows)
 
-    def _faiss_candidates(self, q: npt.NDArray[np.float32], k: int) -> list[npt.NDArray[np.intp]]:
+    def _faiss_candidates(
+        self, q: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
         """As :meth:`_numpy_candidates`, the float32 scores and the top rows from FAISS."""
         if self._faiss is None:
             self._faiss = faiss.IndexFlatIP(self.dimension)
@@ -316,7 +335,8 @@ must be finite (check the encoder's output before indexing or searching)
             if extra == n or np.all(scores[:, extra - 1] < scores[:, k - 1] - slack):
                 break
             extra = min(n, 2 * extra)
-        return [r[(r >= 0) & (s >= s[k - 1] - slack)] for s, r in zip(scores, rows, strict=True)]
+        who, col = np.nonzero((rows >= 0) & (scores >= scores[:, k - 1 : k] - slack))
+        return who, rows[who, col].astype(np.intp)
 
     def add(self, ids: Sequence[str], vectors: npt.ArrayLike, identity: IdentityLike) -> None:
         """Append vectors from the index's encoder.
