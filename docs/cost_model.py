@@ -144,7 +144,7 @@ def measure_ray(data: Path) -> dict[str, Any]:
     import ray
 
     from hierret import VectorCache, cached_encoder
-    from hierret.embed import PARTITION_TEXTS, embed_texts
+    from hierret.encoders.embed import PARTITION_TEXTS, embed_texts
 
     out: dict[str, Any] = {}
     hash_texts = [f"text {i}" for i in range(2000)]
@@ -201,8 +201,8 @@ def measure_driver(data: Path, corpus: str = "scifact") -> dict[str, Any]:
 def measure_write(n: int = 20_000, dimension: int = 384, batch: int = 256) -> float:
     """Seconds per vector for the driver to store ``n`` vectors a batch at a time."""
     from hierret import VectorCache
-    from hierret.cache import text_keys  # the store's own keys: its write rate is measured
     from hierret.encoders import HashEncoder
+    from hierret.encoders.cache import text_keys  # the store's own keys: its write rate is measured
 
     ident = HashEncoder(dimension=dimension).identity
     rng = np.random.default_rng(0)
@@ -354,7 +354,7 @@ def driver_values(driver: dict[str, Any], texts: dict[str, int]) -> dict[str, fl
     driver GB (``texts``: passages by corpus).
 
     In-driver (texts held, before streaming): bytes a passage at the peak and when
-    Ray receives the texts. Streamed (a BEIR corpus, ``hierret.embed.stream``): at
+    Ray receives the texts. Streamed (a BEIR corpus, ``hierret.encoders.embed.stream``): at
     each measured size, the bytes held when Ray receives the locators and the
     traced peak of each stage; the term bounds the largest stage's peak from above
     (each stage's least-squares line against the passages; the steepest slope

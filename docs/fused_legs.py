@@ -46,7 +46,7 @@ from hierret import (
 )
 from hierret.datasets import data_home
 from hierret.evaluation import Ranking, evaluate, lift, mean_scores, qrels_from_evidence, rank
-from hierret.rankers import minmax_fuse
+from hierret.search.rankers import minmax_fuse
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 

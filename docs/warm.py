@@ -5,7 +5,7 @@
 
 Each round executes the notebooks (docs/execute.py, into a temporary folder: nothing
 published is touched) with ``HIERRET_PLAN`` set, so that every cached encoder lists
-the texts it misses instead of embedding them (hierret.cache._plan: stand-in vectors,
+the texts it misses instead of embedding them (hierret.encoders.cache._plan: stand-in vectors,
 never stored), then embeds that list with ``hierret embed --plan``, passing it
 EMBED-OPTIONS (``--engine ray --address HOST:6379 --actors 4-32`` to embed on a Ray
 cluster; default: here). It stops when a planning round misses nothing: then a run of
@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hierret.cache import PLAN_ENV, read_plan
+from hierret.encoders.cache import PLAN_ENV, read_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 

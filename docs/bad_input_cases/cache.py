@@ -29,15 +29,15 @@ import numpy as np
 import hierret
 from bad_input_cases import Case, Check, Facts, kept, listen, right
 from hierret._files import TEMP_PREFIX
-from hierret.cache import (
+from hierret.encoders import Encoder, HashEncoder
+from hierret.encoders.cache import (
     CachedEncoder,
     CacheNotReadableError,
     TokenIdentity,
     VectorCache,
     text_keys,
 )
-from hierret.cache import _shelf as cache_mod  # where shards are read and written
-from hierret.encoders import Encoder, HashEncoder
+from hierret.encoders.cache import _shelf as cache_mod  # where shards are read and written
 
 _TEXTS = [f"section {i}: a paragraph about topic {i % 5}" for i in range(30)]
 _TRUTH = HashEncoder(dimension=16).encode_passages(_TEXTS)
@@ -454,9 +454,9 @@ def _other_format(fmt: object) -> Facts:
 _CUT_SETUP = """
 import os, sys, numpy as np
 from pathlib import Path
-from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.vectors.index import MappedIndex
+from hierret.search.vectors.index import MappedIndex
 root = Path(sys.argv[1])
 texts = [f"note {i}: a line about subject {i % 9}" for i in range(3000)]
 truth = CachedEncoder(HashEncoder(dimension=32), VectorCache(root)).encode_passages(texts)
@@ -516,7 +516,7 @@ def _search_after_cut() -> Facts:
 def _two_writers() -> Facts:
     """Two processes embedded overlapping texts into one cache: some keys are in two
     shards (the cache documents it). A MappedIndex over the cache must rank each once."""
-    from hierret.vectors.index import MappedIndex, VectorIndex
+    from hierret.search.vectors.index import MappedIndex, VectorIndex
 
     root = Path(tempfile.mkdtemp())
     model = HashEncoder(dimension=16)

@@ -23,9 +23,9 @@ from typing import Any
 import hierret
 import hierret.cli._run as cli  # its cached_encoder is swapped for a case
 from bad_input_cases import Case, Check, Facts, kept, right
-from hierret.cache import CachedEncoder
 from hierret.cli import main
 from hierret.encoders import Encoder, HashEncoder
+from hierret.encoders.cache import CachedEncoder
 
 
 def _status(*args: str, cache_dir: str | None = None) -> tuple[int, str]:

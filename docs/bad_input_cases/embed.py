@@ -20,10 +20,10 @@ from typing import Any
 
 import hierret.cli._run as cli  # its cached_encoder is swapped for a case
 from bad_input_cases import Case, Facts, kept, right
-from hierret.cache import CachedEncoder, VectorCache
-from hierret.cache import _shelf as cache_mod  # where shards are written
 from hierret.cli import main
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.encoders.cache import _shelf as cache_mod  # where shards are written
 
 
 def _embed(*args: str) -> tuple[int, str, str]:

@@ -26,7 +26,6 @@ import transformers
 
 from bad_input_cases import Case, Check, Facts, listen, right
 from bad_input_cases import _tiny_model as tiny
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import (
     HashEncoder,
     SentenceTransformerEncoder,
@@ -34,7 +33,8 @@ from hierret.encoders import (
     load_encoder_lazily,
 )
 from hierret.encoders.base import EncoderIdentity, l2_normalize
-from hierret.vectors.index import IdentityMismatchError, VectorIndex
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.search.vectors.index import IdentityMismatchError, VectorIndex
 
 
 @contextmanager

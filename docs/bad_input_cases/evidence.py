@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from bad_input_cases import Case, Facts, kept
+from hierret.evaluation.stats.evidence import Ledger, PairedTest, Tested
 from hierret.publish import evidence
-from hierret.stats.evidence import Ledger, PairedTest, Tested
 
 
 def _round_trip(ids: Sequence[str]) -> Facts:

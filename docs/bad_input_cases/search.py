@@ -21,13 +21,13 @@ import numpy as np
 
 from bad_input_cases import Case, Facts, kept, listen, right
 from hierret.encoders import HashEncoder
-from hierret.rankers.analyzer import get_analyzer
 from hierret.search.hits import Hit
 from hierret.search.profile import Profile
+from hierret.search.rankers.analyzer import get_analyzer
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.index import IndexFileError, VectorIndex
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
-from hierret.vectors.index import IndexFileError, VectorIndex
 
 DOCS = [
     Document(
@@ -268,7 +268,7 @@ _TINY_RIGHT = right(
 
 
 def mapped_copies_differ() -> object:
-    from hierret.vectors.index import MappedIndex
+    from hierret.search.vectors.index import MappedIndex
 
     rows = np.eye(3, dtype=np.float32)
     return MappedIndex([(["a", "b"], rows[:2]), (["b", "c"], rows[[0, 2]])], "toy")

@@ -13,12 +13,13 @@ The package has three floors, and imports run only downward:
   ``SHIPPED``, ``Selection``, ``Searcher``, ``Hit``; ``qrels_from_evidence``,
   ``check_coverage``, ``evaluate``; ``StatsSettings``. The packages behind it,
   one concept each, hold the rest: :mod:`hierret.datasets`,
-  :mod:`hierret.structure` (documents, sections, passages), :mod:`hierret.encoders`,
-  :mod:`hierret.cache`, :mod:`hierret.vectors` (unit vectors and the exact index),
-  :mod:`hierret.embed`, :mod:`hierret.search` (profiles, the searcher, runs,
-  lifting, hits), :mod:`hierret.rankers`, :mod:`hierret.rerank`,
-  :mod:`hierret.evaluation`, :mod:`hierret.stats`; :mod:`hierret.cli` is the
-  command line.
+  :mod:`hierret.structure` (documents, sections, passages), :mod:`hierret.encoders`
+  (with the vector cache, :mod:`hierret.encoders.cache`, and the embedding runs,
+  :mod:`hierret.encoders.embed`), :mod:`hierret.search` (profiles, the searcher,
+  runs, lifting, hits; unit vectors and the exact index in
+  :mod:`hierret.search.vectors`, :mod:`hierret.search.rankers`,
+  :mod:`hierret.search.rerank`), :mod:`hierret.evaluation` (with
+  :mod:`hierret.evaluation.stats`); :mod:`hierret.cli` is the command line.
 * :mod:`hierret.publish`: what a reader sees (tables, figures, result records,
   the published-number checks). It uses the core, never the study machinery.
 * :mod:`hierret.study`: what runs, compares and tunes arms for a decision
@@ -52,19 +53,19 @@ import hierret._moved as _moved
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from hierret.cache import VectorCache, cached_encoder
     from hierret.datasets import Bundle, load, local_or_named
     from hierret.encoders import Encoder, load_encoder
+    from hierret.encoders.cache import VectorCache, cached_encoder
     from hierret.evaluation import check_coverage, evaluate, qrels_from_evidence
-    from hierret.rerank import Selection
+    from hierret.evaluation.stats import StatsSettings
     from hierret.search.hits import Hit
     from hierret.search.profile import DEFAULT, RANKERS, SECTIONS, SHIPPED, Profile
+    from hierret.search.rerank import Selection
     from hierret.search.searcher import Searcher
-    from hierret.stats import StatsSettings
+    from hierret.search.vectors.index import IdentityMismatchError, VectorIndex
+    from hierret.search.vectors.late import LateChunker
     from hierret.structure.hierarchy import Hierarchy, build_hierarchy
     from hierret.structure.units import Corpus, Document, Query
-    from hierret.vectors.index import IdentityMismatchError, VectorIndex
-    from hierret.vectors.late import LateChunker
 
 #: Each public name and the module that defines it, in the order of the flow.
 _FACE = {
@@ -78,23 +79,23 @@ _FACE = {
     "Hierarchy": "hierret.structure.hierarchy",
     "load_encoder": "hierret.encoders",
     "Encoder": "hierret.encoders",
-    "cached_encoder": "hierret.cache",
-    "VectorCache": "hierret.cache",
-    "VectorIndex": "hierret.vectors.index",
-    "IdentityMismatchError": "hierret.vectors.index",
-    "LateChunker": "hierret.vectors.late",
+    "cached_encoder": "hierret.encoders.cache",
+    "VectorCache": "hierret.encoders.cache",
+    "VectorIndex": "hierret.search.vectors.index",
+    "IdentityMismatchError": "hierret.search.vectors.index",
+    "LateChunker": "hierret.search.vectors.late",
     "Profile": "hierret.search.profile",
     "RANKERS": "hierret.search.profile",
     "DEFAULT": "hierret.search.profile",
     "SECTIONS": "hierret.search.profile",
     "SHIPPED": "hierret.search.profile",
-    "Selection": "hierret.rerank",
+    "Selection": "hierret.search.rerank",
     "Searcher": "hierret.search.searcher",
     "Hit": "hierret.search.hits",
     "qrels_from_evidence": "hierret.evaluation",
     "check_coverage": "hierret.evaluation",
     "evaluate": "hierret.evaluation",
-    "StatsSettings": "hierret.stats",
+    "StatsSettings": "hierret.evaluation.stats",
 }
 
 __all__ = [

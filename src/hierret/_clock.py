@@ -14,11 +14,11 @@ notebook's own code (``other`` in :func:`record_values`).
 
 Every embedding also counts its texts: those sent to the model (``embedded``,
 counted where the model runs, :meth:`hierret.encoders.Encoder.encode`) and
-those a :class:`~hierret.cache.CachedEncoder` read from the vector cache
+those a :class:`~hierret.encoders.cache.CachedEncoder` read from the vector cache
 (``cached``: distinct texts found; a text repeated within one request is
-neither). A :class:`~hierret.rerank.MaxSimReranker` counts its token matrices
+neither). A :class:`~hierret.search.rerank.MaxSimReranker` counts its token matrices
 the same way, under the encoder's label and ``tokens``, in an ``embed <model>
-tokens`` stage, and a :class:`~hierret.vectors.late.LateChunker` the token windows it
+tokens`` stage, and a :class:`~hierret.search.vectors.late.LateChunker` the token windows it
 encodes, under the label and ``late``, in an ``embed <model> late`` stage (its
 model's loading in ``models``).
 

@@ -1,6 +1,6 @@
 """Process-wide facts the core reads: the cache folder and the machine it runs on.
 
-Private to the package: :func:`hierret.cache.default_cache_dir` is the public
+Private to the package: :func:`hierret.encoders.cache.default_cache_dir` is the public
 name of the cache folder, and the result records
 (:mod:`hierret.publish.report`) carry :func:`machine_facts`. Kept here, at the
 bottom of the core, so that every module can read them without importing the
@@ -36,8 +36,8 @@ _CPU_FLAGS = (
 def default_cache_dir() -> Path:
     """The default vector cache folder.
 
-    ``$HIERRET_CACHE`` when set, else ``$XDG_CACHE_HOME/hierret/vectors``, else
-    ``~/.cache/hierret/vectors``. The folder is not created.
+    ``$HIERRET_CACHE`` when set, else ``$XDG_CACHE_HOME/hierret/search/vectors``, else
+    ``~/.cache/hierret/search/vectors``. The folder is not created.
 
     Examples
     --------

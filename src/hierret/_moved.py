@@ -1,8 +1,11 @@
 """Old module paths, kept importable for one release: each loads its new module, with a warning.
 
 Issue 40 grouped the package's flat top level into concept packages
-(:mod:`hierret.structure`, :mod:`hierret.vectors`, :mod:`hierret.embed`,
-:mod:`hierret.search`). Code written against a module's old path
+(:mod:`hierret.structure`, ``hierret.vectors``, ``hierret.embed``,
+:mod:`hierret.search`); then the floors' cap of eight packages at the top put
+``vectors``, ``rankers`` and ``rerank`` inside :mod:`hierret.search`, ``cache`` and
+``embed`` inside :mod:`hierret.encoders`, and ``stats`` inside
+:mod:`hierret.evaluation`. Code written against a module's old path
 (``import hierret.units``) keeps working until the next release: ``import hierret``
 puts :class:`MovedFinder` first on :data:`sys.meta_path`, and an import of a path in
 :data:`MOVED` gets the new module itself (``hierret.units is
@@ -41,14 +44,52 @@ MOVED = {
     "hierret.units": "hierret.structure.units",
     "hierret.chunking": "hierret.structure.chunking",
     "hierret.hierarchy": "hierret.structure.hierarchy",
-    "hierret.levels": "hierret.vectors.levels",
-    "hierret.late": "hierret.vectors.late",
-    "hierret.index": "hierret.vectors.index",
-    "hierret.embed_ray": "hierret.embed.ray",
+    "hierret.levels": "hierret.search.vectors.levels",
+    "hierret.late": "hierret.search.vectors.late",
+    "hierret.index": "hierret.search.vectors.index",
+    "hierret.embed_ray": "hierret.encoders.embed.ray",
     "hierret.profile": "hierret.search.profile",
     "hierret.runs": "hierret.search.runs",
     "hierret.lifting": "hierret.search.lifting",
     "hierret.hits": "hierret.search.hits",
+    # the floors: at most eight packages at the top, so six went inside their concept's
+    "hierret.vectors": "hierret.search.vectors",
+    "hierret.vectors._exact": "hierret.search.vectors._exact",
+    "hierret.vectors.index": "hierret.search.vectors.index",
+    "hierret.vectors.late": "hierret.search.vectors.late",
+    "hierret.vectors.levels": "hierret.search.vectors.levels",
+    "hierret.rankers": "hierret.search.rankers",
+    "hierret.rankers.analyzer": "hierret.search.rankers.analyzer",
+    "hierret.rankers.bm25": "hierret.search.rankers.bm25",
+    "hierret.rankers.fusion": "hierret.search.rankers.fusion",
+    "hierret.rerank": "hierret.search.rerank",
+    "hierret.rerank.base": "hierret.search.rerank.base",
+    "hierret.rerank.cross_encoder": "hierret.search.rerank.cross_encoder",
+    "hierret.rerank.dense": "hierret.search.rerank.dense",
+    "hierret.rerank.maxsim": "hierret.search.rerank.maxsim",
+    "hierret.rerank.selection": "hierret.search.rerank.selection",
+    "hierret.cache": "hierret.encoders.cache",
+    "hierret.cache._encoder": "hierret.encoders.cache._encoder",
+    "hierret.cache._errors": "hierret.encoders.cache._errors",
+    "hierret.cache._format": "hierret.encoders.cache._format",
+    "hierret.cache._keys": "hierret.encoders.cache._keys",
+    "hierret.cache._plan": "hierret.encoders.cache._plan",
+    "hierret.cache._shelf": "hierret.encoders.cache._shelf",
+    "hierret.cache._store": "hierret.encoders.cache._store",
+    "hierret.embed": "hierret.encoders.embed",
+    "hierret.embed.local": "hierret.encoders.embed.local",
+    "hierret.embed.ray": "hierret.encoders.embed.ray",
+    "hierret.embed.stream": "hierret.encoders.embed.stream",
+    "hierret.stats": "hierret.evaluation.stats",
+    "hierret.stats._common": "hierret.evaluation.stats._common",
+    "hierret.stats.comparison": "hierret.evaluation.stats.comparison",
+    "hierret.stats.evidence": "hierret.evaluation.stats.evidence",
+    "hierret.stats.folds": "hierret.evaluation.stats.folds",
+    "hierret.stats.montecarlo": "hierret.evaluation.stats.montecarlo",
+    "hierret.stats.multiplicity": "hierret.evaluation.stats.multiplicity",
+    "hierret.stats.proportions": "hierret.evaluation.stats.proportions",
+    "hierret.stats.resampling": "hierret.evaluation.stats.resampling",
+    "hierret.stats.settings": "hierret.evaluation.stats.settings",
 }
 
 

@@ -198,7 +198,7 @@ def check_count(value: object, name: str = "k", minimum: int = 1) -> int:
         The parameter's name, for the message.
     minimum : int, default 1
         The smallest count allowed (search entry points: 1; the low-level
-        :func:`~hierret.rankers.bm25.top_k`: 0, which gives an empty list).
+        :func:`~hierret.search.rankers.bm25.top_k`: 0, which gives an empty list).
 
     Returns
     -------

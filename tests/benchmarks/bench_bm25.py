@@ -3,7 +3,7 @@
 Both indexes get the same token lists (each text analyzed once), so the
 comparison is of index build and query time alone. For each analyzer the
 script prints build time, queries per second (score every document, then take
-the top 10 with :func:`hierret.rankers.top_k`, the same for both), the speed
+the top 10 with :func:`hierret.search.rankers.top_k`, the same for both), the speed
 ratio hierret / rank_bm25, the largest score difference, and how often the two
 top-10 lists agree; recall@10 against the test qrels is a sanity check that
 the analyzer behaves.
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import rank_bm25
 
-from hierret.rankers import BM25, get_analyzer, top_k
+from hierret.search.rankers import BM25, get_analyzer, top_k
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ Side by side in one run, min and median over ``--repeat`` runs (the timing
 helper of ``bench_speed.py``), on the same ``--texts`` SciFact abstracts
 (``title + " " + text``):
 
-* the encoding path, :class:`hierret.cache.CachedEncoder` around
+* the encoding path, :class:`hierret.encoders.cache.CachedEncoder` around
   :class:`hierret.encoders.SentenceTransformerEncoder` (all-MiniLM-L6-v2, an
   empty cache each call), vs a bare ``SentenceTransformer.encode`` of the same
   model folder, batch 32: the speed ratio (bare time / hierret's time, goal at
@@ -49,8 +49,8 @@ import numpy as np
 from bench_peak import Shape, bert_shape, e5_shape, mean_flops
 from bench_speed import REPO_ROOT, scifact_texts, timed
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder, l2_normalize, load_encoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.encoders.sentence_transformers import minilm_folder
 from hierret.structure.chunking import chunk_text
 

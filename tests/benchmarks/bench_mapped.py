@@ -1,10 +1,10 @@
 """Exact search over a cache's memory-mapped shards against the one-matrix index.
 
 Writes ``--records`` seeded random unit vectors (dimension ``--dim``) into a
-fresh :class:`hierret.cache.VectorCache` in ``--shards`` shards, opens them with
-:meth:`~hierret.cache.VectorCache.mapped` (no vector read), and searches
-``--queries`` queries with :class:`hierret.vectors.index.MappedIndex` and with
-:class:`hierret.vectors.index.VectorIndex` over the same rows loaded into memory. It
+fresh :class:`hierret.encoders.cache.VectorCache` in ``--shards`` shards, opens them with
+:meth:`~hierret.encoders.cache.VectorCache.mapped` (no vector read), and searches
+``--queries`` queries with :class:`hierret.search.vectors.index.MappedIndex` and with
+:class:`hierret.search.vectors.index.VectorIndex` over the same rows loaded into memory. It
 prints each side's best of ``--repeat`` wall times, their ratio (mapped /
 in-memory), the resident memory each needed beyond the process's start, and
 whether the two rankings are identical (ids, order and every score's bits),
@@ -28,9 +28,9 @@ import time
 
 import numpy as np
 
-from hierret.cache import VectorCache, text_keys
 from hierret.encoders import EncoderIdentity
-from hierret.vectors.index import MappedIndex, VectorIndex
+from hierret.encoders.cache import VectorCache, text_keys
+from hierret.search.vectors.index import MappedIndex, VectorIndex
 
 
 def _rss_mb() -> float:

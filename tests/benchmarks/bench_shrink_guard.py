@@ -2,12 +2,12 @@
 
 :func:`hierret._mapped.check_extents` runs one ``fstat`` per mapped file before
 each cache operation (``VectorCache`` lookups, per shard: the shard and its
-key index) and before each block :class:`hierret.vectors.index.MappedIndex` reads. This
+key index) and before each block :class:`hierret.search.vectors.index.MappedIndex` reads. This
 script times the same work with the check on and with it replaced by a no-op:
 
 * ``--lookups`` lookups of ``--batch`` random stored keys in a cache of
   ``--shards`` shards of ``--records`` records in all (dimension ``--dim``);
-* ``--queries`` exact searches with :class:`~hierret.vectors.index.MappedIndex` over
+* ``--queries`` exact searches with :class:`~hierret.search.vectors.index.MappedIndex` over
   the same cache, ``--block-rows`` rows a block.
 
 It prints the best of ``--repeat`` wall times of each side and the added
@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-import hierret.cache._format as cache_mod  # where shards check their files
-import hierret.vectors.index as index_mod
-from hierret.cache import VectorCache, text_keys
+import hierret.encoders.cache._format as cache_mod  # where shards check their files
+import hierret.search.vectors.index as index_mod
 from hierret.encoders import EncoderIdentity
-from hierret.vectors.index import MappedIndex
+from hierret.encoders.cache import VectorCache, text_keys
+from hierret.search.vectors.index import MappedIndex
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ Side by side in one run, min and median over ``--repeat`` runs, with ratios
 * the English analyzer vs ``bm25s.tokenize`` (English stop words, PyStemmer)
   on the SciFact corpus (``title + " " + text``); bm25s is skipped if absent;
 * dense search (top 10, 300 queries, 384-d unit vectors, as many units as
-  SciFact has passages) by :class:`hierret.vectors.index.VectorIndex` vs a bare numpy
+  SciFact has passages) by :class:`hierret.search.vectors.index.VectorIndex` vs a bare numpy
   matrix product + ``argpartition`` and a bare ``faiss.IndexFlatIP``. The peers give
   each query's top rows by float32 score (numpy's unordered); the index gives them
   ranked by exact scores with its tie order, as ``(id, score)`` lists, so it does more
@@ -39,9 +39,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from hierret.rankers import get_analyzer
+from hierret.search.rankers import get_analyzer
+from hierret.search.vectors.index import VectorIndex
 from hierret.structure.chunking import chunk_text
-from hierret.vectors.index import VectorIndex
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 import hierret
-from hierret.cache import Identity, TokenIdentity, VectorCache
 from hierret.encoders import EncoderIdentity
+from hierret.encoders.cache import Identity, TokenIdentity, VectorCache
 
 
 def identity_of(folder: Path) -> Identity:

@@ -12,7 +12,7 @@ passage for each; the resident set (psutil) is printed beside them for scale.
 Until 2026-12-06 the command kept the corpus and its hierarchy through the run;
 it now lets them go once the passage texts are made (``hierret.cli._run._passages``).
 
-Since 2026-12-07 a BEIR corpus is streamed (:mod:`hierret.embed.stream`): the
+Since 2026-12-07 a BEIR corpus is streamed (:mod:`hierret.encoders.embed.stream`): the
 driver keeps keys and locators, not texts. ``streamed`` measures that path the
 same way, stage by stage (the driver's pass over the file, the rows the cache
 lacks, the partitions, the rows handed to ``ray.data.from_items`` and their
@@ -34,11 +34,11 @@ from typing import Any
 
 import psutil
 
-from hierret.cache import text_keys
 from hierret.datasets import load
-from hierret.embed.local import corpus_passages
-from hierret.embed.ray import partitions
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import text_keys
+from hierret.encoders.embed.local import corpus_passages
+from hierret.encoders.embed.ray import partitions
 from hierret.structure.hierarchy import build_hierarchy
 
 
@@ -90,8 +90,13 @@ def measure_streamed(file: Path, documents: int | None = None) -> dict[str, Any]
     stage and the traced peak."""
     import pyarrow as pa
 
-    from hierret.cache import VectorCache, cached_encoder
-    from hierret.embed.stream import CorpusSource, missing_rows, stream_partitions, stream_rows
+    from hierret.encoders.cache import VectorCache, cached_encoder
+    from hierret.encoders.embed.stream import (
+        CorpusSource,
+        missing_rows,
+        stream_partitions,
+        stream_rows,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         part = Path(tmp) / "corpus" / "corpus.jsonl"
@@ -141,7 +146,7 @@ def measure_streamed(file: Path, documents: int | None = None) -> dict[str, Any]
 
 def streamed_sizes(corpus: str = "scifact") -> list[dict[str, Any]]:
     """:func:`measure_streamed` on a quarter, a half and all of ``corpus``'s lines."""
-    from hierret.embed.stream import streamable
+    from hierret.encoders.embed.stream import streamable
 
     file = streamable(corpus)
     if file is None:

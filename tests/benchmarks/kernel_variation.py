@@ -65,8 +65,8 @@ def _embed(model: str, out: Path, env: dict[str, str]) -> dict[str, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> int:
     from hierret.encoders import HashEncoder
-    from hierret.rankers.fusion import rrf
     from hierret.search.profile import Profile
+    from hierret.search.rankers.fusion import rrf
     from hierret.search.searcher import Searcher
     from hierret.study.agreement import TIE_TOLERANCE, score_run, top_overlap
     from hierret.study.testbed import Testbed

@@ -2,11 +2,11 @@
 
 For every randomisation test in ``data/results/evidence/`` (the per-question
 scores, the published seed), the p-value is drawn again with ``--resamples``
-sign flips (:func:`hierret.stats.paired_randomization`, the published path),
+sign flips (:func:`hierret.evaluation.stats.paired_randomization`, the published path),
 timed per test; then each family is Holm-adjusted again and the script prints
 which tests' adjusted p would cross 0.05, and which tests the re-draw rule
 would draw again with the corrected standard error
-(:func:`hierret.stats.montecarlo.near`, ``p(2-p)``) but did not with the
+(:func:`hierret.evaluation.stats.montecarlo.near`, ``p(2-p)``) but did not with the
 published one (``p(1-p)``). Nothing is written; no published number moves.
 
 Run (the CPU time is the process's, so a loaded machine inflates the wall time only)::
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from hierret.evaluation.stats import holm, montecarlo, paired_randomization
 from hierret.publish.evidence import load
-from hierret.stats import holm, montecarlo, paired_randomization
 
 ROOT = Path(__file__).resolve().parents[2]
 

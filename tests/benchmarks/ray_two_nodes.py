@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from hierret.cache import VectorCache, cached_encoder, text_keys
 from hierret.datasets import data_home
-from hierret.embed import CorpusSource, RayOptions, embed_corpus, embed_texts
+from hierret.encoders.cache import VectorCache, cached_encoder, text_keys
+from hierret.encoders.embed import CorpusSource, RayOptions, embed_corpus, embed_texts
 from hierret.structure.units import Document
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 
 
 def texts(n: int) -> list[str]:

@@ -1,9 +1,9 @@
 """FROZEN reference copy of the analyzers at commit 4acc063 (issue 11).
 
 Used ONLY by ``tests/core/test_analyzer_speed.py``, which holds
-:mod:`hierret.rankers.analyzer` to exactly the tokens this copy gives, so that
+:mod:`hierret.search.rankers.analyzer` to exactly the tokens this copy gives, so that
 work on its speed cannot change a term. Copied from
-``src/hierret/rankers/analyzer.py`` unchanged apart from this docstring. Do not
+``src/hierret/search/rankers/analyzer.py`` unchanged apart from this docstring. Do not
 edit it to follow the package: it is the reference the package is held to.
 """
 

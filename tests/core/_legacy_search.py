@@ -8,7 +8,7 @@ old ``HierarchicalIndex`` (rawspan/centroid levels and dense fused search,
 ``k`` = ranking length, ``depth`` = candidates per leg) and the old
 ``run_profile`` (``Profile.depth`` = first-stage candidates). The code is
 copied from ``src/hierret/search.py``, ``src/hierret/hierarchical.py`` and
-``src/hierret/rerank/profiles.py`` (since moved) at commit 9610a78, with only these
+``src/hierret/search/rerank/profiles.py`` (since moved) at commit 9610a78, with only these
 changes: ``run_profile`` takes the old profile's fields as arguments (the old
 ``Profile`` class is gone) and ``HierarchicalIndex`` keeps no ``Hit``
 decoration. Do not edit it to follow the package: it is the reference the
@@ -36,13 +36,13 @@ from hierret.encoders import Encoder, truncation_report
 from hierret.search.lifting import lift
 from hierret.search.runs import Run, tie_keys
 from hierret.structure.hierarchy import Hierarchy
-from hierret.vectors.index import VectorIndex
-from hierret.vectors.levels import PoolingReport, empty_units, unit_vectors
-from hierret.rankers.analyzer import get_analyzer
-from hierret.rankers.bm25 import BM25
-from hierret.rankers.fusion import minmax_fuse, rrf
-from hierret.rerank.base import Reranker, rerank
-from hierret.rerank.selection import Selection
+from hierret.search.vectors.index import VectorIndex
+from hierret.search.vectors.levels import PoolingReport, empty_units, unit_vectors
+from hierret.search.rankers.analyzer import get_analyzer
+from hierret.search.rankers.bm25 import BM25
+from hierret.search.rankers.fusion import minmax_fuse, rrf
+from hierret.search.rerank.base import Reranker, rerank
+from hierret.search.rerank.selection import Selection
 from hierret.structure.units import Level, Query, Unit
 
 log = logging.getLogger(__name__)
@@ -262,16 +262,16 @@ class HierarchicalIndex:
     each took is in ``build_seconds`` and what pooling it needed in ``reports``.
     Units with no text (an empty document and its section) are left out of
     every level, never embedded nor ranked; one warning, logged when the index
-    is made, counts them (:func:`hierret.vectors.levels.empty_units`).
+    is made, counts them (:func:`hierret.search.vectors.levels.empty_units`).
 
     Parameters
     ----------
     hierarchy : Hierarchy
     encoder : Encoder
-        Embeds units and queries; wrap it in a :class:`~hierret.cache.CachedEncoder`
+        Embeds units and queries; wrap it in a :class:`~hierret.encoders.cache.CachedEncoder`
         so that every text is embedded once across runs.
     strategy : {"rawspan", "centroid"}, default "rawspan"
-        How section and document vectors are made (:mod:`hierret.vectors.levels`);
+        How section and document vectors are made (:mod:`hierret.search.vectors.levels`);
         ``centroid`` averages the passage level's own vectors.
     pool_passages : bool, default False
         Window-pool passages longer than the encoder's window instead of
@@ -371,7 +371,7 @@ class HierarchicalIndex:
             most the union of the two pools.
         query_encoder : Encoder, optional
             Encodes the queries (default: the index's encoder). Another
-            encoder raises :class:`~hierret.vectors.index.IdentityMismatchError`.
+            encoder raises :class:`~hierret.search.vectors.index.IdentityMismatchError`.
 
         Returns
         -------

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import ray
 
-from hierret.cache import CachedEncoder, VectorCache
-from hierret.embed.ray import ray_batches
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.encoders.embed.ray import ray_batches
 
 TEXTS = [f"passage {i} " + "word " * (i % 17) + f"on topic {i % 13}" for i in range(2000)]
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hierret.datasets import load_python_reference
-from hierret.rankers import analyzer as current
+from hierret.search.rankers import analyzer as current
 
 NAMES = ["english", "whitespace"]
 

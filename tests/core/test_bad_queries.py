@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 
 from hierret._validate import check_count, has_text
 from hierret.encoders import HashEncoder
-from hierret.rankers.bm25 import BM25, top_k
-from hierret.rankers.fusion import rrf
 from hierret.search.profile import RANKERS, SEARCH_LEVELS, Profile
+from hierret.search.rankers.bm25 import BM25, top_k
+from hierret.search.rankers.fusion import rrf
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.index import IndexFileError, VectorIndex
+from hierret.search.vectors.levels import empty_units, text_units, unit_vectors
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
-from hierret.vectors.index import IndexFileError, VectorIndex
-from hierret.vectors.levels import empty_units, text_units, unit_vectors
 
 DOCS = [
     Document(

@@ -11,7 +11,7 @@ import rank_bm25
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierret.rankers import (
+from hierret.search.rankers import (
     ANALYZERS,
     BM25,
     ENGLISH_STOP_WORDS,

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 import hierret
-from hierret import cache as cache_mod
-from hierret.cache import (
+from hierret.encoders import cache as cache_mod
+from hierret.encoders import EncoderIdentity, HashEncoder, Role
+from hierret.encoders.cache import (
     CachedEncoder,
     CacheNotReadableError,
     CacheNotWritableError,
@@ -32,8 +33,7 @@ from hierret.cache import (
     default_cache_dir,
     text_keys,
 )
-from hierret.cache import _shelf as shelf_mod
-from hierret.encoders import EncoderIdentity, HashEncoder, Role
+from hierret.encoders.cache import _shelf as shelf_mod
 
 TEXTS = [f"passage number {i} about topic {i % 7}" for i in range(40)]
 
@@ -290,7 +290,7 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 _WORKER = r"""
 import random, sys, time
 from pathlib import Path
-from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
 root, ready, seed = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 texts = [f"shared text {i}" for i in range(600)]
@@ -728,7 +728,7 @@ def test_a_shard_of_another_format_is_never_served_nor_deleted(
 def test_an_index_of_another_format_is_refused(tmp_path: Path) -> None:
     import json
 
-    from hierret.vectors.index import INDEX_FILE, IndexFileError, VectorIndex
+    from hierret.search.vectors.index import INDEX_FILE, IndexFileError, VectorIndex
 
     VectorIndex(["a"], [[1.0, 0.0]], identity="toy").save(tmp_path)
     meta = tmp_path / INDEX_FILE

@@ -1,7 +1,7 @@
 """A cache folder written by an earlier hierret is read, and written, exactly as it was.
 
 ``tests/data/cache_format1/`` was written by :func:`fill` with hierret at commit
-88a0aa2 (``hierret/cache.py`` as one module, before it became a package; ``<88a0aa2>``
+88a0aa2 (``hierret/encoders/cache.py`` as one module, before it became a package; ``<88a0aa2>``
 a checkout of it; the file was then ``tests/test_cache_format.py``)::
 
     PYTHONPATH=<88a0aa2>/src python tests/core/test_cache_format.py tests/data/cache_format1
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hierret.cache import CachedEncoder, TokenIdentity, VectorCache, text_keys
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, TokenIdentity, VectorCache, text_keys
 
 FIXTURE = Path(__file__).parents[1] / "data" / "cache_format1"
 PASSAGES = ["a cat sat", "a dog ran", "", "naïve café ☕", "line\nbreak"]

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 import hierret
-import hierret.cache._shelf as shelf_module
-from hierret.cache import CachedEncoder, CacheNotWritableWarning, VectorCache
+import hierret.encoders.cache._shelf as shelf_module
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, CacheNotWritableWarning, VectorCache
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _embed_child import BatchedHashEncoder, texts

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import hierret
-import hierret.cache._shelf as shelf_module
-from hierret.cache import KEY_INDEX_BYTES, VectorCache, text_keys
+import hierret.encoders.cache._shelf as shelf_module
 from hierret.encoders import EncoderIdentity, HashEncoder
-from hierret.vectors.index import MappedIndex, VectorIndex
+from hierret.encoders.cache import KEY_INDEX_BYTES, VectorCache, text_keys
+from hierret.search.vectors.index import MappedIndex, VectorIndex
 
 IDENT = EncoderIdentity("synthetic", "hash", "v1", "fp32", 8, 16)
 
@@ -87,7 +87,7 @@ MEASURE = """
 import json, resource, sys
 from pathlib import Path
 import numpy as np
-from hierret.cache import VectorCache
+from hierret.encoders.cache import VectorCache
 from hierret.encoders import EncoderIdentity
 
 def io():

@@ -105,8 +105,8 @@ def test_the_default_is_the_package_default_profile(
     cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """No option: dense passages (DEFAULT), exactly what the Searcher gives with DEFAULT."""
-    from hierret.cache import CachedEncoder, VectorCache
     from hierret.encoders import load_encoder
+    from hierret.encoders.cache import CachedEncoder, VectorCache
     from hierret.search.searcher import Searcher
 
     assert main(search(cache_dir, "--k", "3")) == 0

@@ -1,4 +1,5 @@
-"""``hierret embed`` and :func:`hierret.embed.local.embed_texts`: a corpus into the cache."""
+"""``hierret embed`` and :func:`hierret.encoders.embed.local.embed_texts`: a corpus into the
+cache."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, CacheNotWritableError, CacheWriteError, VectorCache
 from hierret.cli import main
-from hierret.embed.local import EngineUnavailableError, embed_texts
 from hierret.encoders import HashEncoder, load_encoder
+from hierret.encoders.cache import (
+    CachedEncoder,
+    CacheNotWritableError,
+    CacheWriteError,
+    VectorCache,
+)
+from hierret.encoders.embed.local import EngineUnavailableError, embed_texts
 
 
 class Interrupted(HashEncoder):
@@ -80,7 +86,10 @@ def test_ray_engine_says_what_to_do(
 
 
 def test_import_hierret_does_not_import_ray() -> None:
-    code = "import sys, hierret, hierret.embed.local, hierret.cli; print('ray' in sys.modules)"
+    code = (
+        "import sys, hierret, hierret.encoders.embed.local, hierret.cli; "
+        "print('ray' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -112,7 +121,7 @@ def test_embed_into_an_unwritable_cache_fails_before_embedding(tmp_path: Path) -
 def test_embed_stops_with_an_error_when_a_write_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hierret.cache import _shelf as shelf_mod  # where shards are written
+    from hierret.encoders.cache import _shelf as shelf_mod  # where shards are written
 
     real, shards = shelf_mod.atomic_write, [0]
 
@@ -150,7 +159,7 @@ def test_a_warm_cache_needs_no_write(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def _content(root: Path, identity: Any, texts: list[str]) -> bytes:
     """Every (key, vector) of ``texts`` in the cache at ``root``, sorted by key."""
-    from hierret.cache import text_keys
+    from hierret.encoders.cache import text_keys
 
     keys = sorted(set(text_keys(identity, "passage", texts)))
     vecs, found = VectorCache(root).get(identity, keys)

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache, text_keys
-from hierret.embed.local import embed_texts
-from hierret.embed.ray import RayOptions, ray_batches
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache, text_keys
+from hierret.encoders.embed.local import embed_texts
+from hierret.encoders.embed.ray import RayOptions, ray_batches
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray")  # Ray's own
@@ -228,7 +228,7 @@ def test_a_killed_driver_keeps_its_partitions(tmp_path: Path, cluster: None) -> 
 def test_streamed_input_gives_the_local_cache_and_sends_ray_no_text(
     tmp_path: Path, cluster: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A BEIR corpus on Ray's streamed path (hierret.embed.stream): what Ray receives is
+    """A BEIR corpus on Ray's streamed path (hierret.encoders.embed.stream): what Ray receives is
     locators (integers, no text), the actors read the texts; shard 0/2 on Ray and
     shard 1/2 streamed here fill the cache the in-driver local engine makes, bit for bit."""
     import json
@@ -236,7 +236,7 @@ def test_streamed_input_gives_the_local_cache_and_sends_ray_no_text(
     import ray.data
 
     from hierret.datasets import load
-    from hierret.embed import CorpusSource, corpus_passages, embed_corpus
+    from hierret.encoders.embed import CorpusSource, corpus_passages, embed_corpus
     from hierret.structure.hierarchy import build_hierarchy
 
     folder = tmp_path / "beir"
@@ -295,9 +295,9 @@ def test_a_ray_start_failure_is_a_clear_error_naming_engine_local(
     failure: Exception,
 ) -> None:
     """Ray's helper processes too slow on a loaded machine: no traceback, exit 2, the fix."""
-    import hierret.embed.ray as embed_ray
+    import hierret.encoders.embed.ray as embed_ray
     from hierret.cli import main
-    from hierret.embed.local import EngineUnavailableError
+    from hierret.encoders.embed.local import EngineUnavailableError
 
     def fail(*args: object, **kw: object) -> None:
         raise failure
@@ -325,7 +325,7 @@ def test_an_address_is_joined_asking_no_resources(
     """RAY_ADDRESS (as `ray job submit` sets it) or --address: ray.init(address=...) with
     no num_cpus (Ray refuses resources when connecting); unreachable: exit 2, the fix."""
     from hierret.cli import main
-    from hierret.embed.local import EngineUnavailableError
+    from hierret.encoders.embed.local import EngineUnavailableError
 
     calls: list[dict[str, object]] = []
 
@@ -359,7 +359,7 @@ def test_a_ray_client_address_without_its_extra_names_the_install(
 ) -> None:
     import importlib.util
 
-    from hierret.embed.local import EngineUnavailableError
+    from hierret.encoders.embed.local import EngineUnavailableError
 
     find = importlib.util.find_spec
     monkeypatch.setattr(
@@ -389,7 +389,7 @@ def test_a_cuda_build_of_torch_is_the_same_encoder_and_half_precision_is_not() -
     its kernels target, not the model or its arithmetic (embed_ray.same_vectors)."""
     from dataclasses import replace
 
-    from hierret.embed.ray import same_vectors
+    from hierret.encoders.embed.ray import same_vectors
 
     cpu = HashEncoder(dimension=16).identity
     cpu = replace(cpu, engine="sentence-transformers 5.1.0, torch 2.13.0+cpu, modules ab")

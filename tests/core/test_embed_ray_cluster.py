@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache, text_keys
 from hierret.cli import main
-from hierret.embed.local import RayOptions, corpus_passages, embed_texts
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache, text_keys
+from hierret.encoders.embed.local import RayOptions, corpus_passages, embed_texts
 
 ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")

@@ -1,4 +1,4 @@
-"""Streamed corpus input (``hierret.embed.stream``): the driver holds keys, not texts.
+"""Streamed corpus input (``hierret.encoders.embed.stream``): the driver holds keys, not texts.
 
 Without Ray: the driver's pass makes the in-driver path's keys, partitions and
 vectors; shards by key merge into one run's cache; the driver's memory per
@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache, cached_encoder, text_keys
 from hierret.cli import main
 from hierret.datasets import load
 from hierret.datasets.beir import BeirFormatError, corpus_documents
-from hierret.embed import (
+from hierret.encoders.cache import CachedEncoder, VectorCache, cached_encoder, text_keys
+from hierret.encoders.embed import (
     CorpusSource,
     corpus_passages,
     embed_corpus,
@@ -209,7 +209,7 @@ def test_the_command_line_streams_a_beir_folder_with_engine_ray(
 ) -> None:
     """``--engine ray`` on a BEIR folder takes the streamed path (Ray itself is replaced:
     its runs are tested in tests/core/test_embed_ray.py)."""
-    import hierret.embed.ray as engine
+    import hierret.encoders.embed.ray as engine
 
     folder = write_corpus(tmp_path / "c")
     asked: list[object] = []
@@ -232,8 +232,8 @@ def test_the_command_line_streams_a_beir_folder_with_engine_ray(
 
 def test_a_node_without_the_corpus_says_so_before_loading_a_model(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    from hierret.embed.ray import _StreamEmbedder
     from hierret.encoders import HashEncoder
+    from hierret.encoders.embed.ray import _StreamEmbedder
 
     gone = CorpusSource(str(tmp_path / "corpus.jsonl"), "beir-x")
     ident = HashEncoder(dimension=8).identity.as_dict()

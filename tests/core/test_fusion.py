@@ -1,4 +1,5 @@
-"""Min-max fusion (hierret.rankers.fusion): ties, tiny and constant pools, the weight's ends."""
+"""Min-max fusion (hierret.search.rankers.fusion): ties, tiny and constant pools, the
+weight's ends."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierret.rankers.fusion import minmax_fuse, minmax_normalize
+from hierret.search.rankers.fusion import minmax_fuse, minmax_normalize
 from hierret.search.runs import Ranking, rank
 
 

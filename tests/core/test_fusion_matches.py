@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from hierret.datasets import load_python_reference
 from hierret.encoders import HashEncoder
-from hierret.rankers.analyzer import ENGLISH_STOP_WORDS, get_analyzer
 from hierret.search.profile import Profile
+from hierret.search.rankers.analyzer import ENGLISH_STOP_WORDS, get_analyzer
 from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Level, Query

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from hierret.encoders import MINILM, EncoderIdentity, HashEncoder
-from hierret.vectors.index import (
+from hierret.search.vectors.index import (
     INDEX_FILE,
     IdentityMismatchError,
     IndexFileError,
@@ -355,7 +355,7 @@ def _with_ties(n: int, d: int, seed: int) -> NDArray[np.float32]:
 )
 def test_backends_rank_like_brute_force(n: int, d: int, k: int, nq: int, seed: int) -> None:
     from hierret.search.runs import rank
-    from hierret.vectors.index import exact_scores, normalize
+    from hierret.search.vectors.index import exact_scores, normalize
 
     ids = [f"u{(i * 7919) % 1000:03d}-{i}" for i in range(n)]  # id order is not row order
     index = VectorIndex(ids, _with_ties(n, d, seed), "toy")
@@ -386,7 +386,7 @@ def test_scores_agree_with_faiss_and_float64() -> None:
 
 
 def test_large_index_uses_faiss_and_bad_backend_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hierret.vectors.index as hindex
+    import hierret.search.vectors.index as hindex
 
     index = VectorIndex(IDS, vectors(), "toy")
     assert index._faiss is None
@@ -401,8 +401,8 @@ def test_large_index_uses_faiss_and_bad_backend_is_named(monkeypatch: pytest.Mon
 
 def test_mapped_index_ranks_a_key_stored_twice_once(tmp_path: Path) -> None:
     """Two writers stored one key in two shards (the cache documents it): ranked once."""
-    from hierret.cache import VectorCache, text_keys
-    from hierret.vectors.index import MappedIndex
+    from hierret.encoders.cache import VectorCache, text_keys
+    from hierret.search.vectors.index import MappedIndex
 
     ident = EncoderIdentity("m", "hash", "v1", "fp32", 8, 16)
     vecs = vectors(6, 8, seed=3)
@@ -420,7 +420,7 @@ def test_mapped_index_ranks_a_key_stored_twice_once(tmp_path: Path) -> None:
 
 
 def test_mapped_index_names_ids_whose_copies_differ() -> None:
-    from hierret.vectors.index import MappedIndex
+    from hierret.search.vectors.index import MappedIndex
 
     a = np.eye(3, dtype=np.float32)
     parts = [(["x", "y"], a[:2]), (["y", "z"], a[[0, 2]])]  # y: two different vectors

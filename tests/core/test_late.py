@@ -1,4 +1,4 @@
-"""Late chunking (hierret.vectors.late): the pooling rule, the windows, the cache."""
+"""Late chunking (hierret.search.vectors.late): the pooling rule, the windows, the cache."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import SentenceTransformerEncoder, l2_normalize
-from hierret.rerank.maxsim import sentence_transformer
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.search.rerank.maxsim import sentence_transformer
+from hierret.search.vectors.late import LateChunker, best_windows, plan_windows
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document
-from hierret.vectors.late import LateChunker, best_windows, plan_windows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))  # the shared tiny model
 import itertools

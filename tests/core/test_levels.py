@@ -10,11 +10,11 @@ import pytest
 from _toy import CountingEncoder
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.search.vectors.levels import PoolingReport, embed_spans, unit_vectors
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document
-from hierret.vectors.levels import PoolingReport, embed_spans, unit_vectors
 
 
 def unit(v: NDArray[Any]) -> NDArray[np.float64]:

@@ -19,9 +19,9 @@ from hierret._mapped import MappedFileShrankError, check_mapped
 SETUP = """
 import os, sys, numpy as np
 from pathlib import Path
-from hierret.cache import CachedEncoder, VectorCache
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.vectors.index import MappedIndex
+from hierret.search.vectors.index import MappedIndex
 root = Path(sys.argv[1])
 texts = [f"passage {i} about topic {i % 7}" for i in range(4000)]
 enc = CachedEncoder(HashEncoder(dimension=64), VectorCache(root))

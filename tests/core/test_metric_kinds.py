@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from hierret.evaluation.metrics import KINDS, evaluate, is_binary, kind
-from hierret.stats import StatsSettings
-from hierret.stats.comparison import SUMMARY, compare, compare_hits, compare_metric
+from hierret.evaluation.stats import StatsSettings
+from hierret.evaluation.stats.comparison import SUMMARY, compare, compare_hits, compare_metric
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hierret"
 STATS = StatsSettings(n_resamples=50)

@@ -7,15 +7,15 @@ import pytest
 from _straddle import lift_straddling, overlapped
 
 from hierret.encoders import HashEncoder
-from hierret.rankers.fusion import minmax_fuse
 from hierret.search.hits import snippet
 from hierret.search.profile import Profile
+from hierret.search.rankers.fusion import minmax_fuse
 from hierret.search.runs import rank
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.index import IdentityMismatchError
+from hierret.search.vectors.levels import unit_vectors
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Level, Query
-from hierret.vectors.index import IdentityMismatchError
-from hierret.vectors.levels import unit_vectors
 
 DOCS = [
     Document(

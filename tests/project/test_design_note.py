@@ -33,7 +33,8 @@ def _section(title: str) -> str:
 
 
 def test_every_module_of_the_package_is_named_where_concepts_live() -> None:
-    named = {t.rstrip("/") for t in TICKED.findall(_section("Where each concept lives"))}
+    ticked = TICKED.findall(_section("Where each concept lives"))
+    named = {t.rstrip("/").rsplit("/", 1)[-1] for t in ticked}  # `search/vectors/` names vectors
     missing = sorted(stem for stem in _stems() if stem not in named)
     assert missing == [], f"modules docs/design.md does not place: {missing}"
 

@@ -23,15 +23,17 @@ FACES = (
         "hierret.study.site_build",  # what the site build uses, beside the notebooks' faces
         "hierret.publish.site_build",
     }
-    | {
-        f"hierret.{p.parent.name}"
-        for p in PACKAGE.glob("*/__init__.py")
-        if not p.parent.name.startswith("_")
+    | {  # hierret.search, and the faces inside it (hierret.search.vectors)
+        "hierret." + ".".join(p.parent.relative_to(PACKAGE).parts)
+        for p in PACKAGE.rglob("__init__.py")
+        if p.parent != PACKAGE
+        and p.parent.relative_to(PACKAGE).parts[0] not in {"study", "publish"}
+        and not any(part.startswith("_") for part in p.parent.relative_to(PACKAGE).parts)
     }
 )
 #: (script, module) imported beneath the faces, and why.
 BENEATH = {
-    ("cost_model.py", "hierret.cache"): "the store's own keys: its write rate is measured",
+    ("cost_model.py", "hierret.encoders.cache"): "the store's own keys: its write rate is measured",
 }
 
 

@@ -140,9 +140,11 @@ def test_the_top_level_is_the_small_core() -> None:
     packages = sorted(m for m in public if MODULES[m].name == "__init__.py")
     modules = sorted(set(public) - set(packages))
     # issue 40: 14 modules beside 9 packages were a flat list, not the concepts; grouped
-    # into structure/, vectors/, embed/, search/ and cli/: no public module at the top
+    # into structure/, vectors/, embed/, search/ and cli/: no public module at the top.
+    # Issue 24's floor is at most eight packages: vectors/, rankers/ and rerank/ live in
+    # search/, cache/ and embed/ in encoders/, stats/ in evaluation/
     assert modules == [], modules
-    assert len(packages) <= 14, packages
+    assert len(packages) <= 8, packages
     assert {"hierret.study", "hierret.publish"} <= set(packages)
 
 

@@ -1,7 +1,7 @@
 """No module of the package holds more than :data:`CAP` lines: a room you can change.
 
 A module past the cap holds several concepts; split it along its seams (as
-``hierret.cache`` became a package of its file format, shelf, store and cached
+``hierret.encoders.cache`` became a package of its file format, shelf, store and cached
 encoder) rather than raise the cap. Lines are counted as ``wc -l`` counts them.
 """
 

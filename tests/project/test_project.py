@@ -172,7 +172,8 @@ def test_run_types_sit_below_evaluation() -> None:
 
 
 def test_indexes_and_rankers_load_without_the_evaluation_package() -> None:
-    """What ``import hierret.vectors.index`` loads, in a fresh interpreter (package ``__init__``
+    """What ``import hierret.search.vectors.index`` loads, in a fresh interpreter (package
+    ``__init__``
     files included; the core's face loads its names on first use)."""
     import subprocess
     import sys
@@ -180,8 +181,8 @@ def test_indexes_and_rankers_load_without_the_evaluation_package() -> None:
     for module in (
         "hierret.search.runs",
         "hierret.search.lifting",
-        "hierret.vectors.index",
-        "hierret.rankers",
+        "hierret.search.vectors.index",
+        "hierret.search.rankers",
     ):
         code = f"import sys, {module}; print(any('.evaluation' in m for m in sys.modules))"
         out = subprocess.run(

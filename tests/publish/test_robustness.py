@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hierret.evaluation.stats import evidence, holm, montecarlo, paired_randomization
+from hierret.evaluation.stats import resampling as resampling_module
 from hierret.publish import claims, robustness
 from hierret.publish.tables import cells as table_cells
-from hierret.stats import evidence, holm, montecarlo, paired_randomization
-from hierret.stats import resampling as resampling_module
 
 # ---- Monte-Carlo error -----------------------------------------------------------------
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from hierret import _clock
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.publish import timing
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher

@@ -18,8 +18,8 @@ from types import ModuleType
 import psutil
 import pytest
 
-from hierret.cache import VectorCache
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import VectorCache
 from hierret.structure.chunking import chunk_text
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -47,7 +47,7 @@ def test_every_time_is_quoted_from_the_timing_records() -> None:
 
 
 def test_the_live_reruns_the_path_promises_are_what_the_record_holds() -> None:
-    """"Every notebook reruns in well under a minute" (the 90-minute path) is a claim on
+    """ "Every notebook reruns in well under a minute" (the 90-minute path) is a claim on
     the warm ``timing_class`` record: held here, so a slower record fails the sentence."""
     import json
 

@@ -7,8 +7,8 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.rankers.fusion import rrf
 from hierret.search.profile import Profile
+from hierret.search.rankers.fusion import rrf
 from hierret.search.searcher import Searcher
 from hierret.study.agreement import (
     TIE_TOLERANCE,

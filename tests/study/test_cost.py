@@ -9,9 +9,9 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.encoders.base import Encoder
+from hierret.search.vectors.index import IdentityMismatchError, VectorIndex
 from hierret.structure.units import Query
 from hierret.study.cost import EncoderCost, measure_cost, tradeoff_figure
-from hierret.vectors.index import IdentityMismatchError, VectorIndex
 
 matplotlib.use("Agg")
 

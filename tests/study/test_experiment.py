@@ -12,9 +12,9 @@ from pandas import testing as pd_testing
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Corpus, Query
 from hierret.study import experiment

@@ -7,6 +7,7 @@ import pandas as pd
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.publish.figures import (
     WIDTH,
     difference_figure,
@@ -17,7 +18,6 @@ from hierret.publish.figures import (
 )
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 

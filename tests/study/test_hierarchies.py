@@ -9,8 +9,8 @@ from pandas import testing as pd_testing
 import hierret.study.experiment as experiment
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
-from hierret.stats import StatsSettings
 from hierret.study.hierarchies import KEYS, Hierarchies
 from hierret.study.oracle import Oracle
 from hierret.study.params import RunParameters, check_notebook

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import HashEncoder
-from hierret.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
+from hierret.search.rerank import EncoderReranker, MaxSimReranker, Selection, TokenEncoder
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.study import joint

@@ -10,15 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.datasets import load
 from hierret.encoders import SentenceTransformerEncoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.search.profile import Profile
+from hierret.search.vectors.late import LateChunker
 from hierret.study.experiment import Arm
 from hierret.study.hierarchies import Cell, Hierarchies
 from hierret.study.late_chunking import LateChunking
 from hierret.study.measured import Measurements
-from hierret.vectors.late import LateChunker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))  # the shared tiny model
 from bad_input_cases import _tiny_model as tiny

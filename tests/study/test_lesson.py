@@ -17,8 +17,8 @@ import pytest
 import hierret.study.testbed as testbed_module
 from hierret.datasets.download import DataNotFoundError
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
-from hierret.stats import StatsSettings
 from hierret.study import Chunking, Lesson, Testbed
 from hierret.study.lesson import NOTEBOOKS
 from hierret.study.params import ParameterError, declared_parameters

@@ -14,17 +14,17 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-import hierret.cache._shelf as shelf_mod
+import hierret.encoders.cache._shelf as shelf_mod
 from hierret import _clock
-from hierret.cache import (
+from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
+from hierret.encoders.cache import (
     CachedEncoder,
     CacheNotWritableWarning,
     TokenIdentity,
     VectorCache,
     text_keys,
 )
-from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
-from hierret.rerank import MaxSimReranker, SentenceTransformerTokens, TokenEncoder
+from hierret.search.rerank import MaxSimReranker, SentenceTransformerTokens, TokenEncoder
 from hierret.study import joint
 
 TEXTS = [
@@ -131,7 +131,7 @@ def damage_and_reread(
     (shard,) = shard_files(tmp_path, Toy())
     damage(shard)
     tokens = Toy()
-    with caplog.at_level(logging.WARNING, logger="hierret.cache"):
+    with caplog.at_level(logging.WARNING, logger="hierret.encoders.cache"):
         got = MaxSimReranker(tokens, cache=VectorCache(tmp_path)).token_vectors(TEXTS)
     for a, b in zip(got, expected, strict=True):
         assert a.tobytes() == b.tobytes()  # a damaged matrix is never served

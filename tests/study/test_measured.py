@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from hierret.encoders import HashEncoder
+from hierret.search.vectors.index import IdentityMismatchError, VectorIndex
 from hierret.study import cost, measured
 from hierret.study import variation as variation_mod
 from hierret.study.measured import Measurements
-from hierret.vectors.index import IdentityMismatchError, VectorIndex
 
 TEXTS = ["cats purr", "dogs bark", "birds sing at dawn"]
 

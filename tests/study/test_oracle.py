@@ -10,7 +10,7 @@ import pytest
 from pandas import testing as pd_testing
 
 import hierret.study.oracle as oracle_
-from hierret.stats import StatsSettings
+from hierret.evaluation.stats import StatsSettings
 from hierret.study.experiment import Result, compare, compare_hits
 from hierret.study.oracle import oracle, oracle_table
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hierret.rerank import Selection
 from hierret.search.profile import DEFAULT, REORDER_ONLY, SHIPPED, Profile
+from hierret.search.rerank import Selection
 
 
 def test_the_default_is_dr001s_dense_passages_without_reranker() -> None:

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hierret.evaluation.stats import StatsSettings
 from hierret.publish.figures import save
 from hierret.publish.record import key, publish, table_values
 from hierret.publish.report import check_markdown, load_results
-from hierret.stats import StatsSettings
 from hierret.study.experiment import compare, compare_hits
 
 matplotlib.use("Agg")

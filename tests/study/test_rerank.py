@@ -15,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.encoders import Encoder, EncoderIdentity, Role, load_encoder
-from hierret.rerank import (
+from hierret.encoders.cache import CachedEncoder, VectorCache
+from hierret.evaluation.stats import StatsSettings
+from hierret.search.profile import Profile
+from hierret.search.rerank import (
     CrossEncoderReranker,
     EncoderReranker,
     MaxSimReranker,
@@ -29,10 +31,8 @@ from hierret.rerank import (
     charged_seconds,
     rerank,
 )
-from hierret.search.profile import Profile
 from hierret.search.runs import Ranking, rank
 from hierret.search.searcher import LatencySummary, Searcher, latency_summary
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.study import experiment

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hierret.stats.folds import fold_parts, held_out
+from hierret.evaluation.stats.folds import fold_parts, held_out
 from hierret.structure.units import Query
 from hierret.study import router
 

@@ -32,11 +32,11 @@ import pytrec_eval
 
 from hierret.datasets import default_gold_path, load_gold, load_python_reference
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
+from hierret.evaluation.stats.evidence import Judged, PairedTest
 from hierret.publish import record, runfiles
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
-from hierret.stats.evidence import Judged, PairedTest
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import casebook, experiment, merging, router
 from hierret.study.result import LEDGER as ledger

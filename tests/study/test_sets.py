@@ -9,10 +9,10 @@ import pytest
 
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate
-from hierret.rerank import EncoderReranker, Selection
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
+from hierret.search.rerank import EncoderReranker, Selection
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Corpus, Document, Query
 from hierret.study import sets

@@ -9,14 +9,14 @@ import matplotlib
 import numpy as np
 import pytest
 
-from hierret import stats
+from hierret.evaluation import stats
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
+from hierret.evaluation.stats import StatsSettings
 from hierret.publish.charts import sweep_figure
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.structure.units import Query
 from hierret.study import sweep

@@ -8,9 +8,9 @@ import pytest
 from hierret.datasets import load
 from hierret.encoders import HashEncoder, truncation_report
 from hierret.evaluation import evaluate, lift, qrels_from_evidence
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 from hierret.study.sweep import chunking_sweep

@@ -9,8 +9,8 @@ from _toy import write_beir
 
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
+from hierret.evaluation.stats import StatsSettings
 from hierret.search.profile import Profile
-from hierret.stats import StatsSettings
 from hierret.structure.hierarchy import build_hierarchy
 from hierret.study import experiment
 from hierret.study.testbed import Testbed

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from hierret.encoders import HashEncoder
-from hierret.rerank import EncoderReranker, Selection
-from hierret.stats import StatsSettings
+from hierret.evaluation.stats import StatsSettings
+from hierret.search.rerank import EncoderReranker, Selection
 from hierret.study import thresholds
 from hierret.study.sets import selection_sweep, set_scores
 
@@ -81,7 +81,7 @@ def _case(n: int = 30, seed: int = 0) -> tuple[dict, dict]:
 
 
 def test_out_of_fold_measures_each_set_at_a_threshold_chosen_without_it() -> None:
-    from hierret.stats import cross_validate
+    from hierret.evaluation.stats import cross_validate
 
     run, qrels = _case()
     t = thresholds.out_of_fold(

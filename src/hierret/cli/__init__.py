@@ -10,10 +10,10 @@ Python Language Reference) with a profile a decision record recommends
 (``--profile``, :data:`hierret.search.profile.RECOMMENDED`: the default, dense ranking of
 passages, or DR-004's ``sections``), each option overriding one of its fields, and
 prints each hit's rank, score, unit id, span, section path and a one-line snippet.
-Vectors are cached on disk (:class:`~hierret.cache.VectorCache`, ``$HIERRET_CACHE``
+Vectors are cached on disk (:class:`~hierret.encoders.cache.VectorCache`, ``$HIERRET_CACHE``
 or ``--cache-dir``), so only the first call embeds the corpus (with a progress bar
 for a real model). The model's identity is kept beside the vectors
-(:func:`~hierret.cache.cached_encoder`), so a later call loads the model, and
+(:func:`~hierret.encoders.cache.cached_encoder`), so a later call loads the model, and
 imports torch, only when a text is missing from the cache: a question asked before
 is answered from the cache alone. Everything printed
 that comes from data (ids, titles, section paths, snippets, names, error
@@ -22,7 +22,7 @@ shown as escapes (``\\x1b``), never obeyed by the terminal.
 
 ``hierret embed`` fills the cache ahead of searching: the passages of a corpus
 (those ``search`` ranks), batch by batch, with a progress bar counted in texts
-(:func:`hierret.embed.local.embed_texts`); Ctrl-C keeps every batch stored. Storing is
+(:func:`hierret.encoders.embed.local.embed_texts`); Ctrl-C keeps every batch stored. Storing is
 its point: a cache that cannot be written, or a write that fails part way (a
 full disk), ends it with exit status 2 and the fix, never a success that stored
 nothing. ``--engine ray`` joins the cluster at ``--address`` (else
@@ -30,7 +30,7 @@ nothing. ``--engine ray`` joins the cluster at ``--address`` (else
 ``--cpus-per-actor``, ``--gpus-per-actor`` and ``--batch-size``; a Ray that
 cannot be started or joined is exit status 2 with the cause and the fix, no
 traceback. ``--shard I/N`` embeds one of N disjoint parts of the distinct
-texts (:func:`hierret.embed.local.shard_of`).
+texts (:func:`hierret.encoders.embed.local.shard_of`).
 
 Where its parts live: ``_parser`` (the arguments, their types, and the profile the
 options make), ``_text`` (what is printed: data made safe for a terminal, one hit per

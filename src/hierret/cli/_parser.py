@@ -10,15 +10,15 @@ import argparse
 from collections.abc import Callable
 from dataclasses import replace
 
-from hierret.embed.local import (
+from hierret.encoders.embed.local import (
     ENGINES,
     parse_shard,
 )
 from hierret.encoders.registry import check_encoder_name
-from hierret.rankers.bm25 import IDFS
 from hierret.search.profile import DEFAULT, RANKERS, RECOMMENDED, SEARCH_LEVELS, Profile
+from hierret.search.rankers.bm25 import IDFS
+from hierret.search.vectors.levels import STRATEGIES
 from hierret.structure.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
-from hierret.vectors.levels import STRATEGIES
 
 __all__ = ["build_parser", "profile_from_args"]
 
@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--cache-dir",
         default=None,
-        help="vector cache folder (default: $HIERRET_CACHE or ~/.cache/hierret/vectors)",
+        help="vector cache folder (default: $HIERRET_CACHE or ~/.cache/hierret/search/vectors)",
     )
     s.add_argument(
         "--snippet-chars",

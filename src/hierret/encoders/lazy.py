@@ -1,7 +1,7 @@
 """An encoder that loads its model only when a text must be embedded.
 
 A warm search (every passage vector and the query's vector already in the
-:class:`~hierret.cache.VectorCache`) needs the encoder's *identity*, to find
+:class:`~hierret.encoders.cache.VectorCache`) needs the encoder's *identity*, to find
 the vectors, but not its model. Building the identity of a
 sentence-transformers model means loading it, and loading it means importing
 torch, transformers and sentence-transformers: about 5 s of a 7 s warm

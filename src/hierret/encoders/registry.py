@@ -220,7 +220,7 @@ def load_encoder_lazily(name: str, folder: str | Path, **kw: Any) -> Encoder:
     a local folder) this returns a :class:`~hierret.encoders.lazy.LazyEncoder`
     whose identity comes from a manifest kept in ``folder`` (written the first
     time the model is loaded); other encoders load at once, as with
-    :func:`load_encoder`. Wrapped in a :class:`~hierret.cache.CachedEncoder`,
+    :func:`load_encoder`. Wrapped in a :class:`~hierret.encoders.cache.CachedEncoder`,
     a search whose vectors are all cached then imports no model code.
 
     Parameters

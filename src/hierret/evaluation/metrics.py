@@ -44,7 +44,7 @@ _DISCOUNTS: list[float] = []
 #: not) or ``"graded"`` (any value in ``[0, 1]``).
 MetricKind = Literal["binary", "graded"]
 #: Each metric's kind, by the name before its ``@``. The kind decides how arms are
-#: compared on it (:func:`hierret.stats.comparison.compare_metric`): a binary metric's
+#: compared on it (:func:`hierret.evaluation.stats.comparison.compare_metric`): a binary metric's
 #: rate gets a Wilson interval and a paired difference Newcombe's interval and McNemar's
 #: exact test; a graded metric's mean a bootstrap interval and a paired difference the
 #: paired bootstrap and randomisation test. ``p@1`` is 0 or 1 per question too, but is

@@ -199,7 +199,7 @@ def verdict(
     alpha : float, default :data:`ALPHA`
     detectable : float, optional
         The smallest difference the test had 80 % power to find
-        (:func:`hierret.stats.evidence.detectable`): "not established" says it.
+        (:func:`hierret.evaluation.stats.evidence.detectable`): "not established" says it.
     margin : float, optional
         A ``≥``/``≤`` claim's declared margin ``δ``: the claim is read by two
         one-sided tests at ``alpha`` (the ``1 − 2 alpha`` interval,

@@ -33,15 +33,15 @@ with the TREC run files and qrels of the tests' arms in
 record, for every published test ``K``: ``K_p``, ``K_p_holm`` (for families of
 two or more), ``K_family_size``, ``K_mde``, ``K_margin_low`` and
 ``K_margin_high``. The tests are those of the ledger the study hands over
-(:class:`hierret.stats.evidence.Ledger`); a published difference carries the
-test that computed it (a :class:`~hierret.stats.evidence.Tested` float, which
+(:class:`hierret.evaluation.stats.evidence.Ledger`); a published difference carries the
+test that computed it (a :class:`~hierret.evaluation.stats.evidence.Tested` float, which
 :func:`hierret.publish.record.table_values` makes from a comparison's table), and
 the test is found in that ledger as the same object (:func:`published_tests`): no number
 is matched to find it. Nothing here is kept between calls.
 
 Examples
 --------
->>> from hierret.stats.evidence import Ledger, PairedTest, Tested
+>>> from hierret.evaluation.stats.evidence import Ledger, PairedTest, Tested
 >>> book = Ledger()
 >>> t = PairedTest("mean", "a", "b", ("q1", "q2", "q3"), (0.9, 0.8, 0.7),
 ...                (0.5, 0.6, 0.7), 0.2, 0.0, 0.4, 0.25, 0.95, 999, 0)
@@ -67,7 +67,13 @@ import pandas as pd
 
 import hierret.publish.runfiles as runfiles
 from hierret._files import atomic_write
-from hierret.stats.evidence import Ledger, PairedTest, Tested, detectable, margin_interval
+from hierret.evaluation.stats.evidence import (
+    Ledger,
+    PairedTest,
+    Tested,
+    detectable,
+    margin_interval,
+)
 
 __all__ = [
     "READ_OPTIONS",
@@ -103,7 +109,7 @@ def published_tests(values: Mapping[str, Any], ledger: Ledger) -> dict[str, int]
     it.
 
     ``K`` is published when ``K_diff``, ``K_diff_low`` and ``K_diff_high`` are
-    all in ``values``; ``K_diff`` is then a :class:`~hierret.stats.evidence.Tested`
+    all in ``values``; ``K_diff`` is then a :class:`~hierret.evaluation.stats.evidence.Tested`
     float, which carries its test (:func:`hierret.publish.record.table_values`
     makes it from a comparison's table), and the test is found in ``ledger`` as
     that very object: nothing is matched by its numbers.
@@ -117,7 +123,7 @@ def published_tests(values: Mapping[str, Any], ledger: Ledger) -> dict[str, int]
 
     Examples
     --------
-    >>> from hierret.stats.evidence import PairedTest, Tested
+    >>> from hierret.evaluation.stats.evidence import PairedTest, Tested
     >>> book = Ledger()
     >>> t = PairedTest("mean", "a", "b", ("q1", "q2"), (1.0, 0.5), (0.5, 0.5),
     ...                0.25, 0.0, 0.5, 0.5, 0.95, 99, 0)

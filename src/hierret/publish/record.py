@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 import hierret.publish.evidence as tested_values
+from hierret.evaluation.stats.evidence import TEST_COLUMN, Ledger, PairedTest, Tested
 from hierret.publish.report import glue, write_results
-from hierret.stats.evidence import TEST_COLUMN, Ledger, PairedTest, Tested
 
 __all__ = ["COUNT_COLUMNS", "key", "publish", "table_values"]
 
@@ -122,7 +122,7 @@ def table_values(
         out. Counts (:data:`COUNT_COLUMNS` and integer columns) are ``int``,
         every other value a ``float``; a ``diff`` whose row has its test in
         the column :data:`TEST_COLUMN` (a comparison's table, however reshaped)
-        is a :class:`~hierret.stats.evidence.Tested` float carrying that test,
+        is a :class:`~hierret.evaluation.stats.evidence.Tested` float carrying that test,
         which :func:`publish` writes the evidence of. That column is never a
         value itself.
 

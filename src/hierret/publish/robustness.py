@@ -65,8 +65,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.stats import rankdata, wilcoxon
 
-import hierret.stats.montecarlo as montecarlo
-from hierret.stats.resampling import paired_randomization
+import hierret.evaluation.stats.montecarlo as montecarlo
+from hierret.evaluation.stats.resampling import paired_randomization
 
 __all__ = [
     "ALPHA",
@@ -145,7 +145,7 @@ def bounds(p: Mapping[str, float], floor: set[str]) -> tuple[dict[str, float], d
 
 
 def _holm(p: Mapping[str, float]) -> dict[str, float]:
-    """:func:`hierret.stats.holm`'s values by statsmodels' own arithmetic (sorted p times
+    """:func:`hierret.evaluation.stats.holm`'s values by statsmodels' own arithmetic (sorted p times
     ``m, m−1, …``, running maximum, capped at 1), without the ``gc.collect()`` its
     ``multipletests`` runs on every call (a fifth of a second in a process holding the
     records, hundreds of times per check); ``tests/publish/test_robustness.py`` holds them equal.
@@ -347,7 +347,7 @@ def settle(
     """Holm over ``p`` (:func:`bounds`), with ``test``'s p drawn again while its adjusted
     p lies within Monte-Carlo error of :data:`ALPHA` (:func:`near_alpha`).
 
-    The re-draw rule of :func:`hierret.stats.evidence.adjust` with the corrected
+    The re-draw rule of :func:`hierret.evaluation.stats.evidence.adjust` with the corrected
     standard error, applied to a family the record did not adjust in: ten times
     the resamples (:data:`REDRAW_FACTOR`, the published seed) up to
     :data:`MAX_RESAMPLES`. ``p[test]`` is replaced in place.
@@ -379,7 +379,7 @@ def settle(
 
 def near_alpha(adjusted: float, p: float, n_resamples: int) -> bool:
     """Whether a pooled adjusted p is within Monte-Carlo error of :data:`ALPHA`
-    (:func:`hierret.stats.montecarlo.near`, the corrected ``p(2-p)`` variance).
+    (:func:`hierret.evaluation.stats.montecarlo.near`, the corrected ``p(2-p)`` variance).
 
     Examples
     --------

@@ -30,13 +30,13 @@ A run or qrels used by several tests is written once, named after the first
 test's family and the arm (:func:`stem`). Files are gzip with no timestamp, so
 an unchanged run writes the same bytes; files of an earlier write that this
 one does not name are removed. Tests the study attached no runs to
-(:meth:`hierret.stats.evidence.Ledger.attach`; e.g. an arm scored outside the
+(:meth:`hierret.evaluation.stats.evidence.Ledger.attach`; e.g. an arm scored outside the
 searcher) have no rows.
 
 Examples
 --------
 >>> import tempfile
->>> from hierret.stats.evidence import Judged, Ledger, PairedTest
+>>> from hierret.evaluation.stats.evidence import Judged, Ledger, PairedTest
 >>> book = Ledger()
 >>> t = PairedTest("mean", "b@sections", "a@sections", ("q1",), (1.0,), (0.0,),
 ...                1.0, 1.0, 1.0, 1.0, 0.95, 9, 0)
@@ -66,9 +66,9 @@ from pathlib import Path
 import pandas as pd
 
 from hierret._files import atomic_write
+from hierret.evaluation.stats.evidence import Judged, Ledger
 from hierret.evaluation.trec import write_qrels, write_run
 from hierret.search.runs import Qrels, Run
-from hierret.stats.evidence import Judged, Ledger
 
 __all__ = ["INDEX", "RUN_COLUMNS", "RUN_DEPTH", "folder", "measure", "stem", "write"]
 
@@ -156,7 +156,7 @@ def write(
         The record's name.
     rows : sequence of (str, int, str)
         Each published test's ``T`` number, its number in ``ledger``
-        (:meth:`hierret.stats.evidence.Ledger.keep`) and its family's label.
+        (:meth:`hierret.evaluation.stats.evidence.Ledger.keep`) and its family's label.
     ledger : Ledger
         The study's ledger: the tests and the runs attached to them.
 

@@ -52,8 +52,8 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from hierret.evaluation.stats.evidence import TEST_COLUMN
 from hierret.publish.record import COUNT_COLUMNS
-from hierret.stats.evidence import TEST_COLUMN
 
 __all__ = [
     "COLUMN_FORMATS",
@@ -370,7 +370,7 @@ def styled(
     ----------
     table : DataFrame or Series
         A result table; a series is shown as one column. A comparison's
-        column of tests (:data:`~hierret.stats.evidence.TEST_COLUMN`) is left
+        column of tests (:data:`~hierret.evaluation.stats.evidence.TEST_COLUMN`) is left
         out: it is the evidence behind the numbers, not a number.
     caption : str
         What the table shows, displayed with it.

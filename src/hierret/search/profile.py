@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from hierret._validate import check_count, check_weight
-from hierret.rankers.analyzer import ANALYZERS
-from hierret.rerank.selection import Selection
+from hierret.search.rankers.analyzer import ANALYZERS
+from hierret.search.rerank.selection import Selection
 
 __all__ = [
     "DEFAULT",
@@ -52,7 +52,8 @@ SEARCH_LEVELS: tuple[SearchLevel, ...] = ("passages", "sections", "documents", "
 Ranker = Literal["dense", "bm25", "hybrid"]
 RANKERS: tuple[Ranker, ...] = ("dense", "bm25", "hybrid")
 
-#: How a section or document vector is made (:mod:`hierret.vectors.levels` makes them; passages
+#: How a section or document vector is made (:mod:`hierret.search.vectors.levels` makes them;
+#: passages
 #: are always embedded ``"first-window"``).
 Strategy = Literal["rawspan", "centroid", "first-window"]
 STRATEGIES: tuple[Strategy, ...] = ("rawspan", "centroid", "first-window")
@@ -80,7 +81,7 @@ class Profile:
         Cosine of unit vectors; BM25; or reciprocal rank fusion of the dense
         and BM25 rankings. Fused search ranks both of its legs with it.
     vectors : {"rawspan", "centroid", "first-window"}, default "rawspan"
-        How section and document vectors are made (:mod:`hierret.vectors.levels`):
+        How section and document vectors are made (:mod:`hierret.search.vectors.levels`):
         the window-pooled raw span, the centroid of the unit's passages, or
         the unit's text as the encoder embeds it (cut at its window, DR-001's
         "whole units"). Passages are always embedded as the encoder embeds
@@ -93,7 +94,7 @@ class Profile:
     rrf_k : int, default 60
         Reciprocal rank fusion constant, an int >= 0.
     analyzer : str, default "english"
-        BM25 analyzer (:data:`hierret.rankers.analyzer.ANALYZERS`).
+        BM25 analyzer (:data:`hierret.search.rankers.analyzer.ANALYZERS`).
     section_weight : float, default 0.65
         Fused only: weight of the section leg in [0, 1] (0: passages lifted to
         sections alone; 1: sections alone).

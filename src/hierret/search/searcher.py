@@ -9,7 +9,7 @@ through the same code:
 
    ``"passages"``, ``"sections"``, ``"documents"``
        The profile's ``ranker`` over that level's units: ``"dense"`` (cosine
-       with unit vectors made as ``vectors`` says, :mod:`hierret.vectors.levels`;
+       with unit vectors made as ``vectors`` says, :mod:`hierret.search.vectors.levels`;
        passages are always embedded as the encoder embeds them), ``"bm25"``,
        or ``"hybrid"`` (reciprocal rank fusion of the dense and BM25 top
        ``pool``).
@@ -22,7 +22,7 @@ through the same code:
        :func:`~hierret.search.lifting.lift_overlapping`);
        each leg is min-max normalised within the query's own pool and the two
        are blended with ``section_weight`` the weight of the section leg
-       (:func:`~hierret.rankers.fusion.minmax_fuse`). A section missing from
+       (:func:`~hierret.search.rankers.fusion.minmax_fuse`). A section missing from
        one leg's pool scores 0 on that leg. Fused search ranks sections.
 
    A ranker's non-matches are never candidates: BM25 takes part in a fusion
@@ -41,14 +41,14 @@ through the same code:
 
 2. **Reranker** (when the profile names one): re-scores the first
    ``candidates`` units of the first stage.
-3. **Selection**: the profile's :class:`~hierret.rerank.Selection`
+3. **Selection**: the profile's :class:`~hierret.search.rerank.Selection`
    (``Selection()`` keeps the ranking as it is), then the first ``k``.
 
 Indexes are built on first use and kept: one FAISS index per level and vector
 strategy (carrying the encoder's identity; the time each took is in
 ``build_seconds``, what pooling it needed in ``reports``), one BM25 index per
 level and analyzer. Every text goes through the encoder given (wrap it in a
-:class:`~hierret.cache.CachedEncoder` so nothing is embedded twice across
+:class:`~hierret.encoders.cache.CachedEncoder` so nothing is embedded twice across
 runs).
 
 Bad input is refused before anything is embedded: an empty query (nothing but
@@ -92,19 +92,25 @@ from numpy.typing import NDArray
 import hierret._clock as _clock
 from hierret._validate import check_count, empty_units_message, has_text
 from hierret.encoders.base import Encoder, check_queries
-from hierret.rankers.analyzer import get_analyzer
-from hierret.rankers.bm25 import BM25, IDFS
-from hierret.rankers.fusion import minmax_fuse, rrf
-from hierret.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
-from hierret.rerank.dense import EncoderReranker
 from hierret.search.hits import Hit, Hits
 from hierret.search.lifting import lift_overlapping
 from hierret.search.profile import DEFAULT, Profile
+from hierret.search.rankers.analyzer import get_analyzer
+from hierret.search.rankers.bm25 import BM25, IDFS
+from hierret.search.rankers.fusion import minmax_fuse, rrf
+from hierret.search.rerank.base import Reranker, RerankerIdentity, charged_seconds, rerank
+from hierret.search.rerank.dense import EncoderReranker
 from hierret.search.runs import Ranking, Run, tie_keys
+from hierret.search.vectors.index import VectorIndex
+from hierret.search.vectors.levels import (
+    PoolingReport,
+    Strategy,
+    empty_units,
+    text_units,
+    unit_vectors,
+)
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query, Unit
-from hierret.vectors.index import VectorIndex
-from hierret.vectors.levels import PoolingReport, Strategy, empty_units, text_units, unit_vectors
 
 __all__ = ["LatencySummary", "ProfileRun", "Searcher", "latency_summary"]
 
@@ -213,10 +219,10 @@ class Searcher:
         Documents, sections and passages.
     encoder : Encoder
         Embeds units and queries (wrap it in a
-        :class:`~hierret.cache.CachedEncoder` to embed each text once across
+        :class:`~hierret.encoders.cache.CachedEncoder` to embed each text once across
         runs).
     bm25_idf : {"okapi", "lucene"}, default "okapi"
-        The idf of every BM25 index (:class:`~hierret.rankers.bm25.BM25`):
+        The idf of every BM25 index (:class:`~hierret.search.rankers.bm25.BM25`):
         Okapi's, as ``rank_bm25`` and every published figure, or Lucene's,
         always positive, for corpora of a few documents where Okapi's idf of
         every common term is <= 0 (BM25 then logs a warning naming this).
@@ -304,7 +310,8 @@ class Searcher:
         Parameters
         ----------
         ids : sequence of str
-            The passages with text, in hierarchy order (:func:`~hierret.vectors.levels.text_units`).
+            The passages with text, in hierarchy order
+            (:func:`~hierret.search.vectors.levels.text_units`).
         vectors : ndarray of float32, shape (len(ids), dimension)
             Unit rows.
         method : str
@@ -574,7 +581,7 @@ class Searcher:
             order and scores of all of them, or the first stage), ``run`` (the
             final rankings), ``rerank_seconds`` (reranking time per query,
             including the encoding time a reranker's
-            :class:`~hierret.rerank.QueryClock` charges for a query it kept).
+            :class:`~hierret.search.rerank.QueryClock` charges for a query it kept).
         """
         if not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")

@@ -45,13 +45,13 @@ from numpy.typing import NDArray
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
 from hierret.evaluation.metrics import evaluate
-from hierret.rankers.fusion import rrf
 from hierret.search.profile import Profile
+from hierret.search.rankers.fusion import rrf
 from hierret.search.runs import Run, rank
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.index import IdentityMismatchError
 from hierret.structure.units import Level
 from hierret.study.testbed import Testbed
-from hierret.vectors.index import IdentityMismatchError
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -350,7 +350,7 @@ def normalization_effect(
     Parameters
     ----------
     encoder : Encoder
-        A :class:`~hierret.cache.CachedEncoder` keeps the raw vectors under
+        A :class:`~hierret.encoders.cache.CachedEncoder` keeps the raw vectors under
         their own identity (``normalized=False``); any other embeds them anew.
     bed : Testbed
         The units, their texts, the questions and their judgments.

@@ -46,11 +46,11 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from hierret.evaluation.metrics import kind
+from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings, wilson_interval
+from hierret.evaluation.stats.comparison import SUMMARY
 from hierret.publish.record import key, table_values
 from hierret.publish.tables import styled
 from hierret.search.runs import Qrels, Run
-from hierret.stats import DEFAULT_STATS, StatsSettings, wilson_interval
-from hierret.stats.comparison import SUMMARY
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query, Unit
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hierret.cache import CachedEncoder, VectorCache
 from hierret.datasets import load
 from hierret.datasets.bundle import Bundle
 from hierret.datasets.download import DataNotFoundError
 from hierret.encoders import Encoder, load_encoder
+from hierret.encoders.cache import CachedEncoder, VectorCache
 from hierret.evaluation import Qrels, check_coverage
-from hierret.rerank import CrossEncoderReranker, Reranker
+from hierret.search.rerank import CrossEncoderReranker, Reranker
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Level
 
@@ -46,8 +46,8 @@ def encoders(
     names : iterable of str
         :func:`~hierret.encoders.load_encoder` names; repeats are loaded once.
     cache : bool, default True
-        Wrap each in a :class:`~hierret.cache.CachedEncoder` over the default
-        :class:`~hierret.cache.VectorCache`, so no text is embedded twice
+        Wrap each in a :class:`~hierret.encoders.cache.CachedEncoder` over the default
+        :class:`~hierret.encoders.cache.VectorCache`, so no text is embedded twice
         across runs.
     log : callable, optional
         Called with one line per encoder (its identity, or why it is missing);
@@ -76,7 +76,7 @@ def encoders(
 def cross_encoders(
     models: Iterable[str], *, log: Log = print, **options: Any
 ) -> dict[str, Reranker]:
-    """A :class:`~hierret.rerank.CrossEncoderReranker` per hub id or folder that loads here.
+    """A :class:`~hierret.search.rerank.CrossEncoderReranker` per hub id or folder that loads here.
 
     Each is named by its id; ``options`` go to every constructor. One that
     cannot load (no weights at hand, no network) is reported and left out.

@@ -12,7 +12,7 @@ Examples
 --------
 >>> from hierret.encoders import HashEncoder
 >>> from hierret.search.profile import Profile
->>> from hierret.stats import StatsSettings
+>>> from hierret.evaluation.stats import StatsSettings
 >>> from hierret.study.testbed import Testbed
 >>> bed, enc = Testbed.load("python-reference", max_queries=4, max_docs=6), HashEncoder(16)
 >>> few = StatsSettings(n_resamples=50)

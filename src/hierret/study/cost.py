@@ -2,7 +2,7 @@
 
 Two numbers an encoder decision weighs against quality. **Throughput** is the
 number of texts the encoder embeds per second, in one batch, uncached (give
-the encoder itself, not a :class:`~hierret.cache.CachedEncoder`, or the cache
+the encoder itself, not a :class:`~hierret.encoders.cache.CachedEncoder`, or the cache
 is what gets timed). **Latency** is what one typed question costs, measured
 one question at a time: embedding it and searching a dense index for the top
 ``k``. Both depend on the machine: compare encoders by their ratios, on the
@@ -11,7 +11,7 @@ same machine, never as benchmarks.
 Examples
 --------
 >>> from hierret.encoders import HashEncoder
->>> from hierret.vectors.index import VectorIndex
+>>> from hierret.search.vectors.index import VectorIndex
 >>> enc = HashEncoder(dimension=16)
 >>> texts = ["cats purr", "dogs bark", "birds sing"]
 >>> index = VectorIndex(["a", "b", "c"], enc.encode_passages(texts), enc.identity.describe())
@@ -35,17 +35,17 @@ import pandas as pd
 import hierret.publish.charts as charts
 from hierret.encoders import Encoder
 from hierret.publish.tables import styled
+from hierret.search.vectors.index import VectorIndex
+from hierret.search.vectors.late import LateChunker
+from hierret.search.vectors.levels import text_units
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Corpus, Query
 from hierret.study.measured import Measurements, text_digest
-from hierret.vectors.index import VectorIndex
-from hierret.vectors.late import LateChunker
-from hierret.vectors.levels import text_units
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-    from hierret.cache import CachedEncoder
+    from hierret.encoders.cache import CachedEncoder
     from hierret.publish.figures import Figure
     from hierret.study.testbed import Testbed
 
@@ -136,7 +136,7 @@ def measure_cost(
     ------
     ValueError
         ``texts`` is empty.
-    hierret.vectors.index.IdentityMismatchError
+    hierret.search.vectors.index.IdentityMismatchError
         ``encoder`` is not the encoder that wrote ``index``.
     """
     if not texts:
@@ -251,7 +251,7 @@ class Costs:
         Examples
         --------
         >>> import tempfile
-        >>> from hierret.cache import VectorCache, cached_encoder
+        >>> from hierret.encoders.cache import VectorCache, cached_encoder
         >>> from hierret.study.testbed import Testbed
         >>> tmp = tempfile.TemporaryDirectory()
         >>> bed = Testbed.load("python-reference", max_queries=2, max_docs=3)

@@ -45,9 +45,9 @@ from typing import Any
 import pandas as pd
 
 from hierret.encoders.base import Encoder
+from hierret.evaluation.stats.settings import StatsSettings
 from hierret.publish.record import table_values
 from hierret.publish.roles import corpus_token
-from hierret.stats.settings import StatsSettings
 from hierret.study.cost import Costs
 from hierret.study.testbed import Testbed
 

@@ -12,7 +12,7 @@ comparisons declared before the run. It returns a
 :class:`~hierret.study.result.Result` that keeps every arm's run and every
 per-query score and renders the tables, figures and record values.
 
-The statistics underneath are :mod:`hierret.stats.comparison`'s
+The statistics underneath are :mod:`hierret.evaluation.stats.comparison`'s
 (:func:`compare`, :func:`compare_hits`, :func:`paired_tests`); this module
 re-exports them, with :class:`~hierret.study.result.Result`,
 :func:`~hierret.study.result.between` and :func:`~hierret.study.judging.judge`,
@@ -33,15 +33,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import hierret._clock as _clock
-from hierret.rerank.base import Reranker
+from hierret.evaluation.stats.comparison import align as align
+from hierret.evaluation.stats.comparison import compare as compare
+from hierret.evaluation.stats.comparison import compare_hits as compare_hits
+from hierret.evaluation.stats.comparison import paired_tests as paired_tests
+from hierret.evaluation.stats.settings import DEFAULT_STATS, StatsSettings
 from hierret.search.profile import Profile
+from hierret.search.rerank.base import Reranker
 from hierret.search.runs import Qrels
 from hierret.search.searcher import Searcher
-from hierret.stats.comparison import align as align
-from hierret.stats.comparison import compare as compare
-from hierret.stats.comparison import compare_hits as compare_hits
-from hierret.stats.comparison import paired_tests as paired_tests
-from hierret.stats.settings import DEFAULT_STATS, StatsSettings
 from hierret.structure.units import Level, Query
 from hierret.study.judging import ORDER, score, unit_level
 from hierret.study.judging import judge as judge
@@ -157,7 +157,7 @@ def run(
         Rerankers by the names profiles use.
     stats : StatsSettings, optional
         Interval level and resampling settings (bootstrap, randomisation);
-        :data:`~hierret.stats.DEFAULT_STATS` by default.
+        :data:`~hierret.evaluation.stats.DEFAULT_STATS` by default.
 
     Returns
     -------

@@ -47,20 +47,20 @@ from typing import Any, cast
 import pandas as pd
 
 import hierret.study.experiment as experiment
-from hierret.cache import cached_encoder
 from hierret.datasets import Bundle, load, local_or_named
 from hierret.encoders.base import Encoder
+from hierret.encoders.cache import cached_encoder
+from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings
+from hierret.evaluation.stats.evidence import Ledger
 from hierret.publish.record import table_values
 from hierret.search.profile import Profile
 from hierret.search.searcher import Searcher
-from hierret.stats import DEFAULT_STATS, StatsSettings
-from hierret.stats.evidence import Ledger
+from hierret.search.vectors.levels import PoolingReport
 from hierret.structure.hierarchy import Hierarchy, build_hierarchy
 from hierret.structure.units import Level
 from hierret.study.pooling import Pooling
 from hierret.study.result import LEDGER, Result, between
 from hierret.study.sweep import Swept
-from hierret.vectors.levels import PoolingReport
 
 #: A cell of the grid: (corpus name, passage size in characters).
 Cell = tuple[str, int]
@@ -208,7 +208,8 @@ class Hierarchies:
             Corpus names or paths; each is keyed by its name, or a path's last part.
         chunk_chars : sequence of int
         encoder : str or Encoder
-            A name is loaded behind the vector cache (:func:`hierret.cache.cached_encoder`).
+            A name is loaded behind the vector cache
+            (:func:`hierret.encoders.cache.cached_encoder`).
         files : mapping of str to str, optional
             A file to prefer for a named corpus (:func:`hierret.datasets.local_or_named`:
             ``{"qasper": qasper_file}``).
@@ -218,7 +219,7 @@ class Hierarchies:
         k : int, default 100
             As the class takes it.
         confidence, n_resamples
-            With ``seed``, the :class:`~hierret.stats.StatsSettings` of every
+            With ``seed``, the :class:`~hierret.evaluation.stats.StatsSettings` of every
             interval and test.
         """
         bundles = {

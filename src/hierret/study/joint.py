@@ -31,7 +31,7 @@ Examples
 >>> from hierret.study.experiment import Arm
 >>> from hierret.structure.hierarchy import build_hierarchy
 >>> from hierret.search.profile import Profile
->>> from hierret.rerank import EncoderReranker
+>>> from hierret.search.rerank import EncoderReranker
 >>> from hierret.search.searcher import Searcher
 >>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document(f"d{i}", f"D{i}", t) for i, t in
@@ -44,7 +44,7 @@ Examples
 >>> q = [Query("q1", "do dogs bark", (("d1", 0, 17),)), Query("q2", "cats purr", (("d0", 0, 17),))]
 >>> m.prepare(q)  # what run() does first: 3 distinct candidates prepared
 3
->>> from hierret.stats import StatsSettings
+>>> from hierret.evaluation.stats import StatsSettings
 >>> result = m.run(q, "passages", metrics=["ndcg@10"], stats=StatsSettings(n_resamples=50))
 >>> sorted(matrix_values(result, "pets"))[:2]
 ['pets_bm25_none_ndcg10', 'pets_bm25_none_ndcg10_high']
@@ -64,11 +64,13 @@ from numpy.typing import NDArray
 
 import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
-from hierret.cache import CachedEncoder
 from hierret.datasets import Bundle
 from hierret.encoders import Encoder
+from hierret.encoders.cache import CachedEncoder
+from hierret.evaluation.stats.evidence import TEST_COLUMN, Tested
 from hierret.publish.record import key
-from hierret.rerank import (
+from hierret.search.profile import Profile, Ranker
+from hierret.search.rerank import (
     EncoderReranker,
     MaxSimReranker,
     QueryClock,
@@ -76,9 +78,7 @@ from hierret.rerank import (
     Selection,
     TokenEncoder,
 )
-from hierret.search.profile import Profile, Ranker
 from hierret.search.searcher import Searcher
-from hierret.stats.evidence import TEST_COLUMN, Tested
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Arm, Result
@@ -106,15 +106,15 @@ def timed_reranker(
 ) -> Reranker:
     """A reranker set up for timing: candidates kept without limit, queries never cached.
 
-    A MaxSim reranker over an encoder in a :class:`~hierret.cache.CachedEncoder`
+    A MaxSim reranker over an encoder in a :class:`~hierret.encoders.cache.CachedEncoder`
     keeps its candidates' token matrices in that encoder's vector cache too, so
     a rerun reads them (what :meth:`JointMatrix.prepare` computes, untimed).
 
-    ``kind`` ``"maxsim"`` gives a :class:`~hierret.rerank.MaxSimReranker`
+    ``kind`` ``"maxsim"`` gives a :class:`~hierret.search.rerank.MaxSimReranker`
     over ``encoder``'s token vectors (``reduce`` combines the per-token
-    maxima); ``"encoder"`` an :class:`~hierret.rerank.EncoderReranker`
+    maxima); ``"encoder"`` an :class:`~hierret.search.rerank.EncoderReranker`
     (cosine under ``encoder``; candidates are kept when it is a
-    :class:`~hierret.cache.CachedEncoder`). A query arrives once in a
+    :class:`~hierret.encoders.cache.CachedEncoder`). A query arrives once in a
     deployment, so its encoding is always timed.
 
     Examples
@@ -139,12 +139,12 @@ def unprepared(reranker: Reranker) -> Reranker:
     """A copy of ``reranker`` that keeps nothing between calls, to time a cold start.
 
     A MaxSim reranker gets no token cache, in memory or on disk; an encoder
-    reranker its encoder without a :class:`~hierret.cache.CachedEncoder`. Any
+    reranker its encoder without a :class:`~hierret.encoders.cache.CachedEncoder`. Any
     other reranker (a cross-encoder has nothing to prepare) is returned as it is.
 
     Examples
     --------
-    >>> from hierret.cache import VectorCache
+    >>> from hierret.encoders.cache import VectorCache
     >>> from hierret.encoders import HashEncoder
     >>> raw = HashEncoder(dimension=8)
     >>> warm = EncoderReranker(CachedEncoder(raw, VectorCache(None)), name="e")
@@ -209,13 +209,13 @@ def kept_query_encodings(
     measure: bool = True,
     warm_up: bool = True,
 ) -> int:
-    """Give ``reranker``'s :class:`~hierret.rerank.QueryClock` each query's encoding and
+    """Give ``reranker``'s :class:`~hierret.search.rerank.QueryClock` each query's encoding and
     its time, kept from an earlier run (``memo``) or measured now; returns how many.
 
     Measuring embeds each distinct query alone, timed, after one untimed
     encoding (a model loaded on first use is not a query's time; ``warm_up``
     ``False`` leaves it to the caller), exactly as a timed
-    :meth:`~hierret.rerank.Reranker.score` would. The vectors are kept bit for
+    :meth:`~hierret.search.rerank.Reranker.score` would. The vectors are kept bit for
     bit beside the times, so a rerun that reuses them ranks with the very
     vectors the measurement made. With ``measure`` ``False`` nothing is
     measured: 0 when nothing was kept. A reranker without a clock (it caches
@@ -330,7 +330,7 @@ class JointMatrix:
 
     Notes
     -----
-    An :class:`~hierret.rerank.EncoderReranker` over a dense first stage of
+    An :class:`~hierret.search.rerank.EncoderReranker` over a dense first stage of
     the same encoder can only reproduce that stage's order: that arm is left
     out.
     """

@@ -1,11 +1,11 @@
 """Late chunking over a grid of corpora and passage sizes, as one study object.
 
 DR-005 (``06_dr005_beyond``) reads each passage's tokens in their section's
-context (:class:`hierret.vectors.late.LateChunker`) and searches with those
+context (:class:`hierret.search.vectors.late.LateChunker`) and searches with those
 passage vectors beside the ordinary ones. :class:`LateChunking` does that for
 every cell of a :class:`~hierret.study.hierarchies.Hierarchies` grid: each
 corpus's sections are encoded once for all its passage sizes
-(:meth:`~hierret.vectors.late.LateChunker.passage_vectors_of`), and each cell
+(:meth:`~hierret.search.vectors.late.LateChunker.passage_vectors_of`), and each cell
 gets a searcher of its own that serves the late-chunked passage vectors
 (:attr:`LateChunking.searchers`). :meth:`LateChunking.table` shows the context
 each passage received, :meth:`LateChunking.cost` what a passage costs to
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from hierret.search.searcher import Searcher
+from hierret.search.vectors.late import LateChunker
 from hierret.study.cost import late_chunking_cost
 from hierret.study.hierarchies import Cell, Hierarchies
 from hierret.study.measured import Measurements
-from hierret.vectors.late import LateChunker
 
 __all__ = ["LateChunking"]
 
@@ -83,7 +83,7 @@ class LateChunking:
 
     def table(self) -> pd.DataFrame:
         """The context each cell's passages received (means and shares,
-        :meth:`hierret.vectors.late.LateVectors.summary`), indexed ``(corpus, chars)``."""
+        :meth:`hierret.search.vectors.late.LateVectors.summary`), indexed ``(corpus, chars)``."""
         return self._context
 
     def cost(

@@ -34,10 +34,10 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from hierret.evaluation.stats.settings import StatsSettings
 from hierret.publish.record import publish
 from hierret.publish.tables import styled
 from hierret.publish.timing import exercise_table, run_times
-from hierret.stats.settings import StatsSettings
 from hierret.study.params import RunParameters, check_notebook
 from hierret.study.result import LEDGER
 from hierret.study.rules import Choices, Rule

@@ -120,7 +120,7 @@ class Measurements:
     ----------
     root : str or Path, optional
         The folder (default: ``measurements/`` in the vector cache folder,
-        :func:`hierret.cache.default_cache_dir`).
+        :func:`hierret.encoders.cache.default_cache_dir`).
     remeasure : bool, optional
         Measure again even when a kept result exists (default: whether
         ``$HIERRET_REMEASURE`` is ``1``).

@@ -40,9 +40,9 @@ import pandas as pd
 
 from hierret._validate import check_count, check_weight
 from hierret.evaluation.qrels import qrels_from_evidence
+from hierret.evaluation.stats.folds import fold_parts, held_out
 from hierret.search.lifting import lift
 from hierret.search.runs import Qrels, Ranking, Run, rank
-from hierret.stats.folds import fold_parts, held_out
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level, Query
 from hierret.study.experiment import Result, judge
@@ -181,7 +181,7 @@ def tune_automerge(
     For every threshold, :func:`merge_run` of ``base``'s runs is judged at
     each target of ``result`` (its first metric); each question is then
     scored with the threshold best on the other folds
-    (:func:`hierret.stats.held_out`, seeded), and those scores join
+    (:func:`hierret.evaluation.stats.held_out`, seeded), and those scores join
     ``result`` as the arm ``name`` (:meth:`~hierret.study.experiment.Result.add`),
     each question with its run at that threshold, lifted to the target.
 

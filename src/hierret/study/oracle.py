@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import pandas as pd
 
+from hierret.evaluation.stats.comparison import compare_metric
 from hierret.publish.figures import interval_panels
-from hierret.stats.comparison import compare_metric
 from hierret.study.experiment import Result
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def oracle_table(
     >>> from hierret.study.experiment import Result
     >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
     ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
-    >>> from hierret.stats import StatsSettings
+    >>> from hierret.evaluation.stats import StatsSettings
     >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))
     >>> oracle_table([r], "sections", "mrr")["mean"].to_dict()
     {'a': 0.5, 'b': 0.75, 'oracle': 1.0}
@@ -186,7 +186,7 @@ class Oracle:
     Examples
     --------
     >>> from hierret.study.experiment import Result
-    >>> from hierret.stats import StatsSettings
+    >>> from hierret.evaluation.stats import StatsSettings
     >>> scores = {"sections": {"mrr": {"a": {"q1": 1.0, "q2": 0.0},
     ...                                "b": {"q1": 0.5, "q2": 1.0}}}}
     >>> r = Result({}, scores, "a", [], ["sections"], ["mrr"], StatsSettings(n_resamples=100))

@@ -4,13 +4,13 @@ A section or document longer than the encoder's window is embedded as the mean
 of its windows' vectors (``rawspan``) or cut at the window (``first-window``);
 the more windows a vector averages, the more it is an average too. A
 :class:`~hierret.search.searcher.Searcher` keeps a
-:class:`~hierret.vectors.levels.PoolingReport` for every dense index it built
+:class:`~hierret.search.vectors.levels.PoolingReport` for every dense index it built
 (``searcher.reports``, keyed by level and vector strategy); :func:`pooling_table`
 lays them out for reading and for a record.
 
 Examples
 --------
->>> from hierret.vectors.levels import PoolingReport
+>>> from hierret.search.vectors.levels import PoolingReport
 >>> reports = {("sections", "rawspan"): PoolingReport("sections", "rawspan", 256, 3,
 ...                                                    {"a": 1, "b": 4, "c": 2})}
 >>> pooling_table(reports).to_dict("index")  # doctest: +NORMALIZE_WHITESPACE
@@ -25,7 +25,7 @@ from typing import cast
 
 import pandas as pd
 
-from hierret.vectors.levels import PoolingReport
+from hierret.search.vectors.levels import PoolingReport
 
 __all__ = ["Pooling", "pooling_table"]
 
@@ -75,7 +75,7 @@ class Pooling:
 
     Examples
     --------
-    >>> from hierret.vectors.levels import PoolingReport
+    >>> from hierret.search.vectors.levels import PoolingReport
     >>> one = {("sections", "rawspan"): PoolingReport("sections", "rawspan", 256, 2,
     ...                                               {"a": 1, "b": 4})}
     >>> Pooling({"toy": one}).table("rawspan")["pooled"].to_dict()

@@ -42,11 +42,11 @@ import hierret.study.available as available
 from hierret.datasets.bundle import Bundle
 from hierret.encoders import Encoder
 from hierret.evaluation import Qrels
+from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings
 from hierret.publish.record import key
 from hierret.publish.roles import corpus_token
-from hierret.rerank import Reranker
 from hierret.search.profile import Profile, Ranker
-from hierret.stats import DEFAULT_STATS, StatsSettings
+from hierret.search.rerank import Reranker
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Level
 from hierret.study.joint import JointMatrix
@@ -152,7 +152,7 @@ class Reranking:
         min_score : mapping of str to float, optional
             Thresholds by reranker name or kind (:meth:`Thresholds.own_thresholds`).
         confidence, n_resamples, seed
-            The :class:`~hierret.stats.StatsSettings` of every interval and test.
+            The :class:`~hierret.evaluation.stats.StatsSettings` of every interval and test.
         memo : Measurements, optional
             Where latencies and query encodings are kept (default: in the vector
             cache's folder).

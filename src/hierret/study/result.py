@@ -7,7 +7,7 @@ figures (:meth:`Result.plot`, :meth:`Result.difference_figure`, drawn from those
 tables and scores by :mod:`hierret.publish.charts` and
 :mod:`hierret.publish.figures`) and the record values (:meth:`Result.values`);
 :func:`between` compares one arm across several results. The statistics are
-:mod:`hierret.stats.comparison`'s.
+:mod:`hierret.evaluation.stats.comparison`'s.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
+import hierret.evaluation.stats.evidence as evidence
 import hierret.publish.charts as charts
 import hierret.publish.figures as figures
-import hierret.stats.evidence as evidence
 from hierret.evaluation.metrics import is_binary, kind
+from hierret.evaluation.stats.comparison import SUMMARY, align, compare_metric, paired_tests
+from hierret.evaluation.stats.settings import DEFAULT_STATS, StatsSettings
 from hierret.publish.record import key
 from hierret.search.profile import Profile
 from hierret.search.runs import Qrels, Run
 from hierret.search.searcher import ProfileRun, Searcher
-from hierret.stats.comparison import SUMMARY, align, compare_metric, paired_tests
-from hierret.stats.settings import DEFAULT_STATS, StatsSettings
 from hierret.structure.units import Level, Query
 from hierret.study.judging import score
 
@@ -64,7 +64,7 @@ TEST_COLUMNS = [
 
 def _attach(ledger: evidence.Ledger, start: int, sources: Mapping[str, evidence.Judged]) -> None:
     """Attach to every test ``ledger`` kept from number ``start`` on the runs its arms were
-    scored from (:meth:`hierret.stats.evidence.Ledger.attach`), by the arm names the test
+    scored from (:meth:`hierret.evaluation.stats.evidence.Ledger.attach`), by the arm names the test
     was kept with; a test with an arm ``sources`` does not hold (an added arm) gets none."""
     for i, t in enumerate(ledger.kept()[start:], start):
         if t.a in sources and t.b in sources:
@@ -235,9 +235,9 @@ class Result:
     def table(self, target: str, metric: str) -> pd.DataFrame:
         """Every arm against the baseline at one target and metric.
 
-        Means with bootstrap intervals (:func:`~hierret.stats.comparison.compare`),
+        Means with bootstrap intervals (:func:`~hierret.evaluation.stats.comparison.compare`),
         or for binary metrics (``hit@k``) hit rates with Wilson intervals
-        (:func:`~hierret.stats.comparison.compare_hits`). Arms whose pair
+        (:func:`~hierret.evaluation.stats.comparison.compare_hits`). Arms whose pair
         ``(arm, baseline)`` is in the family also get the paired difference
         with its interval, ``p`` and ``p_holm`` (Holm over those pairs at this
         target and metric); undeclared pairs are not tested.

@@ -13,7 +13,7 @@ per question from what is known when the question arrives, before any judgement:
     in words.
 :func:`route`
     Seeded k-fold cross-validation over questions (the split of
-    :func:`hierret.stats.fold_parts`): on each fold's training questions a
+    :func:`hierret.evaluation.stats.fold_parts`): on each fold's training questions a
     multinomial logistic regression (standardised features) learns which
     arm scores best, each question weighted by what choosing wrong costs
     there (its best minus its worst arm; questions where every arm scores
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hierret.evaluation.stats.folds import fold_parts
 from hierret.search.lifting import lift
 from hierret.search.runs import Ranking, Run
-from hierret.stats.folds import fold_parts
 from hierret.structure.hierarchy import Hierarchy
 from hierret.structure.units import Query
 from hierret.study.experiment import Result
@@ -166,7 +166,7 @@ def route(features: pd.DataFrame, scores: pd.DataFrame, folds: int = 5, seed: in
         The same questions as rows, one column per arm the router may choose
         (e.g. :meth:`hierret.study.experiment.Result.per_query` of those arms).
     folds, seed
-        The split (:func:`hierret.stats.fold_parts` over the questions sorted by id).
+        The split (:func:`hierret.evaluation.stats.fold_parts` over the questions sorted by id).
 
     Returns
     -------

@@ -21,7 +21,7 @@ Beside the time, the model holds the **driver's memory**
 (:meth:`CostModel.driver_bytes`): bytes per text the driver process holds at
 its peak, times the texts of one job (a corpus split by ``--shard i/n`` into
 ``n`` jobs holds ``1/n`` of it in each driver), plus what it holds whatever
-the corpus's size. With a BEIR corpus streamed (:mod:`hierret.embed.stream`)
+the corpus's size. With a BEIR corpus streamed (:mod:`hierret.encoders.embed.stream`)
 the driver holds keys and locators, tens of bytes a passage, and a fixed
 part (the documents it chunks at a time); with texts held in the driver (the
 in-driver path), the texts themselves at their peak.
@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hierret.cache import KEY_INDEX_BYTES
+from hierret.encoders.cache import KEY_INDEX_BYTES
 
 __all__ = [
     "CostModel",
@@ -241,5 +241,5 @@ def distinct_corpora(corpora: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 
 def record_bytes(dimension: int) -> int:
     """Bytes on disk of one cached vector of ``dimension`` float32 values: the record
-    (key, vector, crc32) and its key-index entry (:mod:`hierret.cache`)."""
+    (key, vector, crc32) and its key-index entry (:mod:`hierret.encoders.cache`)."""
     return RECORD_OVERHEAD_BYTES + 4 * dimension + KEY_INDEX_BYTES

@@ -1,6 +1,6 @@
 """The returned set as a measure: what a reader receives after selection.
 
-After a :class:`~hierret.rerank.Selection`, a profile returns a *set* of
+After a :class:`~hierret.search.rerank.Selection`, a profile returns a *set* of
 units, not a ranking cut at 10: its precision, recall and size
 (:func:`set_scores`) say more about it than nDCG does.
 :func:`with_set_measures` adds them to an :func:`hierret.study.experiment.run`
@@ -15,7 +15,7 @@ Examples
 >>> from hierret.study.experiment import run
 >>> from hierret.structure.hierarchy import build_hierarchy
 >>> from hierret.search.profile import Profile
->>> from hierret.rerank import Selection
+>>> from hierret.search.rerank import Selection
 >>> from hierret.search.searcher import Searcher
 >>> from hierret.structure.units import Corpus, Document, Query
 >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark."),
@@ -24,7 +24,7 @@ Examples
 >>> arms = {"all": Profile(ranker="bm25"),
 ...         "one": Profile(ranker="bm25", selection=Selection(top_k=1))}
 >>> q = [Query("q", "dogs bark", (("b", 0, 10),))]
->>> from hierret.stats import StatsSettings
+>>> from hierret.evaluation.stats import StatsSettings
 >>> result = with_set_measures(run(arms, q, searcher=s, stats=StatsSettings(n_resamples=10)),
 ...                            {"passages": {"q": {"b#p0": 1}}})
 >>> result.table("passages", "set precision")["mean"].to_dict()  # doctest: +ELLIPSIS
@@ -45,8 +45,8 @@ import pandas as pd
 import hierret.study.experiment as experiment
 from hierret.evaluation.metrics import mean_scores
 from hierret.publish.record import key
-from hierret.rerank import Reranker, Selection
 from hierret.search.profile import Profile
+from hierret.search.rerank import Reranker, Selection
 from hierret.search.runs import Qrels, Run
 from hierret.search.searcher import ProfileRun, Searcher
 from hierret.structure.units import Level, Query
@@ -191,7 +191,7 @@ def without_selection(
         Ranking length; default ``profile.candidates`` (the twin then returns
         every candidate).
     **options
-        ``metrics``, ``stats`` (a :class:`~hierret.stats.StatsSettings`) for
+        ``metrics``, ``stats`` (a :class:`~hierret.evaluation.stats.StatsSettings`) for
         :func:`hierret.study.experiment.run`.
     """
     twin = replace(profile, name=f"{profile.name} without selection".strip(), selection=Selection())
@@ -375,7 +375,7 @@ class SelectionFidelity:
     --------
     >>> from hierret.encoders import HashEncoder
     >>> from hierret.structure.hierarchy import build_hierarchy
-    >>> from hierret.stats import StatsSettings
+    >>> from hierret.evaluation.stats import StatsSettings
     >>> from hierret.structure.units import Corpus, Document
     >>> docs = [Document("a", "A", "Cats purr."), Document("b", "B", "Dogs bark.")]
     >>> s = Searcher(build_hierarchy(Corpus("pets", docs)), HashEncoder(dimension=16))

@@ -18,7 +18,7 @@ chunking sweep compares them where they meet: at a coarser target (sections or
 documents), through :func:`hierret.study.experiment.run`, each passage ranking
 lifted to the target. :func:`chunking_sweep` builds one
 :class:`~hierret.search.searcher.Searcher` per setting (same encoder, so a
-:class:`~hierret.cache.CachedEncoder` embeds each passage text once);
+:class:`~hierret.encoders.cache.CachedEncoder` embeds each passage text once);
 :meth:`ChunkingSweep.arms` names one arm per profile and size,
 ``"{profile}-{max_chars}"``, and :meth:`ChunkingSweep.family` declares each
 other size against one; :meth:`ChunkingSweep.table` says what each size costs
@@ -66,11 +66,11 @@ import hierret.publish.charts as charts
 import hierret.study.experiment as experiment
 from hierret.encoders import Encoder, truncation_report
 from hierret.evaluation.metrics import kind
+from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
+from hierret.evaluation.stats.comparison import SUMMARY
 from hierret.search.profile import Profile
 from hierret.search.runs import Qrels
 from hierret.search.searcher import Searcher
-from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
-from hierret.stats.comparison import SUMMARY
 from hierret.structure.hierarchy import HEADING_STYLES, build_hierarchy
 from hierret.structure.units import Corpus, Level, Query
 from hierret.study.experiment import Arm, Result
@@ -413,7 +413,7 @@ def chunking_sweep(
     corpus : Corpus
     encoder : Encoder
         Shared by every searcher (wrap it in a
-        :class:`~hierret.cache.CachedEncoder` so nothing is embedded twice).
+        :class:`~hierret.encoders.cache.CachedEncoder` so nothing is embedded twice).
     settings : sequence of (int, int)
         Passage size and overlap (:func:`~hierret.structure.hierarchy.build_hierarchy`),
         each ``max_chars`` once.

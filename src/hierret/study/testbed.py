@@ -197,7 +197,7 @@ class Testbed:
 
         One per encoder identity, so its indexes are built once however often
         it is asked for; the first encoder given for an identity is the one it
-        embeds with (give a :class:`~hierret.cache.CachedEncoder` first to cache
+        embeds with (give a :class:`~hierret.encoders.cache.CachedEncoder` first to cache
         every vector).
 
         Examples
@@ -262,7 +262,7 @@ class Testbed:
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.stats import StatsSettings
+        >>> from hierret.evaluation.stats import StatsSettings
         >>> bed = Testbed.load("python-reference", max_queries=4, max_docs=6)
         >>> r = bed.run({"passages": Profile(), "sections": Profile(level="sections")},
         ...             HashEncoder(dimension=32), targets=["sections"], metrics=["hit@1"],
@@ -302,12 +302,12 @@ class Testbed:
             Ranking length of each arm.
         **kwargs
             More :func:`hierret.study.experiment.run` arguments: ``searcher``,
-            ``rerankers``, ``stats`` (a :class:`~hierret.stats.StatsSettings`).
+            ``rerankers``, ``stats`` (a :class:`~hierret.evaluation.stats.StatsSettings`).
 
         Examples
         --------
         >>> from hierret.encoders import HashEncoder
-        >>> from hierret.stats import StatsSettings
+        >>> from hierret.evaluation.stats import StatsSettings
         >>> few = StatsSettings(n_resamples=100)
         >>> bed = Testbed.load("python-reference", max_queries=4, max_docs=6)
         >>> s = Searcher(bed.hierarchy, HashEncoder(dimension=32))

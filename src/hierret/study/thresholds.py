@@ -1,6 +1,6 @@
 """A score threshold read on its own reranker's scale: distributions, sweeps, marks.
 
-A :class:`~hierret.rerank.Selection` threshold only means something on the
+A :class:`~hierret.search.rerank.Selection` threshold only means something on the
 scale of the reranker that made the scores: a cross-encoder's probability, a
 MaxSim average of token cosines and a bi-encoder cosine are not comparable.
 These functions look at one or more *cases*, each a reranked run (every
@@ -17,7 +17,7 @@ out on that grid in the figures:
   reranker's own ``min_score``);
 * :func:`out_of_fold` — the threshold tuned honestly: chosen on some
   questions by the returned set's F1, scored on the others (seeded k-fold,
-  :func:`hierret.stats.cross_validate`).
+  :func:`hierret.evaluation.stats.cross_validate`).
 
 Examples
 --------
@@ -40,10 +40,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 import hierret.publish.charts as charts
+from hierret.evaluation.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.publish.record import key
-from hierret.rerank import Reranker, Selection
+from hierret.search.rerank import Reranker, Selection
 from hierret.search.runs import Qrels, Run
-from hierret.stats import DEFAULT_STATS, StatsSettings, cross_validate, mean_interval
 from hierret.study.sets import selection_sweep, set_scores
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def own(
     Examples
     --------
     >>> from hierret.encoders import HashEncoder
-    >>> from hierret.rerank import EncoderReranker
+    >>> from hierret.search.rerank import EncoderReranker
     >>> rr = {"e5": EncoderReranker(HashEncoder(dimension=8)),
     ...       "other": EncoderReranker(HashEncoder(dimension=8))}
     >>> own({"e5": 0.85, "cross-encoder": 0.5}, rr)
@@ -294,7 +294,7 @@ def out_of_fold(
     ceiling fixed) are scored per question by the F1 of the returned set
     (the harmonic mean of its precision and recall, 0 when both are 0: a
     threshold that keeps everything and one that keeps nothing both lose),
-    and :func:`hierret.stats.cross_validate` chooses one per fold on the
+    and :func:`hierret.evaluation.stats.cross_validate` chooses one per fold on the
     other folds (questions sorted by id, shuffled with ``seed``). Each
     question's set is then measured at the threshold chosen without it.
 
