@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 import hierret
-from hierret.encoders import cache as cache_mod
 from hierret.encoders import EncoderIdentity, HashEncoder, Role
+from hierret.encoders import cache as cache_mod
 from hierret.encoders.cache import (
     CachedEncoder,
     CacheNotReadableError,

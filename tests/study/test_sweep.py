@@ -9,10 +9,9 @@ import matplotlib
 import numpy as np
 import pytest
 
-from hierret.evaluation import stats
 from hierret.datasets import load
 from hierret.encoders import HashEncoder
-from hierret.evaluation import evaluate, lift, qrels_from_evidence
+from hierret.evaluation import evaluate, lift, qrels_from_evidence, stats
 from hierret.evaluation.stats import StatsSettings
 from hierret.publish.charts import sweep_figure
 from hierret.search.profile import Profile
